@@ -1,0 +1,1 @@
+"""grammask bootstrap"""

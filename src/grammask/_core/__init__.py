@@ -1,0 +1,1 @@
+"""Cython core of grammask."""

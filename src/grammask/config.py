@@ -1,0 +1,41 @@
+"""Configuration of grammar compilation and decoding, with every documented limit.
+
+``Config`` is frozen and hashable: it is part of the compile cache key.  Each
+limit is a field; ``LimitExceeded`` errors name the field to raise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Config:
+    # Decoding semantics
+    eager_end: bool = False
+    """Finish at the first complete match (kbnf's behaviour) instead of
+    allowing both EOS and continuation when the output is complete."""
+
+    canonical: Optional[bool] = None
+    """Canonical-tokenization filter: True forces it on, False off, None turns
+    it on wherever the filter is exact for the vocabulary's tokenizer."""
+
+    # Limits (each named in LimitExceeded messages)
+    max_dfa_states: int = 10_000
+    """States of one regex terminal's DFA."""
+
+    max_dfa_bytes: int = 8 << 20
+    """Bytes of one regex terminal's DFA tables while it is built."""
+
+    max_rules: int = 100_000
+    """Rules (nonterminals) after normalization."""
+
+    max_nesting: int = 1_000
+    """Nesting depth of groups in a grammar's source text."""
+
+    max_repetition: int = 10_000
+    """Largest bound m or n of a ``{m,n}`` repetition."""
+
+    max_earley_items: int = 50_000_000
+    """Live Earley items in one recognizer (memory guard)."""

@@ -1,0 +1,101 @@
+"""Typed errors of grammask.
+
+Every error a user can trigger is one of these classes, and each carries the
+facts needed to act on it (where in the grammar, which token, which limit and
+how to raise it).  No other exception type is meant to escape the public API.
+
+Hierarchy::
+
+    GrammaskError (Exception)
+      GrammarError (ValueError)          a grammar cannot be built
+        GrammarSyntaxError               .line, .column, caret excerpt in str()
+        RegexError                       .pattern, .position, engine message
+      VocabularyError (ValueError)       a vocabulary cannot be built or used
+      TokenRejected (ValueError)         a token/bytes the grammar does not allow;
+                                         the engine state is left unchanged
+      LimitExceeded (GrammarError)       .limit (config field), .given, .maximum
+"""
+
+from __future__ import annotations
+
+
+class GrammaskError(Exception):
+    """Base class of every error grammask raises on purpose."""
+
+
+class GrammarError(GrammaskError, ValueError):
+    """A grammar (EBNF, GBNF, regex or JSON Schema) cannot be built."""
+
+
+class GrammarSyntaxError(GrammarError):
+    """A syntax error at a position of a grammar's source text.
+
+    ``line`` and ``column`` are 1-based; ``column`` counts code points.  The
+    message shows the offending line with a caret under the column and says
+    what was expected.
+    """
+
+    def __init__(self, message: str, line: int, column: int, excerpt: str = ""):
+        self.message = message
+        self.line = line
+        self.column = column
+        self.excerpt = excerpt
+        text = f"{message} (line {line}, column {column})"
+        if excerpt:
+            text = f"{text}\n{excerpt}"
+        super().__init__(text)
+
+
+class RegexError(GrammarError):
+    """An invalid or unsupported regular expression.
+
+    ``pattern`` is the regex text, ``position`` the 0-based character offset of
+    the problem inside it (or None), ``reason`` the regex engine's message.
+    """
+
+    def __init__(self, message: str, pattern: str = "", position: int | None = None,
+                 reason: str = ""):
+        self.pattern = pattern
+        self.position = position
+        self.reason = reason
+        super().__init__(message)
+
+
+class LimitExceeded(GrammarError):
+    """A documented size limit was hit.
+
+    ``limit`` names the limit (the name of the ``Config`` field or keyword
+    argument that raises it), ``given`` is the size that was asked for and
+    ``maximum`` the current limit.  The message says how to raise it.
+    """
+
+    def __init__(self, limit: str, given: int | None, maximum: int | None, what: str = ""):
+        self.limit = limit
+        self.given = given
+        self.maximum = maximum
+        detail = f"{what}: " if what else ""
+        size = f"{given} > {maximum}" if given is not None else f"limit {maximum}"
+        super().__init__(
+            f"{detail}limit '{limit}' exceeded ({size}); "
+            f"raise it with {limit}=... if this input is trusted"
+        )
+
+
+class VocabularyError(GrammaskError, ValueError):
+    """A vocabulary cannot be built (unknown tokenizer format, bad ids)."""
+
+
+class TokenRejected(GrammaskError, ValueError):
+    """A token or byte string is not allowed here.  The engine is unchanged.
+
+    ``token_id`` is the rejected id (None for raw bytes), ``data`` the bytes,
+    ``offset`` the byte offset inside ``data`` where the grammar stopped
+    matching (None when unknown).
+    """
+
+    def __init__(self, message: str, token_id: int | None = None, data: bytes | None = None,
+                 offset: int | None = None):
+        self.token_id = token_id
+        self.data = data
+        self.offset = offset
+        super().__init__(message)

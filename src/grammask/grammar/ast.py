@@ -1,0 +1,106 @@
+"""The grammar AST shared by every front end (KBNF, GBNF, JSON Schema, regex).
+
+One tree for all dialects: parsers build it with a ``Span`` on every node
+(``None`` for nodes synthesized by a program, e.g. the JSON Schema compiler);
+validation and normalization (``normalize.py``) consume it.
+
+Nodes are frozen dataclasses; children are tuples.  Byte-level meaning:
+
+- ``Literal.value``: the exact UTF-8 bytes the node matches (may be empty).
+- ``CharClass``: one Unicode code point from ``ranges`` (inclusive pairs), or,
+  when ``negated``, any code point outside them; matched as its UTF-8 bytes.
+- ``AnyChar``: any one Unicode code point (GBNF ``.``), as UTF-8.
+- ``Regex``: a Rust-syntax regex, anchored at both ends; ``kind`` is
+  ``"regex"`` (whole match), ``"early_end"`` (KBNF ``#e``: ends at the first
+  match), ``"complement"`` (KBNF ``#ex``: any string containing no match).
+- ``Substrings``: any substring of ``text`` (KBNF ``#substrs``).
+- ``RuleRef``: a nonterminal by name.
+- ``Sequence`` (concatenation; zero items = the empty string),
+  ``Alternation`` (at least one item), ``Repeat`` (``min`` to ``max`` copies,
+  ``max=None`` for unbounded: ``?`` is (0, 1), ``*`` (0, None), ``+`` (1, None)).
+- ``Rule``: one definition ``name ::= body``; several rules with one name are
+  alternatives of that name.
+- ``GrammarAST``: rules in source order, the start name, the Source (or None).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from grammask.source import Source, Span
+
+
+@dataclass(frozen=True, slots=True)
+class Literal:
+    value: bytes
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class CharClass:
+    ranges: tuple[tuple[int, int], ...]
+    negated: bool = False
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AnyChar:
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Regex:
+    pattern: str
+    kind: str = "regex"
+    case_insensitive: bool = False
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Substrings:
+    text: str
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleRef:
+    name: str
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Sequence:
+    items: tuple["Node", ...]
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Alternation:
+    items: tuple["Node", ...]
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    item: "Node"
+    min: int
+    max: Optional[int]
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+Node = Union[Literal, CharClass, AnyChar, Regex, Substrings, RuleRef, Sequence, Alternation, Repeat]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    name: str
+    body: Node
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class GrammarAST:
+    rules: tuple[Rule, ...]
+    start: str
+    source: Optional[Source] = field(default=None, compare=False)
