@@ -1,8 +1,22 @@
-//! grammask's DFA builder (placeholder during bootstrap).
-use pyo3::prelude::*;
+//! grammask's DFA builder: regex terminals compiled with regex-automata 0.4
+//! and exported as plain, minimal tables (see `table.rs` for the layout and
+//! invariants, docs/internals.md "Terminal DFAs" for the Python side).
+//!
+//! Modules: `regex_build` (pattern -> regex-automata DFA -> table),
+//! `variants` (early end, complement, literal sets, substrings),
+//! `minimize` (trim + Hopcroft + canonical numbering), `table` (the table and
+//! intersection), `error` (failures and limits), `python` (the pyo3 module,
+//! only with the default `python` feature so `cargo test
+//! --no-default-features` needs no Python).
 
-#[pymodule]
-fn _dfa_builder(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("FORMAT_VERSION", 1u32)?;
-    Ok(())
-}
+pub mod error;
+pub mod minimize;
+pub mod regex_build;
+pub mod table;
+pub mod variants;
+
+#[cfg(feature = "python")]
+mod python;
+
+/// Version of the exported table layout (bump on any change of meaning).
+pub const FORMAT_VERSION: u32 = 1;

@@ -1,0 +1,219 @@
+//! The plain DFA table every builder produces and every transformation
+//! consumes, plus the table-level operations (intersection, early end).
+//!
+//! Layout (what Python receives, see docs/internals.md "Terminal DFAs"):
+//! - `class_map[byte]` is the byte's equivalence class, `0..n_classes`;
+//! - `transitions[state * n_classes + class]` is the next state;
+//! - `accepting[state]` says the bytes read so far form a whole match
+//!   (regex-automata's one-byte match delay is already resolved);
+//! - `start` is the start state.
+//!
+//! Invariants of tables leaving `minimize::normalize` (the only way out of
+//! the crate): state 0 is the dead state (non-accepting, all transitions to
+//! itself); every other state is reachable from `start` and can reach an
+//! accepting state; no two states are equivalent; no two classes have equal
+//! columns; states are numbered in breadth-first order from `start`, classes
+//! in order of their smallest byte, so equal languages give equal tables.
+//! Intermediate tables (inside a build) only promise that state 0 is dead.
+
+use crate::error::{Failure, Limits};
+use std::collections::{HashMap, VecDeque};
+
+/// The dead state of every table.
+pub const DEAD: u32 = 0;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Table {
+    pub class_map: [u8; 256],
+    pub n_classes: usize,
+    pub transitions: Vec<u32>,
+    pub accepting: Vec<bool>,
+    pub start: u32,
+}
+
+impl Table {
+    pub fn n_states(&self) -> usize {
+        self.accepting.len()
+    }
+
+    /// The table of the empty language: only the dead state, which is also the start.
+    pub fn empty_language() -> Table {
+        Table { class_map: [0; 256], n_classes: 1, transitions: vec![DEAD], accepting: vec![false], start: DEAD }
+    }
+
+    #[inline]
+    pub fn next(&self, state: u32, byte: u8) -> u32 {
+        self.transitions[state as usize * self.n_classes + self.class_map[byte as usize] as usize]
+    }
+
+    #[inline]
+    pub fn next_by_class(&self, state: u32, class: usize) -> u32 {
+        self.transitions[state as usize * self.n_classes + class]
+    }
+
+    /// Whether the whole of `data` is accepted (used by tests and callers alike).
+    pub fn fullmatch(&self, data: &[u8]) -> bool {
+        let mut state = self.start;
+        for &byte in data {
+            state = self.next(state, byte);
+            if state == DEAD {
+                return false;
+            }
+        }
+        self.accepting[state as usize]
+    }
+
+    /// One byte per class: the smallest byte mapped to it.
+    pub fn class_representatives(&self) -> Vec<u8> {
+        let mut representatives = vec![None; self.n_classes];
+        for byte in 0..=255u8 {
+            let class = self.class_map[byte as usize] as usize;
+            if representatives[class].is_none() {
+                representatives[class] = Some(byte);
+            }
+        }
+        representatives.into_iter().map(|byte| byte.expect("every class has a byte")).collect()
+    }
+
+    /// Builds a table from a per-byte transition function over `n_states`
+    /// states (state 0 must be dead), with the identity class map. Meant for
+    /// small hand-built automata; `normalize` merges the classes later.
+    pub fn from_byte_function(
+        n_states: usize,
+        start: u32,
+        accepting: Vec<bool>,
+        next: impl Fn(u32, u8) -> u32,
+    ) -> Table {
+        let mut class_map = [0u8; 256];
+        for byte in 0..=255u8 {
+            class_map[byte as usize] = byte;
+        }
+        let mut transitions = Vec::with_capacity(n_states * 256);
+        for state in 0..n_states as u32 {
+            for byte in 0..=255u8 {
+                transitions.push(if state == DEAD { DEAD } else { next(state, byte) });
+            }
+        }
+        Table { class_map, n_classes: 256, transitions, accepting, start }
+    }
+
+    /// Early end (`#e`): the match ends at its first accepting state, so every
+    /// transition out of an accepting state goes to the dead state.
+    pub fn early_end(mut self) -> Table {
+        for state in 0..self.n_states() {
+            if self.accepting[state] {
+                let row = state * self.n_classes;
+                self.transitions[row..row + self.n_classes].fill(DEAD);
+            }
+        }
+        self
+    }
+}
+
+/// Class map of the common refinement of two class maps: byte b's class is
+/// determined by the pair (a[b], b[b]); classes are numbered by first byte.
+/// Returns the map, the number of classes and, per class, its pair.
+fn refine_classes(a: &[u8; 256], b: &[u8; 256]) -> ([u8; 256], Vec<(usize, usize)>) {
+    let mut class_map = [0u8; 256];
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    let mut pair_ids: HashMap<(usize, usize), u8> = HashMap::new();
+    for byte in 0..256 {
+        let pair = (a[byte] as usize, b[byte] as usize);
+        let class_id = *pair_ids.entry(pair).or_insert_with(|| {
+            pairs.push(pair);
+            (pairs.len() - 1) as u8
+        });
+        class_map[byte] = class_id;
+    }
+    (class_map, pairs)
+}
+
+/// Product automaton accepting the intersection of two languages. Pairs with
+/// a dead component collapse into the dead state 0. The product may grow
+/// past the final state limit while building, so only `max_bytes` bounds it.
+pub fn intersect(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failure> {
+    let (class_map, class_pairs) = refine_classes(&a.class_map, &b.class_map);
+    let n_classes = class_pairs.len();
+    if a.start == DEAD || b.start == DEAD {
+        return Ok(Table::empty_language());
+    }
+    let mut ids: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut pairs: Vec<(u32, u32)> = vec![(DEAD, DEAD)];
+    let mut queue = VecDeque::new();
+    ids.insert((a.start, b.start), 1);
+    pairs.push((a.start, b.start));
+    queue.push_back(1u32);
+    let mut transitions: Vec<u32> = vec![DEAD; n_classes];
+    let mut accepting = vec![false];
+    while let Some(state_id) = queue.pop_front() {
+        let (state_a, state_b) = pairs[state_id as usize];
+        debug_assert_eq!(transitions.len(), state_id as usize * n_classes);
+        accepting.push(a.accepting[state_a as usize] && b.accepting[state_b as usize]);
+        for &(class_a, class_b) in &class_pairs {
+            let next_a = a.next_by_class(state_a, class_a);
+            let next_b = b.next_by_class(state_b, class_b);
+            if next_a == DEAD || next_b == DEAD {
+                transitions.push(DEAD);
+                continue;
+            }
+            let next_id = match ids.get(&(next_a, next_b)) {
+                Some(&next_id) => next_id,
+                None => {
+                    let next_id = pairs.len() as u32;
+                    limits.check_table_bytes(pairs.len() + 1, n_classes)?;
+                    ids.insert((next_a, next_b), next_id);
+                    pairs.push((next_a, next_b));
+                    queue.push_back(next_id);
+                    next_id
+                }
+            };
+            transitions.push(next_id);
+        }
+    }
+    Ok(Table { class_map, n_classes, transitions, accepting, start: 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits { max_states: 10_000, max_bytes: 1 << 24 }
+    }
+
+    /// a* over bytes: state 1 loops on 'a', everything else dies.
+    fn a_star() -> Table {
+        Table::from_byte_function(2, 1, vec![false, true], |_, byte| if byte == b'a' { 1 } else { DEAD })
+    }
+
+    /// Strings of even length over any byte.
+    fn even_length() -> Table {
+        Table::from_byte_function(3, 1, vec![false, true, false], |state, _| if state == 1 { 2 } else { 1 })
+    }
+
+    #[test]
+    fn intersection_of_a_star_and_even_length() {
+        let table = intersect(&a_star(), &even_length(), &limits()).unwrap();
+        for n in 0..7 {
+            let text = vec![b'a'; n];
+            assert_eq!(table.fullmatch(&text), n % 2 == 0, "length {n}");
+        }
+        assert!(!table.fullmatch(b"ab"));
+        let minimal = crate::minimize::normalize(&table, &limits()).unwrap();
+        assert_eq!((minimal.n_states(), minimal.n_classes), (3, 2));
+    }
+
+    #[test]
+    fn early_end_stops_at_first_accepting_state() {
+        let table = a_star().early_end();
+        assert!(table.fullmatch(b""));
+        assert!(!table.fullmatch(b"a"));
+    }
+
+    #[test]
+    fn intersection_respects_byte_limit() {
+        let tight = Limits { max_states: 10, max_bytes: 260 };
+        let failure = intersect(&even_length(), &even_length(), &tight).unwrap_err();
+        assert!(matches!(failure, Failure::Limit { .. }));
+    }
+}

@@ -1,0 +1,324 @@
+//! The terminal kinds of grammask's grammar front ends, each built as a
+//! `Table` and normalized (trimmed, minimized, canonically numbered):
+//! - `Kind::Regex`: strings fully matching a pattern (`#"..."` in KBNF);
+//! - `Kind::EarlyEnd` (`#e"..."`): like Regex, but the match ends at its first
+//!   accepting state (no transitions leave accepting states);
+//! - `Kind::Complement` (`#ex"..."`): valid UTF-8 strings containing no match
+//!   of the pattern anywhere (the empty match counts, so a pattern matching ""
+//!   gives the empty language);
+//! - `literals`: a set of literal strings (a byte trie, or for
+//!   case-insensitive sets an escaped alternation through regex-automata);
+//! - `substrings` (`#substrs"..."`): every substring of a text that starts
+//!   and ends on a character boundary (suffix automaton, Blumer et al. 1985,
+//!   intersected with a UTF-8 validator).
+//! `utf8_validator` is the 9-state automaton of well-formed UTF-8 (Unicode
+//! Table 3-7: no overlongs, no surrogates, nothing above U+10FFFF).
+
+use crate::error::{Failure, Limits};
+use crate::minimize::normalize;
+use crate::regex_build::{full_match_table, no_match_inside_table, parse};
+use crate::table::{intersect, Table, DEAD};
+
+/// What a regex terminal means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Regex,
+    EarlyEnd,
+    Complement,
+}
+
+impl Kind {
+    pub fn from_name(name: &str) -> Option<Kind> {
+        match name {
+            "regex" => Some(Kind::Regex),
+            "early_end" => Some(Kind::EarlyEnd),
+            "complement" => Some(Kind::Complement),
+            _ => None,
+        }
+    }
+}
+
+/// The minimal table of a regex terminal of the given kind.
+pub fn build_regex(pattern: &str, kind: Kind, case_insensitive: bool, limits: &Limits) -> Result<Table, Failure> {
+    let hir = parse(pattern, case_insensitive)?;
+    match kind {
+        Kind::Regex => normalize(&full_match_table(&hir, limits)?, limits),
+        Kind::EarlyEnd => {
+            let minimal = normalize(&full_match_table(&hir, limits)?, limits)?;
+            normalize(&minimal.early_end(), limits)
+        }
+        Kind::Complement => {
+            let bytes_without_match = normalize(&no_match_inside_table(&hir, limits)?, &relaxed(limits))?;
+            normalize(&intersect(&bytes_without_match, &utf8_validator(), limits)?, limits)
+        }
+    }
+}
+
+/// Intermediate tables may exceed the final state limit; only bytes bound them.
+fn relaxed(limits: &Limits) -> Limits {
+    Limits { max_states: usize::MAX, max_bytes: limits.max_bytes }
+}
+
+/// The minimal table accepting exactly the given strings.
+pub fn build_literals(strings: &[String], case_insensitive: bool, limits: &Limits) -> Result<Table, Failure> {
+    if strings.is_empty() {
+        return Ok(Table::empty_language());
+    }
+    if case_insensitive {
+        let alternatives: Vec<String> = strings.iter().map(|s| regex_syntax::escape(s)).collect();
+        return build_regex(&alternatives.join("|"), Kind::Regex, true, limits);
+    }
+    normalize(&literal_trie(strings, limits)?, limits)
+}
+
+/// Byte trie: state 1 is the root, every other state a proper prefix's end.
+/// Classes: one per byte occurring in the strings, plus one for all others.
+fn literal_trie(strings: &[String], limits: &Limits) -> Result<Table, Failure> {
+    let (class_map, n_classes) = classes_of_bytes(strings.iter().flat_map(|s| s.bytes()));
+    let n_bytes: usize = strings.iter().map(|s| s.len()).sum();
+    limits.check_table_bytes(n_bytes + 2, n_classes)?;
+    let mut transitions = vec![DEAD; 2 * n_classes];
+    let mut accepting = vec![false, false];
+    for string in strings {
+        let mut state = 1usize;
+        for byte in string.bytes() {
+            let slot = state * n_classes + class_map[byte as usize] as usize;
+            if transitions[slot] == DEAD {
+                transitions[slot] = accepting.len() as u32;
+                accepting.push(false);
+                transitions.extend(std::iter::repeat(DEAD).take(n_classes));
+            }
+            state = transitions[slot] as usize;
+        }
+        accepting[state] = true;
+    }
+    Ok(Table { class_map, n_classes, transitions, accepting, start: 1 })
+}
+
+/// Class map giving each byte of `bytes` its own class and every other byte
+/// one shared class (class 0 when byte 0 is absent).
+fn classes_of_bytes(bytes: impl Iterator<Item = u8>) -> ([u8; 256], usize) {
+    let mut present = [false; 256];
+    for byte in bytes {
+        present[byte as usize] = true;
+    }
+    let mut class_map = [0u8; 256];
+    let mut n_classes = 0usize;
+    let mut other_class: Option<u8> = None;
+    for byte in 0..256 {
+        class_map[byte] = if present[byte] {
+            n_classes += 1;
+            (n_classes - 1) as u8
+        } else {
+            *other_class.get_or_insert_with(|| {
+                n_classes += 1;
+                (n_classes - 1) as u8
+            })
+        };
+    }
+    (class_map, n_classes)
+}
+
+/// The minimal table of all substrings of `text` (including "") that start
+/// and end on character boundaries.
+pub fn build_substrings(text: &str, limits: &Limits) -> Result<Table, Failure> {
+    let suffixes = suffix_automaton(text.as_bytes(), limits)?;
+    let on_boundaries = intersect(&suffixes, &utf8_validator(), limits)?;
+    normalize(&on_boundaries, limits)
+}
+
+/// Suffix automaton of `text` (its states recognize exactly the substrings;
+/// at most 2n states), as a table whose states are all accepting but dead.
+fn suffix_automaton(text: &[u8], limits: &Limits) -> Result<Table, Failure> {
+    const NONE: u32 = u32::MAX;
+    let (class_map, n_classes) = classes_of_bytes(text.iter().copied());
+    limits.check_table_bytes(2 * text.len() + 2, n_classes)?;
+    // Automaton state i (root = 0) becomes table state i + 1.
+    let mut next: Vec<u32> = vec![NONE; n_classes];
+    let mut length: Vec<usize> = vec![0];
+    let mut link: Vec<u32> = vec![NONE];
+    let mut last = 0u32;
+    for &byte in text {
+        let class = class_map[byte as usize] as usize;
+        let current = length.len() as u32;
+        length.push(length[last as usize] + 1);
+        link.push(NONE);
+        next.extend(std::iter::repeat(NONE).take(n_classes));
+        let mut state = last;
+        while state != NONE && next[state as usize * n_classes + class] == NONE {
+            next[state as usize * n_classes + class] = current;
+            state = link[state as usize];
+        }
+        if state == NONE {
+            link[current as usize] = 0;
+        } else {
+            let target = next[state as usize * n_classes + class];
+            if length[state as usize] + 1 == length[target as usize] {
+                link[current as usize] = target;
+            } else {
+                let clone = length.len() as u32;
+                length.push(length[state as usize] + 1);
+                link.push(link[target as usize]);
+                let row = target as usize * n_classes;
+                let copied: Vec<u32> = next[row..row + n_classes].to_vec();
+                next.extend(copied);
+                while state != NONE && next[state as usize * n_classes + class] == target {
+                    next[state as usize * n_classes + class] = clone;
+                    state = link[state as usize];
+                }
+                link[target as usize] = clone;
+                link[current as usize] = clone;
+            }
+        }
+        last = current;
+    }
+    let n_states = length.len() + 1;
+    let mut transitions = vec![DEAD; n_classes];
+    transitions.extend(next.iter().map(|&target| if target == NONE { DEAD } else { target + 1 }));
+    let mut accepting = vec![true; n_states];
+    accepting[DEAD as usize] = false;
+    Ok(Table { class_map, n_classes, transitions, accepting, start: 1 })
+}
+
+/// The automaton of well-formed UTF-8 (state 1 = between characters, the
+/// only accepting state).
+pub fn utf8_validator() -> Table {
+    const BOUNDARY: u32 = 1;
+    const NEED_1: u32 = 2; // one continuation byte 80..BF left
+    const NEED_2: u32 = 3; // two continuation bytes left
+    const NEED_3: u32 = 4; // three continuation bytes left
+    const AFTER_E0: u32 = 5; // next byte A0..BF (no overlong 3-byte forms)
+    const AFTER_ED: u32 = 6; // next byte 80..9F (no surrogates)
+    const AFTER_F0: u32 = 7; // next byte 90..BF (no overlong 4-byte forms)
+    const AFTER_F4: u32 = 8; // next byte 80..8F (nothing above U+10FFFF)
+    let mut accepting = vec![false; 9];
+    accepting[BOUNDARY as usize] = true;
+    Table::from_byte_function(9, BOUNDARY, accepting, |state, byte| match (state, byte) {
+        (BOUNDARY, 0x00..=0x7F) => BOUNDARY,
+        (BOUNDARY, 0xC2..=0xDF) => NEED_1,
+        (BOUNDARY, 0xE0) => AFTER_E0,
+        (BOUNDARY, 0xE1..=0xEC | 0xEE..=0xEF) => NEED_2,
+        (BOUNDARY, 0xED) => AFTER_ED,
+        (BOUNDARY, 0xF0) => AFTER_F0,
+        (BOUNDARY, 0xF1..=0xF3) => NEED_3,
+        (BOUNDARY, 0xF4) => AFTER_F4,
+        (NEED_1, 0x80..=0xBF) => BOUNDARY,
+        (NEED_2, 0x80..=0xBF) => NEED_1,
+        (NEED_3, 0x80..=0xBF) => NEED_2,
+        (AFTER_E0, 0xA0..=0xBF) => NEED_1,
+        (AFTER_ED, 0x80..=0x9F) => NEED_1,
+        (AFTER_F0, 0x90..=0xBF) => NEED_2,
+        (AFTER_F4, 0x80..=0x8F) => NEED_2,
+        _ => DEAD,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Limit;
+
+    fn limits() -> Limits {
+        Limits { max_states: 10_000, max_bytes: 1 << 23 }
+    }
+
+    /// Small deterministic byte strings: every string over `alphabet` up to `max_len`.
+    fn all_strings(alphabet: &[&[u8]], max_len: usize) -> Vec<Vec<u8>> {
+        let mut out = vec![Vec::new()];
+        let mut frontier = vec![Vec::new()];
+        for _ in 0..max_len {
+            let mut grown = Vec::new();
+            for prefix in &frontier {
+                for piece in alphabet {
+                    let mut s: Vec<u8> = prefix.clone();
+                    s.extend_from_slice(piece);
+                    grown.push(s);
+                }
+            }
+            out.extend(grown.iter().cloned());
+            frontier = grown;
+        }
+        out
+    }
+
+    #[test]
+    fn utf8_validator_agrees_with_std() {
+        let table = normalize(&utf8_validator(), &limits()).unwrap();
+        let pieces: Vec<&[u8]> = vec![b"a", b"\xc3", b"\xa9", b"\xe0", b"\xed", b"\x9f", b"\xbf", b"\xf4", b"\x8f", b"\x90", b"\xff", b"\xc0"];
+        for s in all_strings(&pieces, 4) {
+            assert_eq!(table.fullmatch(&s), std::str::from_utf8(&s).is_ok(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn early_end_cuts_after_first_match() {
+        let table = build_regex("[0-9]+", Kind::EarlyEnd, false, &limits()).unwrap();
+        assert!(table.fullmatch(b"7"));
+        assert!(!table.fullmatch(b"77"));
+        let table = build_regex("a|ab", Kind::EarlyEnd, false, &limits()).unwrap();
+        assert!(table.fullmatch(b"a"));
+        assert!(!table.fullmatch(b"ab"));
+    }
+
+    #[test]
+    fn complement_rejects_strings_containing_a_match() {
+        let table = build_regex("ab", Kind::Complement, false, &limits()).unwrap();
+        let pieces: Vec<&[u8]> = vec![b"a", b"b", b"\xc3\xa9", b"\xff"];
+        for s in all_strings(&pieces, 5) {
+            let expected = std::str::from_utf8(&s).map(|t| !t.contains("ab")).unwrap_or(false);
+            assert_eq!(table.fullmatch(&s), expected, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn complement_of_a_nullable_pattern_is_empty() {
+        let table = build_regex("a*", Kind::Complement, false, &limits()).unwrap();
+        assert_eq!(table, Table::empty_language());
+    }
+
+    #[test]
+    fn literals_match_exactly_the_set() {
+        let words: Vec<String> = ["if", "in", "int", "", "é"].iter().map(|s| s.to_string()).collect();
+        let table = build_literals(&words, false, &limits()).unwrap();
+        let pieces: Vec<&[u8]> = vec![b"i", b"f", b"n", b"t", "é".as_bytes()];
+        for s in all_strings(&pieces, 4) {
+            let expected = words.iter().any(|w| w.as_bytes() == s.as_slice());
+            assert_eq!(table.fullmatch(&s), expected, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn case_insensitive_literals() {
+        let words = vec!["Select".to_string()];
+        let table = build_literals(&words, true, &limits()).unwrap();
+        assert!(table.fullmatch(b"SELECT"));
+        assert!(table.fullmatch(b"select"));
+        assert!(!table.fullmatch(b"selec"));
+    }
+
+    #[test]
+    fn substrings_start_and_end_on_character_boundaries() {
+        let text = "abéab";
+        let table = build_substrings(text, &limits()).unwrap();
+        let pieces: Vec<&[u8]> = vec![b"a", b"b", b"\xc3", b"\xa9"];
+        for s in all_strings(&pieces, 5) {
+            let expected = std::str::from_utf8(&s).map(|t| text.contains(t)).unwrap_or(false);
+            assert_eq!(table.fullmatch(&s), expected, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn literal_set_equals_its_regex() {
+        let words: Vec<String> = ["cat", "car", "cart"].iter().map(|s| s.to_string()).collect();
+        let trie = build_literals(&words, false, &limits()).unwrap();
+        let regex = build_regex("cat|car|cart", Kind::Regex, false, &limits()).unwrap();
+        assert_eq!(trie, regex);
+    }
+
+    #[test]
+    fn state_limit_on_long_bounded_repetition() {
+        let small = Limits { max_states: 100, max_bytes: 1 << 23 };
+        let failure = build_regex("[a-z]{0,500}", Kind::Regex, false, &small).unwrap_err();
+        assert_eq!(failure, Failure::Limit { limit: Limit::States, given: Some(502), maximum: 100 });
+    }
+}

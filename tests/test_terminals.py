@@ -1,0 +1,230 @@
+"""Regex terminal DFAs (``grammask.terminals.compile_regex``, kind "regex").
+
+Oracles: Python's ``regex`` module (full matches with ``fullmatch``, prefix
+viability with ``fullmatch(..., partial=True)``), Python's UTF-8 decoder, and
+a plain Moore-style minimization written here (to check that tables are
+minimal).  Patterns come from ``terminals_corpus`` (constructs that mean the
+same in Rust and Python syntax); inputs mix samples of the pattern, edits of
+them, multi-byte and invalid UTF-8.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+import numpy as np
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grammask.errors import LimitExceeded, RegexError
+from grammask.terminals import DFA, compile_regex
+from terminals_corpus import CASE_POOL, near_inputs, patterns
+
+N_DIFFERENTIAL_EXAMPLES = 320
+MIN_DIFFERENTIAL_PAIRS = 5_000
+_pair_counts = {"fullmatch": 0, "prefix": 0}
+
+
+def decoded(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def expected_fullmatch(pattern: str, data: bytes, flags: int = 0) -> bool:
+    text = decoded(data)
+    return text is not None and regex.fullmatch(pattern, text, flags=flags) is not None
+
+
+@settings(max_examples=N_DIFFERENTIAL_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(tree=patterns, rng=st.randoms(use_true_random=False))
+def test_fullmatch_and_prefix_viability_agree_with_regex_module(tree, rng):
+    pattern = tree.render()
+    greedy_pattern = tree.render(lazy=False)
+    dfa = compile_regex(pattern)
+    for data in near_inputs(tree, rng, n_samples=3):
+        assert dfa.fullmatch(data) == expected_fullmatch(pattern, data), (pattern, data)
+        _pair_counts["fullmatch"] += 1
+        text = decoded(data)
+        if text is None:
+            continue
+        for end in range(len(text) + 1):
+            prefix = text[:end]
+            viable = regex.fullmatch(greedy_pattern, prefix, partial=True) is not None
+            assert (dfa.run(prefix.encode()) != dfa.dead) == viable, (pattern, prefix)
+            _pair_counts["prefix"] += 1
+
+
+def test_differential_covered_enough_pairs():
+    if _pair_counts["fullmatch"] == 0:
+        pytest.skip("the differential test did not run in this session")
+    assert _pair_counts["fullmatch"] >= MIN_DIFFERENTIAL_PAIRS, _pair_counts
+
+
+@settings(max_examples=60, deadline=None)
+@given(pattern_chars=st.lists(st.sampled_from(CASE_POOL), min_size=1, max_size=3),
+       inputs=st.lists(st.text(alphabet=CASE_POOL, max_size=3), min_size=5, max_size=10))
+def test_case_insensitive_agrees_with_regex_module(pattern_chars, inputs):
+    pattern = "".join(pattern_chars) + "|[a-c]+"
+    dfa = compile_regex(pattern, case_insensitive=True)
+    for text in inputs + ["".join(pattern_chars).swapcase()]:
+        expected = regex.fullmatch(pattern, text, flags=regex.IGNORECASE) is not None
+        assert dfa.fullmatch(text.encode()) == expected, (pattern, text)
+
+
+def reference_minimal_size(dfa: DFA) -> int:
+    """Number of states of the minimal complete DFA (dead state included),
+    by reachability, co-reachability and naive partition refinement over
+    all 256 bytes."""
+    reachable = {dfa.start}
+    stack = [dfa.start]
+    while stack:
+        state = stack.pop()
+        for byte in range(256):
+            target = int(dfa.transitions[state, dfa.class_map[byte]])
+            if target not in reachable:
+                reachable.add(target)
+                stack.append(target)
+    live = {s for s in reachable if dfa.accepting[s]}
+    changed = True
+    while changed:
+        changed = False
+        for state in reachable - live:
+            if any(int(dfa.transitions[state, c]) in live for c in range(dfa.n_classes)):
+                live.add(state)
+                changed = True
+    if not live:
+        return 1
+    block = {s: (1 if dfa.accepting[s] else 2) if s in live else 0 for s in range(dfa.n_states)}
+    while True:
+        signatures = {s: (block[s],) + tuple(block[int(dfa.transitions[s, dfa.class_map[b]])]
+                                             for b in range(256)) for s in block}
+        numbering: dict[tuple, int] = {}
+        refined = {s: numbering.setdefault(signatures[s], len(numbering)) for s in block}
+        if len(numbering) == len(set(block.values())):
+            return len({refined[s] for s in reachable if s in live}) + 1
+        block = refined
+
+
+@settings(max_examples=60, deadline=None)
+@given(tree=patterns)
+def test_tables_keep_their_invariants(tree):
+    dfa = compile_regex(tree.render())
+    assert dfa.dead == 0 and dfa.format_version == 1 and dfa.kind == "regex"
+    assert dfa.class_map.dtype == np.uint8 and dfa.class_map.shape == (256,)
+    assert dfa.transitions.dtype == np.int32
+    assert dfa.transitions.shape == (dfa.n_states, dfa.n_classes)
+    assert dfa.accepting.dtype == np.bool_ and dfa.accepting.shape == (dfa.n_states,)
+    assert set(np.unique(dfa.class_map).tolist()) == set(range(dfa.n_classes))
+    assert not dfa.accepting[0] and (dfa.transitions[0] == 0).all()
+    assert dfa.transitions.min() >= 0 and dfa.transitions.max() < dfa.n_states
+    assert reference_minimal_size(dfa) == dfa.n_states
+    assert dfa.matches_empty == (regex.fullmatch(tree.render(), "") is not None)
+
+
+@pytest.mark.parametrize("pattern, accepted, rejected", [
+    ("[a-z]+", [b"a", b"abc"], [b"", b"ab1", b"A"]),
+    ("a|ab", [b"a", b"ab"], [b"", b"abb", b"b"]),
+    ("\\d{2,3}", ["٣٣".encode(), b"123"], [b"1", b"1234"]),
+    ("[^\"\\\\]*", [b"", b"abc", "é中😀".encode()], [b"a\"", b"\\", b"\xff", b"\xc3"]),
+    ("(?s:.)", ["\U0010FFFF".encode(), b"\n"], [b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\x80"]),
+    ("^ab$", [b"ab"], [b"ab\n"]),
+    ("a(?-u:\\b)", [b"a"], [b"ab"]),
+    ("", [b""], [b"a"]),
+])
+def test_fixed_cases(pattern, accepted, rejected):
+    dfa = compile_regex(pattern)
+    for data in accepted:
+        assert dfa.fullmatch(data), data
+    for data in rejected:
+        assert not dfa.fullmatch(data), data
+
+
+def test_step_and_is_accepting_follow_the_tables():
+    dfa = compile_regex("ab+")
+    state = dfa.start
+    for byte in b"abb":
+        following = dfa.step(state, byte)
+        assert following == int(dfa.transitions[state, dfa.class_map[byte]]) != dfa.dead
+        state = following
+    assert dfa.is_accepting(state)
+    assert dfa.step(state, ord("a")) == dfa.dead
+    assert not dfa.is_accepting(dfa.step(dfa.start, ord("a")))
+    assert dfa.run(b"a\xff") == dfa.dead
+
+
+def test_pickle_equality_hash_and_cache():
+    dfa = compile_regex("[0-9]+(\\.[0-9]+)?")
+    copy = pickle.loads(pickle.dumps(dfa))
+    assert copy == dfa and hash(copy) == hash(dfa)
+    assert copy.fullmatch(b"3.14") and not copy.fullmatch(b"3.")
+    assert (copy.transitions == dfa.transitions).all()
+    assert compile_regex("[0-9]+(\\.[0-9]+)?") is dfa
+    assert compile_regex("[0-9]+(?:[.][0-9]+)?") == dfa
+    assert compile_regex("[0-9]*") != dfa
+    assert not dfa.transitions.flags.writeable
+
+
+@pytest.mark.parametrize("pattern, position", [
+    ("abc(", 3),
+    ("\u00e9\u00e9[z-a]", 3),
+    ("a{2,1}", 1),
+    ("\u4e2d\\", 1),
+    ("(?P<x>a)(?P<x>b)", 12),
+])
+def test_syntax_errors_carry_character_positions(pattern, position):
+    with pytest.raises(RegexError) as info:
+        compile_regex(pattern)
+    assert info.value.position == position
+    assert info.value.pattern == pattern
+    assert info.value.reason and info.value.reason in str(info.value)
+    assert "^" in str(info.value)
+
+
+def test_unicode_word_boundary_is_rejected_with_a_hint():
+    with pytest.raises(RegexError, match=r"\(\?-u:\\b\)"):
+        compile_regex("\\bword\\b")
+    assert compile_regex("(?-u:\\b)word(?-u:\\b)").fullmatch(b"word")
+
+
+def test_state_limit():
+    with pytest.raises(LimitExceeded) as info:
+        compile_regex("[a-z]{0,500}", max_states=100)
+    assert info.value.limit == "max_dfa_states"
+    assert info.value.given == 502 and info.value.maximum == 100
+    assert "max_dfa_states" in str(info.value)
+    assert compile_regex("[a-z]{0,500}", max_states=502).n_states == 502
+
+
+def test_byte_limit_stops_exploding_patterns():
+    with pytest.raises(LimitExceeded) as info:
+        compile_regex("(a|b)*a(a|b){30}")
+    assert info.value.limit == "max_dfa_bytes"
+    with pytest.raises(LimitExceeded) as info:
+        compile_regex("a{1000}{1000}")
+    assert info.value.limit == "max_dfa_bytes"
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="kind"):
+        compile_regex("a", kind="nope")
+    with pytest.raises(TypeError):
+        compile_regex(b"a")
+    with pytest.raises(ValueError, match="max_states"):
+        compile_regex("a", max_states=0)
+    with pytest.raises(RegexError) as info:
+        compile_regex("ab\ud800")
+    assert info.value.position == 2
+
+
+def test_invalid_utf8_is_rejected_not_raised():
+    dfa = compile_regex("(?s:.)*")
+    rng = random.Random(7)
+    for _ in range(300):
+        data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 8)))
+        assert dfa.fullmatch(data) == (decoded(data) is not None), data
