@@ -1,1 +1,50 @@
-"""grammask bootstrap"""
+"""grammask: exact grammar, regex and JSON Schema token masks for LLM decoding.
+
+Public API (DESIGN.md section 2): Vocabulary, Grammar, Config, compile,
+CompiledGrammar, Engine, Status and the typed errors.  The heavy parts
+(compiled core, front end, vocabulary loaders) load on first use, so
+``import grammask`` stays cheap.
+"""
+
+from grammask.config import Config
+from grammask.errors import (
+    GrammarError,
+    GrammarSyntaxError,
+    GrammaskError,
+    LimitExceeded,
+    RegexError,
+    TokenRejected,
+    VocabularyError,
+)
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Grammar": ("grammask.grammar", "Grammar"),
+    "Vocabulary": ("grammask.vocab", "Vocabulary"),
+    "CompiledGrammar": ("grammask.engine", "CompiledGrammar"),
+    "Engine": ("grammask.engine", "Engine"),
+    "Status": ("grammask.engine", "Status"),
+    "compile": ("grammask.engine", "compile"),
+}
+
+__all__ = [
+    "CompiledGrammar", "Config", "Engine", "Grammar", "GrammarError", "GrammarSyntaxError",
+    "GrammaskError", "LimitExceeded", "RegexError", "Status", "TokenRejected", "Vocabulary",
+    "VocabularyError", "compile",
+]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module_name, attribute = _LAZY[name]
+        value = getattr(importlib.import_module(module_name), attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'grammask' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
