@@ -1,1 +1,151 @@
-"""grammar front end"""
+"""The grammar front end and the public ``Grammar`` class.
+
+``Grammar`` holds a validated AST and its normalized form: parse (``kbnf.py``,
+``gbnf.py``; or an AST from a program) -> ``validate.py`` -> ``normalize.py``
+(named passes) -> ``lnf.py`` (flat arrays).  Everything is computed once, at
+construction, so every error surfaces there; the object is immutable after.
+
+- ``ast``: the GrammarAST (source spans on parsed nodes)
+- ``lnf``: the LNF arrays consumed by the Earley core
+- ``warnings``: messages about unused rules (also emitted with ``warnings.warn``)
+- ``start_accepts_empty``: the empty string is a sentence
+- ``fingerprint``: sha256 hex of the normalized grammar's printout
+- ``pass_sizes``: grammar size after each normalization pass
+- ``to_ebnf()``: the normalized grammar as KBNF (re-parses to the same grammar)
+
+``builtin(name)`` loads a grammar shipped in ``grammask/grammars/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings as _warnings
+from importlib import resources
+
+from grammask.config import Config
+from grammask.grammar.ast import GrammarAST, Regex, Rule
+from grammask.grammar.gbnf import parse_gbnf
+from grammask.grammar.kbnf import parse_kbnf
+from grammask.grammar.lnf import LNF, build_lnf
+from grammask.grammar.normalize import normalize
+from grammask.grammar.validate import validate
+
+__all__ = ["Grammar", "builtin", "builtin_names"]
+
+
+class Grammar:
+    """A validated, normalized grammar (see the module docstring)."""
+
+    def __init__(self, ast: GrammarAST, config: Config | None = None):
+        self._config = config or Config()
+        self._ast = ast
+        self._warnings = validate(ast, self._config)
+        for message in self._warnings:
+            _warnings.warn(message, stacklevel=3)
+        normalized = normalize(ast, self._config)
+        self._pass_sizes = normalized.pass_sizes
+        self._lnf = build_lnf(normalized.flat, normalized.compiler)
+        self._text = self._lnf.to_ebnf()
+        self._fingerprint = hashlib.sha256(self._text.encode("utf-8")).hexdigest()
+
+    # --- constructors -----------------------------------------------------------
+
+    @classmethod
+    def from_ebnf(cls, text: str, start: str = "start", *, config: Config | None = None) -> "Grammar":
+        """A KBNF grammar (DESIGN.md section 3)."""
+        config = config or Config()
+        return cls(parse_kbnf(text, start, config), config)
+
+    @classmethod
+    def from_gbnf(cls, text: str, start: str = "root", *, config: Config | None = None) -> "Grammar":
+        """A llama.cpp GBNF grammar (DESIGN.md section 3)."""
+        config = config or Config()
+        return cls(parse_gbnf(text, start, config), config)
+
+    @classmethod
+    def from_regex(cls, pattern: str, *, config: Config | None = None) -> "Grammar":
+        """The language of one Rust-syntax regex, anchored at both ends."""
+        return cls(GrammarAST((Rule("start", Regex(pattern)),), "start"), config)
+
+    @classmethod
+    def from_ast(cls, ast: GrammarAST, *, config: Config | None = None) -> "Grammar":
+        """A grammar built by a program (e.g. the JSON Schema compiler)."""
+        return cls(ast, config)
+
+    @classmethod
+    def from_json_schema(cls, schema, *, config: Config | None = None, **options) -> "Grammar":
+        """JSON documents valid for ``schema`` (a dict or JSON text)."""
+        from grammask.json_schema import schema_to_ast
+
+        return cls(schema_to_ast(schema, **options), config)
+
+    @classmethod
+    def from_pydantic(cls, model, *, config: Config | None = None, **options) -> "Grammar":
+        """JSON documents valid for a pydantic model class."""
+        from grammask.json_schema import pydantic_to_ast
+
+        return cls(pydantic_to_ast(model, **options), config)
+
+    # --- properties -------------------------------------------------------------
+
+    @property
+    def ast(self) -> GrammarAST:
+        return self._ast
+
+    @property
+    def lnf(self) -> LNF:
+        return self._lnf
+
+    @property
+    def config(self) -> Config:
+        return self._config
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
+
+    @property
+    def start_accepts_empty(self) -> bool:
+        return self._lnf.start_accepts_empty
+
+    @property
+    def fingerprint(self) -> str:
+        return self._fingerprint
+
+    @property
+    def pass_sizes(self) -> list[tuple[str, dict[str, int]]]:
+        return list(self._pass_sizes)
+
+    def to_ebnf(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        sizes = self._lnf.sizes()
+        return (f"Grammar(start={self._ast.start!r}, nonterminals={sizes['n_nonterminals']}, "
+                f"productions={sizes['n_productions']}, terminals={sizes['n_terminals']}, "
+                f"dfas={sizes['n_dfas']}, start_accepts_empty={self.start_accepts_empty}, "
+                f"fingerprint={self._fingerprint[:12]})")
+
+
+BUILTIN_FILES = {"json": ("json.ebnf", "start"), "json_gbnf": ("json.gbnf", "root")}
+
+
+def builtin_names() -> list[str]:
+    return sorted(BUILTIN_FILES)
+
+
+def builtin_text(name: str) -> str:
+    """Source text of a shipped grammar (``json`` is KBNF, ``json_gbnf`` GBNF)."""
+    if name not in BUILTIN_FILES:
+        raise KeyError(f"no built-in grammar {name!r}; available: {', '.join(builtin_names())}")
+    filename, _ = BUILTIN_FILES[name]
+    return resources.files("grammask").joinpath("grammars", filename).read_text(encoding="utf-8")
+
+
+def builtin(name: str, *, config: Config | None = None) -> Grammar:
+    """A grammar shipped with grammask, by name (see ``builtin_names()``)."""
+    text = builtin_text(name)
+    filename, start = BUILTIN_FILES[name]
+    if filename.endswith(".gbnf"):
+        return Grammar.from_gbnf(text, start, config=config)
+    return Grammar.from_ebnf(text, start, config=config)

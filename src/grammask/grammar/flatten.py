@@ -1,0 +1,246 @@
+"""Normalization, first half: from the nested AST to flat productions.
+
+Passes (seed ``constrained-decoding-engine-implementation-kbnf.txt``,
+"Obtain LNF"), in order:
+
+1. ``group_rules_by_name``: one body per nonterminal.
+2. ``flatten_by_precedence``: nested concatenations and alternations merged.
+3. ``flatten_nested_groups``: groups and repetitions become named rules;
+   the result is a ``FlatGrammar`` (flat productions + repetition specs).
+4. ``expand_repetitions``: ``? * + {m,n}`` become left-recursive helper rules,
+   ``{m,n}`` in O(log m + (n - m)) rules.
+
+``FlatGrammar`` layout: ``rules`` maps a nonterminal name to its productions
+(in definition order; the dict order is the id order later); a production is a
+tuple of symbols; a symbol is a nonterminal name (``str``) or a terminal key
+(``tuple``, see ``terminal_keys``).  ``()`` is the empty production.
+
+All passes are iterative (explicit stacks), so arbitrarily deep ASTs do not
+hit Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from grammask.grammar.ast import (
+    Alternation,
+    AnyChar,
+    CharClass,
+    GrammarAST,
+    Literal,
+    Node,
+    Regex,
+    Repeat,
+    RuleRef,
+    Sequence,
+    Substrings,
+)
+from grammask.grammar.terminal_keys import TerminalCompiler, class_key
+
+Symbol = Union[str, tuple]
+Production = tuple
+
+
+@dataclass
+class FlatGrammar:
+    """Flat productions per nonterminal (see the module docstring)."""
+
+    start: str
+    rules: dict[str, list[Production]]
+    repeats: dict[str, tuple[Symbol, int, Optional[int]]] = field(default_factory=dict)
+    start_accepts_empty: bool = False
+
+    def sizes(self) -> dict[str, int]:
+        """Rule, production and symbol counts (for pass statistics)."""
+        n_productions = sum(len(productions) for productions in self.rules.values())
+        n_symbols = sum(len(production) for productions in self.rules.values() for production in productions)
+        return {"n_rules": len(self.rules), "n_productions": n_productions, "n_symbols": n_symbols}
+
+
+class NameFactory:
+    """Fresh helper names ``base__tagN`` that collide with no existing name."""
+
+    def __init__(self, taken):
+        self.taken = set(taken)
+        self.counters: dict[str, int] = {}
+
+    def fresh(self, base: str, tag: str) -> str:
+        stem = f"{base.split('__', 1)[0]}__{tag}"
+        while True:
+            self.counters[stem] = self.counters.get(stem, 0) + 1
+            name = f"{stem}{self.counters[stem]}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+
+def group_rules_by_name(ast: GrammarAST) -> dict[str, Node]:
+    """Pre: an AST whose rules may repeat a name.  Post: one body per name, in
+    order of first definition; repeated definitions become one Alternation."""
+    bodies: dict[str, list[Node]] = {}
+    for rule in ast.rules:
+        bodies.setdefault(rule.name, []).append(rule.body)
+    return {name: items[0] if len(items) == 1 else Alternation(tuple(items), items[0].span)
+            for name, items in bodies.items()}
+
+
+def flatten_by_precedence(node: Node) -> Node:
+    """Pre: any AST node.  Post: the same language, with no Sequence directly
+    inside a Sequence, no Alternation directly inside an Alternation, no
+    one-item Sequence or Alternation, no empty Literal inside a Sequence, and
+    no ``{1,1}`` Repeat.  Iterative post-order rebuild."""
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    results: list[Node] = []
+    while stack:
+        current, children_done = stack.pop()
+        if isinstance(current, (Sequence, Alternation)) and not children_done:
+            stack.append((current, True))
+            stack.extend((child, False) for child in reversed(current.items))
+        elif isinstance(current, Repeat) and not children_done:
+            stack.append((current, True))
+            stack.append((current.item, False))
+        elif isinstance(current, (Sequence, Alternation)):
+            n_items = len(current.items)
+            children = results[len(results) - n_items:]
+            del results[len(results) - n_items:]
+            results.append(_join(current, children))
+        elif isinstance(current, Repeat):
+            item = results.pop()
+            if current.min == 1 and current.max == 1:
+                results.append(item)
+            else:
+                results.append(Repeat(item, current.min, current.max, current.span))
+        else:
+            results.append(current)
+    return results[0]
+
+
+def _join(parent: Node, children: list[Node]) -> Node:
+    kind = type(parent)
+    items: list[Node] = []
+    for child in children:
+        if isinstance(child, kind):
+            items.extend(child.items)
+        elif kind is Sequence and isinstance(child, Literal) and not child.value:
+            continue
+        else:
+            items.append(child)
+    if len(items) == 1:
+        return items[0]
+    return kind(tuple(items), parent.span)
+
+
+def terminal_key(node: Node) -> Optional[tuple]:
+    """The terminal key of a terminal node (None for other nodes)."""
+    if isinstance(node, Literal):
+        return ("lit", node.value)
+    if isinstance(node, (CharClass, AnyChar)):
+        return class_key(node)
+    if isinstance(node, Regex):
+        return ("regex", node.pattern, node.kind, node.case_insensitive)
+    if isinstance(node, Substrings):
+        return ("substrs", node.text)
+    return None
+
+
+def flatten_nested_groups(bodies: dict[str, Node], start: str, compiler: TerminalCompiler,
+                          names: NameFactory, source=None) -> FlatGrammar:
+    """Pre: bodies flattened by precedence.  Post: a FlatGrammar whose
+    productions hold only terminal keys and names; every nested group became a
+    helper rule ``rule__gN`` and every repetition a helper ``rule__rN`` whose
+    spec (item symbol, min, max) is in ``repeats`` with no productions yet.
+    Empty literals vanish (an empty production is the empty string)."""
+    flat = FlatGrammar(start, {})
+    work: list[tuple[str, Node]] = list(bodies.items())
+    work.reverse()
+    while work:
+        name, body = work.pop()
+        owner = name
+
+        def lower(node: Node) -> Symbol:
+            key = terminal_key(node)
+            if key is not None:
+                compiler.origins.setdefault(key, (owner, node.span, source))
+                return key
+            if isinstance(node, RuleRef):
+                return node.name
+            if isinstance(node, Repeat):
+                helper = names.fresh(owner, "r")
+                flat.rules[helper] = []
+                item = node.item
+                item_symbol = terminal_key(item) or (item.name if isinstance(item, RuleRef) else None)
+                if item_symbol is None:
+                    item_symbol = group(item)
+                elif isinstance(item_symbol, tuple):
+                    compiler.origins.setdefault(item_symbol, (owner, item.span, source))
+                flat.repeats[helper] = (item_symbol, node.min, node.max)
+                return helper
+            return group(node)
+
+        def group(node: Node) -> str:
+            helper = names.fresh(owner, "g")
+            flat.rules[helper] = []
+            work.append((helper, node))
+            return helper
+
+        alternatives = body.items if isinstance(body, Alternation) else (body,)
+        productions = flat.rules.setdefault(name, [])
+        productions.clear()
+        for alternative in alternatives:
+            items = alternative.items if isinstance(alternative, Sequence) else (alternative,)
+            productions.append(tuple(lower(item) for item in items
+                                     if not (isinstance(item, Literal) and not item.value)))
+    return flat
+
+
+def expand_repetitions(flat: FlatGrammar, names: NameFactory) -> None:
+    """Pre: helpers in ``flat.repeats`` have no productions.  Post: ``repeats``
+    is empty and each helper derives its repetition (empty productions allowed):
+
+    - ``X?``: ``h ::= () | X``;  ``X*``: ``h ::= () | h X``;  ``X+``: ``h ::= X | h X``
+    - ``X{m,}``: ``h ::= E(m) | h X``;  ``X{m,n}``: ``h ::= E(m) U(n-m)``
+    - ``E(k)`` (exactly k): ``E(k) ::= E(k//2) E(k//2) [X]``, log k rules
+    - ``U(j)`` (0 to j): ``U(j) ::= () | X U(j-1)``, j rules, unambiguous
+
+    Helpers E and U are shared by every repetition of the same item.
+    """
+    exact: dict[tuple[Symbol, int], Symbol] = {}
+    upto: dict[tuple[Symbol, int], str] = {}
+
+    def exactly(item: Symbol, count: int, base: str) -> Symbol:
+        if count == 1:
+            return item
+        key = (item, count)
+        if key not in exact:
+            name = names.fresh(base, f"x{count}_")
+            exact[key] = name
+            half = exactly(item, count // 2, base)
+            flat.rules[name] = [(half, half) + ((item,) if count % 2 else ())]
+        return exact[key]
+
+    def up_to(item: Symbol, count: int, base: str) -> str:
+        previous: Optional[str] = None
+        for size in range(1, count + 1):
+            key = (item, size)
+            if key not in upto:
+                name = names.fresh(base, f"u{size}_")
+                upto[key] = name
+                flat.rules[name] = [(), (item,) if previous is None else (item, previous)]
+            previous = upto[key]
+        return upto[(item, count)]
+
+    for helper, (item, low, high) in list(flat.repeats.items()):
+        if high is None:
+            head = (item,) if low == 0 else (exactly(item, low, helper),)
+            flat.rules[helper] = [() if low == 0 else head, (helper, item)]
+        elif high == 0:
+            flat.rules[helper] = [()]
+        elif low == 0 and high == 1:
+            flat.rules[helper] = [(), (item,)]
+        else:
+            head = () if low == 0 else (exactly(item, low, helper),)
+            tail = () if high == low else (up_to(item, high - low, helper),)
+            flat.rules[helper] = [head + tail]
+    flat.repeats.clear()

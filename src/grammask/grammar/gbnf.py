@@ -1,0 +1,190 @@
+"""Parser of llama.cpp's GBNF dialect into a ``GrammarAST``.
+
+Syntax (llama.cpp ``grammars/README.md``; DESIGN.md section 3)::
+
+    grammar    := (rule newline)*
+    rule       := name '::=' alternates
+    alternates := sequence ('|' sequence)*      (empty sequences allowed)
+    sequence   := (postfixed)*
+    postfixed  := primary ('?' | '*' | '+' | '{m}' | '{m,}' | '{m,n}')*
+    primary    := name | '"' chars '"' | '[' '^'? (char ('-' char)?)* ']' | '.'
+                | '(' alternates ')'
+    char       := any code point, or an escape \\xHH \\uHHHH \\UHHHHHHHH \\t \\r \\n \\\\ \\" \\[ \\] \\-
+    comment    := '#' to end of line
+
+Names are runs of ``[A-Za-z0-9_-]``.  A rule ends at the end of its line,
+except inside parentheses and right after ``::=`` or ``|``, where newlines are
+spaces (llama.cpp's rule).  Literals and classes are over Unicode code points:
+``"\\xff"`` is U+00FF (two UTF-8 bytes), as in llama.cpp.  Left recursion is
+allowed (llama.cpp refuses it).
+
+Built without recursion on ``ExpressionBuilder``; repetition bounds are
+checked against ``Config.max_repetition``.
+"""
+
+from __future__ import annotations
+
+from grammask.config import Config
+from grammask.grammar.ast import AnyChar, CharClass, GrammarAST, Literal, Rule, RuleRef
+from grammask.grammar.syntax import ExpressionBuilder, Scanner, checked_code_point, describe
+from grammask.source import Source, Span
+
+SIMPLE_ESCAPES = {"t": "\t", "r": "\r", "n": "\n", "\\": "\\", '"': '"', "[": "[", "]": "]", "-": "-"}
+
+
+def is_word_char(char: str) -> bool:
+    return char.isascii() and (char.isalnum() or char in "_-")
+
+
+def parse_gbnf(text: str, start: str = "root", config: Config | None = None,
+               name: str = "<gbnf>") -> GrammarAST:
+    """Parse GBNF text into a GrammarAST (syntax only; see validate.py)."""
+    config = config or Config()
+    source = Source(text, name)
+    scanner = Scanner(source)
+    rules: list[Rule] = []
+    _skip_space(scanner, newlines=True)
+    while not scanner.at_end():
+        rule_start = scanner.pos
+        rule_name = scanner.read_word(is_word_char)
+        if not rule_name:
+            raise scanner.error(f"expected a rule name, found {describe(scanner.peek())}")
+        _skip_space(scanner, newlines=False)
+        if not scanner.startswith("::="):
+            raise scanner.error(f"expected '::=' after rule name '{rule_name}', found {describe(scanner.peek())}")
+        scanner.pos += 3
+        _skip_space(scanner, newlines=True)
+        body = _parse_body(scanner, config)
+        rules.append(Rule(rule_name, body, Span(rule_start, scanner.pos)))
+        _skip_space(scanner, newlines=True)
+    return GrammarAST(tuple(rules), start, source)
+
+
+def _parse_body(scanner: Scanner, config: Config):
+    builder = ExpressionBuilder(scanner, config, scanner.pos)
+    while True:
+        _skip_space(scanner, newlines=builder.depth > 0)
+        char = scanner.peek()
+        position = scanner.pos
+        if not char or (char in "\r\n" and builder.depth == 0):
+            return builder.finish(position)
+        if char == '"':
+            builder.add(Literal(_read_literal(scanner).encode("utf-8"), Span(position, scanner.pos)))
+        elif char == "[":
+            builder.add(_read_class(scanner))
+        elif char == ".":
+            scanner.pos += 1
+            builder.add(AnyChar(Span(position, scanner.pos)))
+        elif is_word_char(char):
+            word = scanner.read_word(is_word_char)
+            _skip_space(scanner, newlines=False)
+            if scanner.startswith("::="):
+                raise scanner.error(f"expected the end of the previous rule before the definition of "
+                                    f"'{word}': a rule ends at the end of its line", position,
+                                    position + len(word))
+            builder.add(RuleRef(word, Span(position, position + len(word))))
+        elif char == "(":
+            builder.open("group")
+            scanner.pos += 1
+        elif char == ")":
+            builder.close(")")
+            scanner.pos += 1
+        elif char == "|":
+            builder.bar()
+            scanner.pos += 1
+            _skip_space(scanner, newlines=True)
+        elif char in "?*+":
+            scanner.pos += 1
+            low, high = {"?": (0, 1), "*": (0, None), "+": (1, None)}[char]
+            builder.postfix(low, high, scanner.pos, char)
+        elif char == "{":
+            low, high = _read_braces(scanner)
+            builder.postfix(low, high, scanner.pos, scanner.text[position:scanner.pos])
+        else:
+            raise scanner.error(f"expected a name, a string, '[', '.', '(', '|', an operator or the end of "
+                                f"the line, found {describe(char)}")
+
+
+def _read_braces(scanner: Scanner) -> tuple[int, int | None]:
+    scanner.pos += 1
+    _skip_space(scanner, newlines=False)
+    low = scanner.read_int("a repetition count")
+    _skip_space(scanner, newlines=False)
+    high: int | None = low
+    if scanner.peek() == ",":
+        scanner.pos += 1
+        _skip_space(scanner, newlines=False)
+        high = scanner.read_int("a repetition count") if scanner.peek().isdigit() else None
+        _skip_space(scanner, newlines=False)
+    scanner.expect("}", "'}' to close the repetition count")
+    return low, high
+
+
+def _read_char(scanner: Scanner) -> str:
+    """One code point of a literal or class, escapes decoded."""
+    char = scanner.peek()
+    if char != "\\":
+        scanner.pos += 1
+        return char
+    escape_start = scanner.pos
+    escaped = scanner.peek(1)
+    scanner.pos += 2
+    if escaped in SIMPLE_ESCAPES and escaped:
+        return SIMPLE_ESCAPES[escaped]
+    if escaped == "x":
+        return checked_code_point(scanner, scanner.read_hex(2, escape_start), escape_start)
+    if escaped == "u":
+        return checked_code_point(scanner, scanner.read_hex(4, escape_start), escape_start)
+    if escaped == "U":
+        return checked_code_point(scanner, scanner.read_hex(8, escape_start), escape_start)
+    raise scanner.error(f"unknown escape '\\{escaped}': expected one of \\xHH \\uHHHH \\UHHHHHHHH "
+                        f"\\t \\r \\n \\\\ \\\" \\[ \\]", escape_start, scanner.pos)
+
+
+def _read_literal(scanner: Scanner) -> str:
+    start = scanner.pos
+    scanner.pos += 1
+    out: list[str] = []
+    while scanner.peek() != '"':
+        if not scanner.peek() or scanner.peek() in "\r\n":
+            raise scanner.error("unterminated string: expected a closing '\"'", start, scanner.pos)
+        out.append(_read_char(scanner))
+    scanner.pos += 1
+    return "".join(out)
+
+
+def _read_class(scanner: Scanner) -> CharClass:
+    start = scanner.pos
+    scanner.pos += 1
+    negated = scanner.peek() == "^"
+    if negated:
+        scanner.pos += 1
+    ranges: list[tuple[int, int]] = []
+    while scanner.peek() != "]":
+        if not scanner.peek():
+            raise scanner.error("unterminated character class: expected ']'", start, scanner.pos)
+        first_pos = scanner.pos
+        low = ord(_read_char(scanner))
+        high = low
+        if scanner.peek() == "-" and scanner.peek(1) not in ("]", ""):
+            scanner.pos += 1
+            high = ord(_read_char(scanner))
+            if high < low:
+                raise scanner.error(f"character range is out of order: U+{low:04X} > U+{high:04X}",
+                                    first_pos, scanner.pos)
+        ranges.append((low, high))
+    scanner.pos += 1
+    return CharClass(tuple(ranges), negated, Span(start, scanner.pos))
+
+
+def _skip_space(scanner: Scanner, newlines: bool) -> None:
+    """Skip spaces, tabs and # comments; also newlines when ``newlines``."""
+    while True:
+        char = scanner.peek()
+        if char in (" ", "\t") or (newlines and char in ("\r", "\n")):
+            scanner.pos += 1
+        elif char == "#":
+            end = scanner.text.find("\n", scanner.pos)
+            scanner.pos = len(scanner.text) if end < 0 else end
+        else:
+            return

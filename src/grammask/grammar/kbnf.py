@@ -1,0 +1,173 @@
+"""Parser of the KBNF dialect (compatible with kbnf) into a ``GrammarAST``.
+
+Syntax (DESIGN.md section 3)::
+
+    grammar    := (rule)*
+    rule       := name ('::=' | '=') expression ';'
+    expression := sequence ('|' sequence)*
+    sequence   := (postfixed)*                 (empty: the empty string)
+    postfixed  := primary ('?' | '*' | '+')*
+    primary    := name | string | regex | '(' expression ')'
+                | '[' expression ']'           (option)
+                | '{' expression '}'           (repetition, zero or more)
+    string     := '...' | "..."                with escapes \\n \\r \\t \\0 \\\\ \\' \\"
+                                                \\xHH \\uHHHH \\u{H..} \\UHHHHHHHH
+    regex      := '#' ('' | 'e' | 'ex' | 'substrs') string
+    comment    := '(*' ... '*)'
+
+Names are runs of ``[A-Za-z0-9_-]``.  Several rules with one name are
+alternatives of that name.  Inside ``#"..."`` the escapes above are decoded
+(as kbnf does) and any other backslash pair is kept for the regex engine, so
+``#"\\d+"`` and ``#"\\\\d+"`` both mean the regex ``\\d+``.  Regex terminals
+are anchored at both ends; ``#e`` ends at its first match, ``#ex`` matches
+any string containing no match, ``#substrs`` any substring of its text.
+
+The parser is a loop over tokens feeding ``ExpressionBuilder`` (no
+recursion), so nesting depth is bounded by ``Config.max_nesting`` only.
+"""
+
+from __future__ import annotations
+
+from grammask.config import Config
+from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef, Substrings
+from grammask.grammar.syntax import ExpressionBuilder, Scanner, checked_code_point, describe
+from grammask.source import Source, Span
+
+REGEX_PREFIXES = (("#substrs", "substrings"), ("#ex", "complement"), ("#e", "early_end"), ("#", "regex"))
+SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
+
+
+def is_name_char(char: str) -> bool:
+    return char.isascii() and (char.isalnum() or char in "_-")
+
+
+def parse_kbnf(text: str, start: str = "start", config: Config | None = None,
+               name: str = "<kbnf>") -> GrammarAST:
+    """Parse KBNF text into a GrammarAST (syntax only; see validate.py)."""
+    config = config or Config()
+    source = Source(text, name)
+    scanner = Scanner(source)
+    rules: list[Rule] = []
+    _skip_trivia(scanner)
+    while not scanner.at_end():
+        rule_start = scanner.pos
+        rule_name = scanner.read_word(is_name_char)
+        if not rule_name:
+            raise scanner.error(f"expected a rule name, found {describe(scanner.peek())}")
+        _skip_trivia(scanner)
+        if scanner.startswith("::="):
+            scanner.pos += 3
+        elif scanner.startswith("="):
+            scanner.pos += 1
+        else:
+            raise scanner.error(f"expected '::=' or '=' after rule name '{rule_name}', "
+                                f"found {describe(scanner.peek())}")
+        body = _parse_body(scanner, config)
+        rules.append(Rule(rule_name, body, Span(rule_start, scanner.pos)))
+        _skip_trivia(scanner)
+    return GrammarAST(tuple(rules), start, source)
+
+
+def _parse_body(scanner: Scanner, config: Config):
+    _skip_trivia(scanner)
+    builder = ExpressionBuilder(scanner, config, scanner.pos)
+    while True:
+        _skip_trivia(scanner)
+        char = scanner.peek()
+        position = scanner.pos
+        if char == ";" and builder.depth == 0:
+            body = builder.finish(position)
+            scanner.pos += 1
+            return body
+        if not char:
+            builder.finish(position)
+            raise scanner.error("expected ';' at the end of the rule, found end of input")
+        if char in "'\"":
+            value = _read_string(scanner, regex=False)
+            builder.add(Literal(value.encode("utf-8"), Span(position, scanner.pos)))
+        elif char == "#":
+            builder.add(_read_regex(scanner))
+        elif is_name_char(char):
+            builder.add(RuleRef(scanner.read_word(is_name_char), Span(position, scanner.pos)))
+        elif char in "([{":
+            builder.open({"(": "group", "[": "option", "{": "repeat"}[char])
+            scanner.pos += 1
+        elif char in ")]}":
+            builder.close(char)
+            scanner.pos += 1
+        elif char == "|":
+            builder.bar()
+            scanner.pos += 1
+        elif char in "?*+":
+            scanner.pos += 1
+            low, high = {"?": (0, 1), "*": (0, None), "+": (1, None)}[char]
+            builder.postfix(low, high, scanner.pos, char)
+        else:
+            raise scanner.error(f"expected a name, a string, a regex, '(', '[', '{{', '|' or ';', "
+                                f"found {describe(char)}")
+
+
+def _read_regex(scanner: Scanner):
+    position = scanner.pos
+    for prefix, kind in REGEX_PREFIXES:
+        if scanner.startswith(prefix) and scanner.peek(len(prefix)) in ("'", '"'):
+            scanner.pos += len(prefix)
+            text = _read_string(scanner, regex=True)
+            span = Span(position, scanner.pos)
+            if kind == "substrings":
+                return Substrings(text, span)
+            return Regex(text, kind, False, span)
+    raise scanner.error("expected '#\"regex\"', '#e\"regex\"', '#ex\"regex\"' or '#substrs\"text\"'")
+
+
+def _read_string(scanner: Scanner, regex: bool) -> str:
+    """Read a quoted string at the scanner and return its decoded text."""
+    quote = scanner.peek()
+    start = scanner.pos
+    scanner.pos += 1
+    out: list[str] = []
+    while True:
+        char = scanner.peek()
+        if not char or char == "\n" and not regex:
+            raise scanner.error(f"unterminated string: expected a closing {quote}", start, scanner.pos)
+        if char == quote:
+            scanner.pos += 1
+            return "".join(out)
+        if char != "\\":
+            out.append(char)
+            scanner.pos += 1
+            continue
+        escape_start = scanner.pos
+        escaped = scanner.peek(1)
+        scanner.pos += 2
+        if escaped in SIMPLE_ESCAPES:
+            out.append(SIMPLE_ESCAPES[escaped])
+        elif escaped == "x" and not scanner.startswith("{"):
+            out.append(checked_code_point(scanner, scanner.read_hex(2, escape_start), escape_start))
+        elif escaped in "xu" and scanner.startswith("{") and (escaped == "u" or not regex):
+            out.append(checked_code_point(scanner, scanner.read_braced_hex(escape_start), escape_start))
+        elif escaped == "u":
+            out.append(checked_code_point(scanner, scanner.read_hex(4, escape_start), escape_start))
+        elif escaped == "U":
+            out.append(checked_code_point(scanner, scanner.read_hex(8, escape_start), escape_start))
+        elif regex and escaped:
+            out.append("\\" + escaped)
+        else:
+            raise scanner.error(
+                f"unknown escape '\\{escaped}': expected one of \\n \\r \\t \\0 \\\\ \\' \\\" "
+                f"\\xHH \\uHHHH \\u{{...}} \\UHHHHHHHH", escape_start, scanner.pos)
+
+
+def _skip_trivia(scanner: Scanner) -> None:
+    """Skip whitespace and (* comments *)."""
+    while True:
+        char = scanner.peek()
+        if char and char.isspace():
+            scanner.pos += 1
+        elif scanner.startswith("(*"):
+            end = scanner.text.find("*)", scanner.pos + 2)
+            if end < 0:
+                raise scanner.error("unterminated comment: expected '*)'", scanner.pos, scanner.pos + 2)
+            scanner.pos = end + 2
+        else:
+            return

@@ -1,0 +1,317 @@
+"""Normalization to LNF (Loup's normal form), second half, and the pipeline.
+
+Seed: ``constrained-decoding-engine-implementation-kbnf.txt``, "Obtain LNF".
+The passes of ``flatten.py`` produce a ``FlatGrammar``; the passes here clean
+it until it satisfies the LNF invariants of docs/internals.md:
+
+- no empty production (``start_accepts_empty`` records the empty sentence),
+- no unit production ``A ::= B``,
+- every nonterminal reachable from the start and productive,
+- nullable terminals (regexes matching the empty string) only appear where
+  skipping them was also spelled out, so the core never completes a DFA
+  terminal at its start state,
+- literal terminals non-empty.
+
+Exception: when the language is exactly ``{""}`` the start nonterminal keeps
+no production at all (``start_accepts_empty`` is True); nothing else is left.
+
+``normalize(ast, config)`` runs every pass in order and records the size of
+the grammar after each one (``NormalizedGrammar.pass_sizes``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from grammask.config import Config
+from grammask.errors import GrammarError, LimitExceeded
+from grammask.grammar.ast import GrammarAST
+from grammask.grammar.flatten import (
+    FlatGrammar,
+    NameFactory,
+    Production,
+    Symbol,
+    expand_repetitions,
+    flatten_by_precedence,
+    flatten_nested_groups,
+    group_rules_by_name,
+)
+from grammask.grammar.terminal_keys import TerminalCompiler
+
+LITERAL_ALTERNATION_MIN = 8
+"""A rule with at least this many single-literal productions gets them
+compiled into one DFA terminal."""
+
+
+@dataclass
+class NormalizedGrammar:
+    flat: FlatGrammar
+    compiler: TerminalCompiler
+    pass_sizes: list[tuple[str, dict[str, int]]] = field(default_factory=list)
+
+
+def merge_consecutive_literals(flat: FlatGrammar) -> None:
+    """Pre: flat productions.  Post: no two literal terminals are adjacent in
+    a production (``'b' 'c' 'd'`` became ``'bcd'``)."""
+    for name, productions in flat.rules.items():
+        merged_productions = []
+        for production in productions:
+            merged: list[Symbol] = []
+            for symbol in production:
+                if (isinstance(symbol, tuple) and symbol[0] == "lit" and merged
+                        and isinstance(merged[-1], tuple) and merged[-1][0] == "lit"):
+                    merged[-1] = ("lit", merged[-1][1] + symbol[1])
+                else:
+                    merged.append(symbol)
+            merged_productions.append(tuple(merged))
+        flat.rules[name] = merged_productions
+
+
+def deduplicate_alternatives(flat: FlatGrammar) -> None:
+    """Pre: flat productions.  Post: the productions of each rule are distinct
+    (first occurrence kept, order preserved)."""
+    for name, productions in flat.rules.items():
+        flat.rules[name] = list(dict.fromkeys(productions))
+
+
+def remove_useless_rules(flat: FlatGrammar, compiler: TerminalCompiler) -> list[str]:
+    """Pre: flat productions (empty ones allowed).  Post: every production
+    consists of productive symbols and every rule is productive and reachable
+    from the start.  Returns the removed names.  Raises GrammarError when the
+    start symbol itself is not productive (the language is empty); the start
+    rule of the language ``{""}`` stays even without productions once
+    ``start_accepts_empty`` is set."""
+    productive: set[str] = set()
+    users: dict[str, list[tuple[str, Production]]] = {}
+    pending: dict[tuple[str, int], int] = {}
+    queue: list[str] = []
+    for name, productions in flat.rules.items():
+        for index, production in enumerate(productions):
+            missing = 0
+            for symbol in set(production):
+                if isinstance(symbol, str):
+                    users.setdefault(symbol, []).append((name, index))
+                    missing += 1
+                elif compiler.is_empty(symbol):
+                    missing += len(production) + 1
+            pending[(name, index)] = missing
+            if missing == 0 and name not in productive:
+                productive.add(name)
+                queue.append(name)
+    while queue:
+        symbol = queue.pop()
+        for name, index in users.get(symbol, ()):
+            pending[(name, index)] -= 1
+            if pending[(name, index)] == 0 and name not in productive:
+                productive.add(name)
+                queue.append(name)
+    if flat.start not in productive and not (flat.start_accepts_empty and flat.start in flat.rules):
+        raise GrammarError(f"the language of the start rule '{flat.start}' is empty: no finite string "
+                           f"can be derived from it (check rules that only refer to themselves)")
+    for name in flat.rules:
+        flat.rules[name] = [production for index, production in enumerate(flat.rules[name])
+                            if pending[(name, index)] == 0]
+    reachable = {flat.start}
+    stack = [flat.start]
+    while stack:
+        for production in flat.rules[stack.pop()]:
+            for symbol in production:
+                if isinstance(symbol, str) and symbol not in reachable:
+                    reachable.add(symbol)
+                    stack.append(symbol)
+    removed = [name for name in flat.rules if name not in reachable]
+    flat.rules = {name: productions for name, productions in flat.rules.items() if name in reachable}
+    return removed
+
+
+def nullable_symbols(flat: FlatGrammar, compiler: TerminalCompiler) -> set[Symbol]:
+    """Nonterminals and terminal keys that derive the empty string."""
+    nullable: set[Symbol] = set()
+    changed = True
+    terminals = {symbol for productions in flat.rules.values() for production in productions
+                 for symbol in production if isinstance(symbol, tuple)}
+    nullable.update(key for key in terminals if compiler.is_nullable(key))
+    while changed:
+        changed = False
+        for name, productions in flat.rules.items():
+            if name not in nullable and any(all(symbol in nullable for symbol in production)
+                                            for production in productions):
+                nullable.add(name)
+                changed = True
+    return nullable
+
+
+def eliminate_nullable(flat: FlatGrammar, compiler: TerminalCompiler, names: NameFactory) -> None:
+    """Pre: flat productions, possibly empty, possibly with nullable terminals.
+    Post: no empty production; every symbol may be assumed to match at least
+    one byte (a nullable terminal now stands for its non-empty matches); the
+    language is unchanged except the empty string, recorded in
+    ``flat.start_accepts_empty``.
+
+    Linear size: a run of k copies of one nullable symbol X becomes one helper
+    ``R(k) ::= X | X R(k-1)`` (1 to k copies); then each production is expanded
+    right to left, keeping at most four alternatives for the suffix read so far
+    and moving the suffix into a helper rule whenever a skippable symbol would
+    double them (instead of enumerating 2^n combinations)."""
+    nullable = nullable_symbols(flat, compiler)
+    flat.start_accepts_empty = flat.start in nullable
+    runs: dict[tuple[Symbol, int], Symbol] = {}
+    suffix_helpers: dict[tuple, str] = {}
+
+    def run_of(symbol: Symbol, count: int, base: str) -> Symbol:
+        previous: Symbol = symbol
+        for size in range(2, count + 1):
+            key = (symbol, size)
+            if key not in runs:
+                name = names.fresh(base, f"n{size}_")
+                runs[key] = name
+                new_rules[name] = [(symbol,), (symbol, previous)]
+            previous = runs[key]
+        return previous
+
+    def suffix_helper(alternatives: list[Production], base: str) -> str:
+        key = tuple(alternatives)
+        if key not in suffix_helpers:
+            name = names.fresh(base, "s")
+            suffix_helpers[key] = name
+            new_rules[name] = list(alternatives)
+        return suffix_helpers[key]
+
+    new_rules: dict[str, list[Production]] = {}
+    for name, productions in list(flat.rules.items()):
+        expanded: list[Production] = []
+        for production in productions:
+            items: list[tuple[Symbol, bool]] = []
+            index = 0
+            while index < len(production):
+                symbol = production[index]
+                end = index + 1
+                while end < len(production) and production[end] == symbol:
+                    end += 1
+                if symbol in nullable:
+                    count = end - index
+                    items.append((run_of(symbol, count, name) if count > 1 else symbol, True))
+                else:
+                    items.extend((symbol, False) for _ in range(end - index))
+                index = end
+            alternatives: list[Production] = [()]
+            for symbol, skippable in reversed(items):
+                if not skippable:
+                    alternatives = [(symbol,) + alternative for alternative in alternatives]
+                    continue
+                non_empty = [alternative for alternative in alternatives if alternative]
+                has_empty = len(non_empty) < len(alternatives)
+                if len(non_empty) > 1:
+                    helper = suffix_helper(non_empty, name)
+                    alternatives = [(symbol, helper), (helper,)] + ([(symbol,), ()] if has_empty else [])
+                else:
+                    alternatives = [(symbol,) + alternative for alternative in alternatives] + alternatives
+            expanded.extend(alternative for alternative in alternatives if alternative)
+        new_rules[name] = expanded
+    flat.rules = {name: new_rules[name] for name in flat.rules}
+    flat.rules.update((name, productions) for name, productions in new_rules.items() if name not in flat.rules)
+
+
+def remove_unit_rules(flat: FlatGrammar) -> None:
+    """Pre: no empty productions.  Post: no production ``A ::= B`` with B a
+    nonterminal; A instead has the non-unit productions of every rule it
+    reaches through unit productions (same language)."""
+    units = {name: [production[0] for production in productions
+                    if len(production) == 1 and isinstance(production[0], str)]
+             for name, productions in flat.rules.items()}
+    new_rules: dict[str, list[Production]] = {}
+    for name in flat.rules:
+        closure = [name]
+        seen = {name}
+        for member in closure:
+            for target in units[member]:
+                if target not in seen:
+                    seen.add(target)
+                    closure.append(target)
+        collected: dict[Production, None] = {}
+        for member in closure:
+            for production in flat.rules[member]:
+                if not (len(production) == 1 and isinstance(production[0], str)):
+                    collected[production] = None
+        new_rules[name] = list(collected)
+    flat.rules = new_rules
+
+
+def merge_identical_nonterminals(flat: FlatGrammar) -> None:
+    """Pre: flat productions.  Post: no two nonterminals have the same set of
+    productions (up to renaming the merged ones); the first in rule order (the
+    start symbol first) is kept and references are rewritten.  Repeated until
+    no merge happens."""
+    while True:
+        representative: dict[tuple, str] = {}
+        rename: dict[str, str] = {}
+        order = [flat.start] + [name for name in flat.rules if name != flat.start]
+        for name in order:
+            signature = tuple(sorted(flat.rules[name], key=repr))
+            if signature in representative:
+                rename[name] = representative[signature]
+            else:
+                representative[signature] = name
+        if not rename:
+            return
+        flat.rules = {
+            name: list(dict.fromkeys(tuple(rename.get(symbol, symbol) if isinstance(symbol, str) else symbol
+                                           for symbol in production) for production in productions))
+            for name, productions in flat.rules.items() if name not in rename
+        }
+
+
+def compile_literal_alternations(flat: FlatGrammar, minimum: int = LITERAL_ALTERNATION_MIN) -> None:
+    """Pre: no unit productions.  Post: a rule with at least ``minimum``
+    productions that are a single UTF-8 literal has them replaced by one production
+    holding a ``("literals", ...)`` terminal (one DFA, built by
+    ``compile_literals``); the rule's language is unchanged."""
+    def is_utf8_literal(production: Production) -> bool:
+        if len(production) != 1 or not isinstance(production[0], tuple) or production[0][0] != "lit":
+            return False
+        try:
+            production[0][1].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    for name, productions in flat.rules.items():
+        literal_values = [production[0][1] for production in productions if is_utf8_literal(production)]
+        if len(literal_values) < minimum:
+            continue
+        others = [production for production in productions if not is_utf8_literal(production)]
+        flat.rules[name] = [(("literals", tuple(sorted(set(literal_values)))),)] + others
+
+
+def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
+    """Run every pass in order on a validated AST; see the pass docstrings."""
+    compiler = TerminalCompiler(config)
+    bodies = group_rules_by_name(ast)
+    names = NameFactory(bodies)
+    bodies = {name: flatten_by_precedence(body) for name, body in bodies.items()}
+    flat = flatten_nested_groups(bodies, ast.start, compiler, names, ast.source)
+    result = NormalizedGrammar(flat, compiler)
+    record = result.pass_sizes
+    record.append(("flatten_nested_groups", flat.sizes()))
+    expand_repetitions(flat, names)
+    record.append(("expand_repetitions", flat.sizes()))
+    merge_consecutive_literals(flat)
+    record.append(("merge_consecutive_literals", flat.sizes()))
+    remove_useless_rules(flat, compiler)
+    record.append(("remove_useless_rules", flat.sizes()))
+    eliminate_nullable(flat, compiler, names)
+    record.append(("eliminate_nullable", flat.sizes()))
+    remove_unit_rules(flat)
+    remove_useless_rules(flat, compiler)
+    record.append(("remove_unit_rules", flat.sizes()))
+    deduplicate_alternatives(flat)
+    merge_identical_nonterminals(flat)
+    remove_useless_rules(flat, compiler)
+    record.append(("merge_identical_nonterminals", flat.sizes()))
+    compile_literal_alternations(flat)
+    merge_identical_nonterminals(flat)
+    remove_useless_rules(flat, compiler)
+    record.append(("compile_literal_alternations", flat.sizes()))
+    if len(flat.rules) > config.max_rules:
+        raise LimitExceeded("max_rules", len(flat.rules), config.max_rules, "rules after normalization")
+    return result

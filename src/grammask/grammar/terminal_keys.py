@@ -1,0 +1,215 @@
+"""Terminal keys of the normalized grammar and their DFAs.
+
+After flattening, a grammar symbol is either a nonterminal name (``str``) or a
+terminal key (``tuple``), so symbols hash and compare cheaply:
+
+==================================  ===============================================
+key                                 meaning
+==================================  ===============================================
+``("lit", bytes)``                  these exact bytes (never empty)
+``("class", ((lo, hi), ...))``      one code point in the ranges, as UTF-8; ranges
+                                    sorted, disjoint, non-adjacent, surrogates removed
+``("regex", pattern, kind, ci)``    a Rust regex, kind regex/early_end/complement
+``("substrs", text)``               any substring of ``text``
+``("literals", (bytes, ...))``      any one of the sorted byte strings (made by
+                                    ``compile_literal_alternations``)
+==================================  ===============================================
+
+``TerminalCompiler`` turns the DFA-backed keys into ``grammask.terminals.DFA``
+objects (each compiled once) and answers the two questions normalization asks
+of a terminal: is its language empty, and does it match the empty string.
+``key_to_kbnf`` prints a key as KBNF source (used by ``to_ebnf``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from grammask.config import Config
+from grammask.errors import GrammarError, RegexError
+from grammask.grammar.ast import AnyChar, CharClass
+from grammask.source import Span
+
+MAX_CODE_POINT = 0x10FFFF
+SURROGATE_LOW, SURROGATE_HIGH = 0xD800, 0xDFFF
+CLASS_PLAIN_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _!\"#$%'(),./:;<=>?@`{|}")
+
+
+def class_ranges(node) -> tuple[tuple[int, int], ...]:
+    """Positive, sorted, merged code-point ranges of a CharClass or AnyChar,
+    without surrogates (which have no UTF-8 encoding)."""
+    if isinstance(node, AnyChar):
+        raw = [(0, MAX_CODE_POINT)]
+    else:
+        raw = merge_ranges(node.ranges)
+        if node.negated:
+            complement, low = [], 0
+            for start, end in raw:
+                if start > low:
+                    complement.append((low, start - 1))
+                low = end + 1
+            if low <= MAX_CODE_POINT:
+                complement.append((low, MAX_CODE_POINT))
+            raw = complement
+    pieces = []
+    for start, end in raw:
+        if start < SURROGATE_LOW:
+            pieces.append((start, min(end, SURROGATE_LOW - 1)))
+        if end > SURROGATE_HIGH:
+            pieces.append((max(start, SURROGATE_HIGH + 1), end))
+    return merge_ranges(pieces)
+
+
+def merge_ranges(ranges) -> tuple[tuple[int, int], ...]:
+    merged: list[list[int]] = []
+    for start, end in sorted(ranges):
+        if merged and start <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return tuple((start, end) for start, end in merged)
+
+
+def class_key(node: CharClass | AnyChar) -> tuple:
+    """The terminal key of a class: a literal when it holds one code point."""
+    ranges = class_ranges(node)
+    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+        return ("lit", chr(ranges[0][0]).encode("utf-8"))
+    return ("class", ranges)
+
+
+def _class_char(code: int) -> str:
+    char = chr(code)
+    return char if char in CLASS_PLAIN_CHARS else "\\x{%X}" % code
+
+
+def class_pattern(ranges) -> str:
+    """A Rust regex matching one code point of ``ranges``."""
+    parts = []
+    for start, end in ranges:
+        parts.append(_class_char(start) if start == end else f"{_class_char(start)}-{_class_char(end)}")
+    return "[" + "".join(parts) + "]"
+
+
+def literals_pattern(values) -> str:
+    """A Rust regex for an alternation of UTF-8 literals (for printing)."""
+    return "(?:" + "|".join(_regex_escape(_utf8(value)) for value in values) + ")"
+
+
+def _regex_escape(text: str) -> str:
+    out = []
+    for char in text:
+        if char in "\\.+*?()|[]{}^$#&-~":
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        else:
+            out.append("\\x{%X}" % ord(char))
+    return "".join(out)
+
+
+def _utf8(value: bytes) -> str:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise GrammarError(f"literal {value!r} is not UTF-8 and cannot be printed as KBNF") from error
+
+
+def kbnf_string(text: str) -> str:
+    """``text`` as a KBNF double-quoted string (reads back to the same text)."""
+    out = []
+    for char in text:
+        if char == "\\":
+            out.append("\\\\")
+        elif char == '"':
+            out.append('\\"')
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\r":
+            out.append("\\r")
+        elif char == "\t":
+            out.append("\\t")
+        elif not char.isprintable():
+            out.append("\\u{%X}" % ord(char))
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def key_to_kbnf(key: tuple) -> str:
+    kind = key[0]
+    if kind == "lit":
+        return kbnf_string(_utf8(key[1]))
+    if kind == "class":
+        return "#" + kbnf_string(class_pattern(key[1]))
+    if kind == "regex":
+        _, pattern, regex_kind, case_insensitive = key
+        if case_insensitive:
+            pattern = f"(?i:{pattern})"
+        prefix = {"regex": "#", "early_end": "#e", "complement": "#ex"}[regex_kind]
+        return prefix + kbnf_string(pattern)
+    if kind == "substrs":
+        return "#substrs" + kbnf_string(key[1])
+    if kind == "literals":
+        return "#" + kbnf_string(literals_pattern(key[1]))
+    raise ValueError(f"unknown terminal key {key!r}")
+
+
+class TerminalCompiler:
+    """Compiles DFA-backed terminal keys once each and answers emptiness and
+    nullability.  ``origins`` maps a key to (rule name, Span, Source) for
+    error messages."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self.dfas: dict[tuple, object] = {}
+        self.origins: dict[tuple, tuple[str, Optional[Span], object]] = {}
+
+    def dfa(self, key: tuple):
+        dfa = self.dfas.get(key)
+        if dfa is None:
+            dfa = self.dfas[key] = self._compile(key)
+        return dfa
+
+    def _compile(self, key: tuple):
+        from grammask import terminals
+
+        limits = {"max_states": self.config.max_dfa_states, "max_bytes": self.config.max_dfa_bytes}
+        kind = key[0]
+        try:
+            if kind == "class":
+                return terminals.compile_regex(class_pattern(key[1]), **limits)
+            if kind == "regex":
+                return terminals.compile_regex(key[1], kind=key[2], case_insensitive=key[3], **limits)
+            if kind == "substrs":
+                return terminals.compile_substrings(key[1], **limits)
+            if kind == "literals":
+                return terminals.compile_literals([value.decode("utf-8") for value in key[1]], **limits)
+        except RegexError as error:
+            raise self._located(key, error) from error
+        raise ValueError(f"terminal key {key!r} has no DFA")
+
+    def _located(self, key: tuple, error: RegexError) -> RegexError:
+        rule, span, source = self.origins.get(key, (None, None, None))
+        where = f" in rule '{rule}'" if rule else ""
+        if span is not None and source is not None:
+            line, column = source.line_column(span.start)
+            where += f" (line {line}, column {column})\n{source.excerpt(span)}"
+        position = f" at position {error.position} of the pattern" if error.position is not None else ""
+        return RegexError(f"invalid regex {key[1]!r}{position}{where}: {error.reason or error}",
+                          pattern=error.pattern or str(key[1]), position=error.position,
+                          reason=error.reason or str(error))
+
+    def is_empty(self, key: tuple) -> bool:
+        """The terminal's language is empty."""
+        if key[0] == "lit":
+            return False
+        if key[0] == "class":
+            return not key[1]
+        return self.dfa(key).is_empty_language
+
+    def is_nullable(self, key: tuple) -> bool:
+        """The terminal matches the empty string."""
+        if key[0] in ("lit", "class"):
+            return False
+        return bool(self.dfa(key).matches_empty)
