@@ -1,1 +1,941 @@
-"""bootstrap"""
+# cython: language_level=3
+"""Byte-level Earley recognizer with Leo's optimization, jagged Earley sets,
+O(1) pop and compaction.
+
+What it computes: after each pushed byte, whether the bytes so far are a
+viable prefix of the grammar's language (a push fails otherwise and leaves the
+state unchanged), whether they form a whole sentence, and which bytes may come
+next.  It follows the seed constrained-decoding-engine-implementation-kbnf.txt
+("Modifications to the original Earley algorithm"), Leo (1991) and Loup
+Vaillant's Earley tutorial; compaction follows kbnf / the ZapFormat paper
+(arXiv 2506.01151).
+
+Data layout (declared in earley.pxd):
+  * ``Item`` = (dot, origin, progress, nt), four int32.  ``dot`` indexes the
+    flat LNF symbol array and points at the symbol after the dot, so advancing
+    is ``dot + 1``; ``progress`` is the position inside the post-dot terminal
+    (0 = not started; literal: bytes matched; DFA: the DFA state after >= 1
+    byte); ``nt`` is what the item completes as (its production's lhs; after
+    compaction possibly the top of a Leo chain, with ``origin`` to match).
+  * Earley sets are rows of one contiguous, growable ``items`` buffer (a
+    jagged array): set s is ``items[set_starts[s]:set_starts[s+1]]``, scan
+    items (post-dot terminal) first, then from ``set_nt_starts[s]`` the items
+    waiting for a nonterminal.  Pushing a byte appends a row; popping n bytes
+    truncates n rows (O(1) per set).
+  * Completed items are never stored: a completion is a pair (nt, origin)
+    processed while the set is built, deduplicated per set.
+  * Predictions are deduplicated per set by nonterminal (``predicted_stamps``).
+  * Leo memo: a hash table keyed by (set, nt), filled lazily, validated by the
+    set's serial number (sets popped and pushed again get new serials).
+
+Algorithm for one byte (set n = n_sets is built from the top set n - 1):
+  1. scan: every scan item of the top set whose terminal accepts the byte is
+     carried over with its new progress (if the terminal can continue) and/or
+     advanced past the terminal (if the terminal can end here; both for a DFA
+     that can end and continue);
+  2. complete: pending (nt, origin) pairs advance the items of set ``origin``
+     that wait for nt.  With Leo, (nt, origin) is first replaced by the top of
+     its deterministic chain (see ``_leo_top``);
+  3. predict: each item waiting for nonterminal B adds B's productions once.
+  LNF has no empty productions, so every completion in set n has origin < n:
+  sets are final once built and the three phases need no fixpoint between
+  them (Aycock-Horspool's nullable handling is not needed).
+
+Invariants (what keeps the nogil loops in bounds):
+  * every item's dot indexes a symbol of its production (never past its end),
+    because ``_advance`` turns "past the end" into a completion;
+  * literal progress is in [0, len) and DFA progress is 0 or a live state in
+    (0, n_states) (CompiledTables checked all tables; dead and hopeless states
+    map to 0 and are never stored);
+  * 0 <= origin < the index of the set holding the item, or == it for
+    predictions; all origins are < n_sets;
+  * set_starts[0] == 0, set_starts[s] <= set_nt_starts[s] <= set_starts[s+1],
+    set_starts[n_sets] == n_items <= items_capacity.
+Viability: the grammar is productive (LNF invariant), so a prefix is viable iff
+its set has a scan item or completes the start symbol.
+
+Leo (the definition the seed warns about): completing (A, j) is
+deterministic iff set j holds exactly one item whose post-dot symbol is A and
+advancing that item completes its production (as (B, i)).  Then completing
+(A, j) equals completing (B, i), and recursively: ``_leo_top`` follows this
+chain to its top and memoizes it per (set, nt), so right recursion costs O(1)
+per byte instead of O(depth).  The chain never steps past (start, 0), so
+acceptance is never skipped.
+
+Compaction (``compact``): items in the kept sets have their (nt, origin)
+folded to the top of their Leo chain, then every set that is neither within
+the rollback horizon nor referenced (transitively) by an origin is dropped and
+origins are renumbered.  Popping below the horizon raises afterwards.
+"""
+
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memset
+
+from grammask.config import Config
+from grammask.errors import LimitExceeded
+
+from grammask._core.earley_tables cimport CompiledTables, GrammarView, TerminalInfo, DfaInfo
+
+import weakref
+
+cdef int ERROR_NONE = 0
+cdef int ERROR_LIMIT = 1
+cdef int ERROR_MEMORY = 2
+cdef int64_t LEO_NONE = -1
+cdef int64_t LEO_ERROR = -2
+cdef int64_t LOW32 = 0xFFFFFFFF
+
+_tables_cache = weakref.WeakKeyDictionary()
+
+
+def compiled_tables(lnf):
+    """The CompiledTables of ``lnf``, built once per LNF object when it can be
+    weakly referenced (otherwise built on every call)."""
+    if isinstance(lnf, CompiledTables):
+        return lnf
+    try:
+        tables = _tables_cache.get(lnf)
+    except TypeError:
+        return CompiledTables(lnf)
+    if tables is None:
+        tables = CompiledTables(lnf)
+        _tables_cache[lnf] = tables
+    return tables
+
+
+cdef inline uint64_t _mix64(uint64_t x) noexcept nogil:
+    # splitmix64 finalizer
+    x ^= x >> 30
+    x *= 0xbf58476d1ce4e5b9ULL
+    x ^= x >> 27
+    x *= 0x94d049bb133111ebULL
+    x ^= x >> 31
+    return x
+
+
+cdef inline uint64_t _item_hash(const Item* item) noexcept nogil:
+    return _mix64((<uint64_t><uint32_t>item.dot << 32 | <uint32_t>item.origin)
+                  ^ _mix64(<uint64_t><uint32_t>item.progress << 32 | <uint32_t>item.nt))
+
+
+cdef inline bint _same_item(const Item* a, const Item* b) noexcept nogil:
+    return (a.dot == b.dot and a.origin == b.origin and a.progress == b.progress
+            and a.nt == b.nt)
+
+
+cdef inline int64_t _pair_key(int64_t origin, int32_t nt) noexcept nogil:
+    return (origin << 32) | <int64_t>nt
+
+
+cdef inline Py_ssize_t _pow2_at_least(Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t capacity = 64
+    while capacity < n:
+        capacity *= 2
+    return capacity
+
+
+ctypedef unsigned int uint32_t
+
+
+cdef class EarleyRecognizer(ByteRecognizer):
+    """Earley recognizer over one LNF grammar, consuming bytes.
+
+    ``EarleyRecognizer(lnf, max_items=Config.max_earley_items,
+    rollback_horizon=None)``: ``lnf`` is an LNF object or its prebuilt
+    ``CompiledTables`` (build those once per grammar and share them).
+    ``rollback_horizon``: None keeps every Earley set (``pop`` can go back to
+    the start, memory grows with the input); an int n compacts automatically
+    while keeping the last n bytes poppable (``compact`` can also be called).
+    """
+
+    def __cinit__(self, *args, **kwargs):
+        self.items = NULL
+        self.set_starts = NULL
+        self.set_nt_starts = NULL
+        self.set_serials = NULL
+        self.set_accepting = NULL
+        self.dedup_slots = NULL
+        self.dedup_stamps = NULL
+        self.done_keys = NULL
+        self.done_stamps = NULL
+        self.completion_queue = NULL
+        self.predicted_stamps = NULL
+        self.leo_entries = NULL
+        self.chain_keys = NULL
+        self.chain_steps = NULL
+        self.partition_scratch = NULL
+
+    def __dealloc__(self):
+        free(self.items)
+        free(self.set_starts)
+        free(self.set_nt_starts)
+        free(self.set_serials)
+        free(self.set_accepting)
+        free(self.dedup_slots)
+        free(self.dedup_stamps)
+        free(self.done_keys)
+        free(self.done_stamps)
+        free(self.completion_queue)
+        free(self.predicted_stamps)
+        free(self.leo_entries)
+        free(self.chain_keys)
+        free(self.chain_steps)
+        free(self.partition_scratch)
+
+    def __init__(self, lnf, max_items=None, rollback_horizon=None, *, use_leo=True):
+        self.tables = compiled_tables(lnf)
+        self.grammar = &self.tables.view
+        self.max_items = Config.max_earley_items if max_items is None else int(max_items)
+        if self.max_items < 1:
+            raise ValueError("max_items must be positive")
+        if rollback_horizon is not None and int(rollback_horizon) < 0:
+            raise ValueError("rollback_horizon must be None or >= 0")
+        self.rollback_horizon = None if rollback_horizon is None else int(rollback_horizon)
+        self.use_leo = bool(use_leo)
+        self._allocate(64, 64)
+        self._init_start_set()
+        self._raise_on_error()
+        self.compact_trigger = self._next_compact_trigger()
+
+    cdef _allocate(self, Py_ssize_t items_capacity, Py_ssize_t sets_capacity):
+        self.items_capacity = items_capacity
+        self.sets_capacity = sets_capacity
+        self.items = <Item*>malloc(items_capacity * sizeof(Item))
+        self.set_starts = <int64_t*>malloc((sets_capacity + 1) * sizeof(int64_t))
+        self.set_nt_starts = <int64_t*>malloc(sets_capacity * sizeof(int64_t))
+        self.set_serials = <uint64_t*>malloc(sets_capacity * sizeof(uint64_t))
+        self.set_accepting = <uint8_t*>malloc(sets_capacity * sizeof(uint8_t))
+        self.predicted_stamps = <uint64_t*>calloc(self.grammar.n_nonterminals, sizeof(uint64_t))
+        self.leo_capacity = 64
+        self.leo_entries = <LeoEntry*>malloc(self.leo_capacity * sizeof(LeoEntry))
+        if (self.items == NULL or self.set_starts == NULL or self.set_nt_starts == NULL
+                or self.set_serials == NULL or self.set_accepting == NULL
+                or self.predicted_stamps == NULL or self.leo_entries == NULL):
+            raise MemoryError()
+        _leo_clear(self)
+        # serial 0 is never used, so zeroed stamps never match
+        self.next_serial = 1
+
+    cdef void _init_start_set(self) noexcept nogil:
+        """Set 0: the start symbol's productions and their predictions."""
+        cdef const GrammarView* tables = self.grammar
+        cdef int32_t start_id = tables.start_id
+        cdef int32_t p
+        self.n_sets = 0
+        self.n_items = 0
+        self.set_starts[0] = 0
+        if self._begin_set() < 0:
+            return
+        self.predicted_stamps[start_id] = self.dedup_stamp
+        if not self._reserve_items(tables.nonterminal_production_offsets[start_id + 1]
+                                   - tables.nonterminal_production_offsets[start_id]):
+            return
+        for p in range(tables.nonterminal_production_offsets[start_id],
+                       tables.nonterminal_production_offsets[start_id + 1]):
+            self.items[self.n_items].dot = tables.production_symbol_offsets[p]
+            self.items[self.n_items].origin = 0
+            self.items[self.n_items].progress = 0
+            self.items[self.n_items].nt = start_id
+            self.n_items += 1
+        if not self._predict(0):
+            return
+        # The start set always exists, even for an empty language.
+        self._finish_set(0, tables.start_accepts_empty, True)
+
+    cdef Py_ssize_t _next_compact_trigger(self):
+        if self.rollback_horizon is None:
+            return -1
+        return 2 * self.n_sets + <Py_ssize_t>self.rollback_horizon + 256
+
+    cdef _raise_on_error(self):
+        cdef int code = self.error_code
+        self.error_code = ERROR_NONE
+        if code == ERROR_LIMIT:
+            raise LimitExceeded("max_earley_items", None, self.max_items,
+                                f"Earley items after {self.n_bytes} bytes")
+        if code == ERROR_MEMORY:
+            raise MemoryError("Earley recognizer: out of memory")
+
+    # ------------------------------------------------------------------
+    # Buffers
+    # ------------------------------------------------------------------
+
+    cdef bint _reserve_items(self, Py_ssize_t extra) noexcept nogil:
+        cdef Py_ssize_t needed = self.n_items + extra
+        cdef Py_ssize_t capacity
+        cdef Item* grown
+        if needed > self.max_items:
+            self.error_code = ERROR_LIMIT
+            return False
+        if needed <= self.items_capacity:
+            return True
+        capacity = self.items_capacity * 2
+        while capacity < needed:
+            capacity *= 2
+        grown = <Item*>realloc(self.items, capacity * sizeof(Item))
+        if grown == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.items = grown
+        self.items_capacity = capacity
+        return True
+
+    cdef bint _reserve_sets(self) noexcept nogil:
+        # Room for the set being built at index n_sets (and set_starts[n_sets + 1]).
+        cdef Py_ssize_t capacity
+        cdef void* p
+        if self.n_sets < self.sets_capacity:
+            return True
+        capacity = self.sets_capacity * 2
+        p = realloc(self.set_starts, (capacity + 1) * sizeof(int64_t))
+        if p == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.set_starts = <int64_t*>p
+        p = realloc(self.set_nt_starts, capacity * sizeof(int64_t))
+        if p == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.set_nt_starts = <int64_t*>p
+        p = realloc(self.set_serials, capacity * sizeof(uint64_t))
+        if p == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.set_serials = <uint64_t*>p
+        p = realloc(self.set_accepting, capacity * sizeof(uint8_t))
+        if p == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.set_accepting = <uint8_t*>p
+        self.sets_capacity = capacity
+        return True
+
+    # ------------------------------------------------------------------
+    # Building one set
+    # ------------------------------------------------------------------
+
+    cdef Py_ssize_t _begin_set(self) noexcept nogil:
+        """Start set n_sets; returns its first item index, or -1 on error."""
+        if not self._reserve_sets():
+            return -1
+        self.set_serials[self.n_sets] = self.next_serial
+        self.dedup_stamp = self.next_serial
+        self.next_serial += 1
+        self.n_done = 0
+        self.n_queued = 0
+        return self.n_items
+
+    cdef int _dedup_insert(self, Item* candidate, Py_ssize_t set_start, Py_ssize_t set_end) noexcept nogil:
+        """Insert ``candidate`` into the dedup table of items[set_start:set_end]
+        (stamped ``dedup_stamp``).  Returns 1 if it is new (the caller then
+        stores it at set_end), 0 if already present, -1 on memory error."""
+        cdef Py_ssize_t n_present = set_end - set_start
+        cdef Py_ssize_t capacity, mask, slot, i
+        cdef uint64_t stamp = self.dedup_stamp
+        if (n_present + 1) * 2 > self.dedup_capacity:
+            capacity = _pow2_at_least((n_present + 1) * 4)
+            free(self.dedup_slots)
+            free(self.dedup_stamps)
+            self.dedup_slots = <int32_t*>malloc(capacity * sizeof(int32_t))
+            self.dedup_stamps = <uint64_t*>calloc(capacity, sizeof(uint64_t))
+            if self.dedup_slots == NULL or self.dedup_stamps == NULL:
+                self.dedup_capacity = 0
+                self.error_code = ERROR_MEMORY
+                return -1
+            self.dedup_capacity = capacity
+            mask = capacity - 1
+            for i in range(n_present):
+                slot = <Py_ssize_t>(_item_hash(&self.items[set_start + i]) & <uint64_t>mask)
+                while self.dedup_stamps[slot] == stamp:
+                    slot = (slot + 1) & mask
+                self.dedup_stamps[slot] = stamp
+                self.dedup_slots[slot] = <int32_t>i
+        mask = self.dedup_capacity - 1
+        slot = <Py_ssize_t>(_item_hash(candidate) & <uint64_t>mask)
+        while self.dedup_stamps[slot] == stamp:
+            if _same_item(&self.items[set_start + self.dedup_slots[slot]], candidate):
+                return 0
+            slot = (slot + 1) & mask
+        self.dedup_stamps[slot] = stamp
+        self.dedup_slots[slot] = <int32_t>n_present
+        return 1
+
+    cdef bint _add_item(self, int32_t dot, int32_t origin, int32_t progress, int32_t nt,
+                        Py_ssize_t set_start) noexcept nogil:
+        cdef Item candidate
+        cdef int inserted
+        candidate.dot = dot
+        candidate.origin = origin
+        candidate.progress = progress
+        candidate.nt = nt
+        if not self._reserve_items(1):
+            return False
+        inserted = self._dedup_insert(&candidate, set_start, self.n_items)
+        if inserted < 0:
+            return False
+        if inserted == 1:
+            self.items[self.n_items] = candidate
+            self.n_items += 1
+        return True
+
+    cdef bint _advance(self, Item item, Py_ssize_t set_start) noexcept nogil:
+        """The post-dot symbol of ``item`` has just been matched."""
+        if self.grammar.symbol_is_last[item.dot]:
+            return self._enqueue_completion(item.nt, item.origin)
+        return self._add_item(item.dot + 1, item.origin, 0, item.nt, set_start)
+
+    cdef bint _mark_done(self, int64_t key) noexcept nogil:
+        """Record completion ``key`` for the set being built; False if it was
+        already recorded (error_code is set if memory ran out)."""
+        cdef Py_ssize_t capacity, mask, slot, i
+        cdef uint64_t stamp = self.dedup_stamp
+        cdef int64_t* old_keys
+        cdef uint64_t* old_stamps
+        cdef Py_ssize_t old_capacity
+        if (self.n_done + 1) * 2 > self.done_capacity:
+            old_keys = self.done_keys
+            old_stamps = self.done_stamps
+            old_capacity = self.done_capacity
+            capacity = _pow2_at_least((self.n_done + 1) * 4)
+            self.done_keys = <int64_t*>malloc(capacity * sizeof(int64_t))
+            self.done_stamps = <uint64_t*>calloc(capacity, sizeof(uint64_t))
+            if self.done_keys == NULL or self.done_stamps == NULL:
+                free(old_keys)
+                free(old_stamps)
+                self.done_capacity = 0
+                self.error_code = ERROR_MEMORY
+                return False
+            self.done_capacity = capacity
+            mask = capacity - 1
+            for i in range(old_capacity):
+                if old_stamps[i] == stamp:
+                    slot = <Py_ssize_t>(_mix64(<uint64_t>old_keys[i]) & <uint64_t>mask)
+                    while self.done_stamps[slot] == stamp:
+                        slot = (slot + 1) & mask
+                    self.done_stamps[slot] = stamp
+                    self.done_keys[slot] = old_keys[i]
+            free(old_keys)
+            free(old_stamps)
+        mask = self.done_capacity - 1
+        slot = <Py_ssize_t>(_mix64(<uint64_t>key) & <uint64_t>mask)
+        while self.done_stamps[slot] == stamp:
+            if self.done_keys[slot] == key:
+                return False
+            slot = (slot + 1) & mask
+        self.done_stamps[slot] = stamp
+        self.done_keys[slot] = key
+        self.n_done += 1
+        return True
+
+    cdef bint _enqueue_completion(self, int32_t nt, int32_t origin) noexcept nogil:
+        cdef int64_t key = _pair_key(origin, nt)
+        cdef Py_ssize_t capacity
+        cdef int64_t* grown
+        if not self._mark_done(key):
+            return self.error_code == ERROR_NONE
+        if self.n_queued == self.queue_capacity:
+            capacity = _pow2_at_least(self.queue_capacity * 2)
+            grown = <int64_t*>realloc(self.completion_queue, capacity * sizeof(int64_t))
+            if grown == NULL:
+                self.error_code = ERROR_MEMORY
+                return False
+            self.completion_queue = grown
+            self.queue_capacity = capacity
+        self.completion_queue[self.n_queued] = key
+        self.n_queued += 1
+        return True
+
+    cdef bint _close_set(self, Py_ssize_t set_start) noexcept nogil:
+        """Completions then predictions for the set being built (index n_sets,
+        items from set_start); commits it if viable.  On failure the set is
+        discarded and False returned."""
+        cdef const GrammarView* tables = self.grammar
+        cdef Py_ssize_t head = 0, idx, end
+        cdef int64_t key, top
+        cdef int32_t nt, origin
+        cdef bint is_accepting = False
+        cdef Item item
+        # Phase 2: completions (origins < new_set_id, so their sets are final).
+        while head < self.n_queued:
+            key = self.completion_queue[head]
+            head += 1
+            self.n_completion_steps += 1
+            nt = <int32_t>(key & LOW32)
+            origin = <int32_t>(key >> 32)
+            if self.use_leo:
+                top = _leo_top(self, origin, nt)
+                if top == LEO_ERROR:
+                    self.n_items = set_start
+                    return False
+                if top != LEO_NONE:
+                    if not self._mark_done(top):
+                        if self.error_code != ERROR_NONE:
+                            self.n_items = set_start
+                            return False
+                        continue
+                    nt = <int32_t>(top & LOW32)
+                    origin = <int32_t>(top >> 32)
+            if nt == tables.start_id and origin == 0:
+                is_accepting = True
+            end = self.set_starts[origin + 1]
+            for idx in range(self.set_nt_starts[origin], end):
+                if tables.symbol_ids[self.items[idx].dot] == nt:
+                    item = self.items[idx]
+                    if not self._advance(item, set_start):
+                        self.n_items = set_start
+                        return False
+        # Phase 3: predictions (never complete within this set: no empty productions).
+        if not self._predict(set_start):
+            self.n_items = set_start
+            return False
+        return self._finish_set(set_start, is_accepting, False)
+
+    cdef bint _predict(self, Py_ssize_t set_start) noexcept nogil:
+        """Add the productions of every nonterminal some item of the set being
+        built waits for, once per nonterminal (items appended are visited too)."""
+        cdef const GrammarView* tables = self.grammar
+        cdef Py_ssize_t idx = set_start, n_new
+        cdef int32_t b, p
+        cdef int32_t new_set_id = <int32_t>self.n_sets
+        cdef uint64_t stamp = self.dedup_stamp
+        cdef Item item
+        while idx < self.n_items:
+            item = self.items[idx]
+            idx += 1
+            if not tables.symbol_is_nonterminal[item.dot]:
+                continue
+            b = tables.symbol_ids[item.dot]
+            if self.predicted_stamps[b] == stamp:
+                continue
+            self.predicted_stamps[b] = stamp
+            n_new = (tables.nonterminal_production_offsets[b + 1]
+                     - tables.nonterminal_production_offsets[b])
+            if not self._reserve_items(n_new):
+                return False
+            for p in range(tables.nonterminal_production_offsets[b],
+                           tables.nonterminal_production_offsets[b + 1]):
+                self.items[self.n_items].dot = tables.production_symbol_offsets[p]
+                self.items[self.n_items].origin = new_set_id
+                self.items[self.n_items].progress = 0
+                self.items[self.n_items].nt = b
+                self.n_items += 1
+        return True
+
+    cdef bint _finish_set(self, Py_ssize_t set_start, bint is_accepting, bint force) noexcept nogil:
+        """Partition the new set (scan items first) and commit it, unless it
+        is dead (no scan item, not accepting) and not ``force``."""
+        cdef const GrammarView* tables = self.grammar
+        cdef Py_ssize_t n_total = self.n_items - set_start
+        cdef Py_ssize_t idx, n_scan = 0, n_waiting = 0
+        cdef Item* grown
+        for idx in range(set_start, self.n_items):
+            if not tables.symbol_is_nonterminal[self.items[idx].dot]:
+                n_scan += 1
+        if n_scan == 0 and not is_accepting and not force:
+            self.n_items = set_start
+            return False
+        if n_total > self.partition_capacity:
+            grown = <Item*>realloc(self.partition_scratch, n_total * sizeof(Item))
+            if grown == NULL:
+                self.error_code = ERROR_MEMORY
+                self.n_items = set_start
+                return False
+            self.partition_scratch = grown
+            self.partition_capacity = n_total
+        # Stable partition: scan items keep their order, then waiting items.
+        for idx in range(set_start, self.n_items):
+            if tables.symbol_is_nonterminal[self.items[idx].dot]:
+                self.partition_scratch[n_waiting] = self.items[idx]
+                n_waiting += 1
+            else:
+                self.items[set_start + idx - set_start - n_waiting] = self.items[idx]
+        memcpy(&self.items[set_start + n_scan], self.partition_scratch, n_waiting * sizeof(Item))
+        self.set_nt_starts[self.n_sets] = set_start + n_scan
+        self.set_accepting[self.n_sets] = is_accepting
+        self.n_sets += 1
+        self.set_starts[self.n_sets] = self.n_items
+        return True
+
+    # ----------------------------------------------------------------------
+    # Byte-recognizer interface (recognizer.pxd)
+    # ----------------------------------------------------------------------
+
+    cdef bint try_push_byte(self, uint8_t byte) noexcept nogil:
+        cdef const GrammarView* tables = self.grammar
+        cdef Py_ssize_t top = self.n_sets - 1
+        cdef Py_ssize_t set_start, idx, scan_end
+        cdef Item item
+        cdef const TerminalInfo* terminal
+        cdef const DfaInfo* dfa
+        cdef int32_t state, next_state
+        cdef int64_t global_state
+        cdef bint ok
+        self.error_code = ERROR_NONE
+        set_start = self._begin_set()
+        if set_start < 0:
+            return False
+        scan_end = self.set_nt_starts[top]
+        # Phase 1: scan.  Items of the top set are read by index: appending to
+        # the new set may move the buffer.
+        for idx in range(self.set_starts[top], scan_end):
+            item = self.items[idx]
+            terminal = &tables.terminal_infos[tables.symbol_ids[item.dot]]
+            ok = True
+            if not terminal.is_dfa:
+                # 0 <= progress < literal_len, so the byte read is inside the literal.
+                if tables.literal_bytes[terminal.literal_start + item.progress] == byte:
+                    if item.progress + 1 == terminal.literal_len:
+                        ok = self._advance(item, set_start)
+                    else:
+                        ok = self._add_item(item.dot, item.origin, item.progress + 1, item.nt, set_start)
+            else:
+                dfa = &tables.dfa_infos[terminal.dfa_id]
+                state = item.progress if item.progress != 0 else dfa.start
+                next_state = tables.transitions[dfa.transitions_start + <int64_t>state * dfa.n_classes
+                                                + tables.class_maps[dfa.class_map_start + byte]]
+                if next_state != 0:
+                    global_state = dfa.state_base + next_state
+                    if tables.state_accepting[global_state]:
+                        ok = self._advance(item, set_start)
+                    if ok and tables.state_can_continue[global_state]:
+                        ok = self._add_item(item.dot, item.origin, next_state, item.nt, set_start)
+            if not ok:
+                self.n_items = set_start
+                return False
+        return self._close_set(set_start)
+
+    cdef void pop_bytes(self, Py_ssize_t n_bytes) noexcept nogil:
+        # Clamped to the rollback floor (the Python-level pop raises instead).
+        cdef Py_ssize_t poppable = self.n_sets - 1 - self.rollback_floor
+        if n_bytes > poppable:
+            n_bytes = poppable
+        if n_bytes <= 0:
+            return
+        self.n_sets -= n_bytes
+        self.n_items = self.set_starts[self.n_sets]
+
+    cdef bint accepting(self) noexcept nogil:
+        return self.set_accepting[self.n_sets - 1] != 0
+
+    cdef void allowed_bytes(self, uint64_t* bitset4) noexcept nogil:
+        cdef const GrammarView* tables = self.grammar
+        cdef Py_ssize_t top = self.n_sets - 1
+        cdef Py_ssize_t idx
+        cdef const TerminalInfo* terminal
+        cdef const DfaInfo* dfa
+        cdef const uint64_t* allowed
+        cdef uint8_t byte
+        cdef int32_t state
+        bitset4[0] = 0
+        bitset4[1] = 0
+        bitset4[2] = 0
+        bitset4[3] = 0
+        for idx in range(self.set_starts[top], self.set_nt_starts[top]):
+            terminal = &tables.terminal_infos[tables.symbol_ids[self.items[idx].dot]]
+            if not terminal.is_dfa:
+                byte = tables.literal_bytes[terminal.literal_start + self.items[idx].progress]
+                bitset4[byte >> 6] |= (<uint64_t>1) << (byte & 63)
+            else:
+                dfa = &tables.dfa_infos[terminal.dfa_id]
+                state = self.items[idx].progress if self.items[idx].progress != 0 else dfa.start
+                allowed = &tables.state_allowed_bytes[(dfa.state_base + state) * 4]
+                bitset4[0] |= allowed[0]
+                bitset4[1] |= allowed[1]
+                bitset4[2] |= allowed[2]
+                bitset4[3] |= allowed[3]
+
+    # ----------------------------------------------------------------------
+    # Hooks for the token-mask walk
+    # ----------------------------------------------------------------------
+
+    cdef Py_ssize_t n_scan_items(self) noexcept nogil:
+        """Items of the top set whose post-dot symbol is a terminal."""
+        cdef Py_ssize_t top = self.n_sets - 1
+        return self.set_nt_starts[top] - self.set_starts[top]
+
+    cdef void scan_item(self, Py_ssize_t k, int32_t* terminal_id, int32_t* terminal_state) noexcept nogil:
+        """Scan item k (0 <= k < n_scan_items()): its terminal id and its
+        progress: the literal byte offset, or the DFA state (the start state when
+        no byte of the terminal has been read yet)."""
+        cdef const GrammarView* tables = self.grammar
+        cdef Item* item = &self.items[self.set_starts[self.n_sets - 1] + k]
+        cdef const TerminalInfo* terminal = &tables.terminal_infos[tables.symbol_ids[item.dot]]
+        terminal_id[0] = tables.symbol_ids[item.dot]
+        if terminal.is_dfa and item.progress == 0:
+            terminal_state[0] = tables.dfa_infos[terminal.dfa_id].start
+        else:
+            terminal_state[0] = item.progress
+
+    cdef bint push_terminal_end(self, Py_ssize_t k) noexcept nogil:
+        """Push a set in which scan item k's terminal ends here, without a byte
+        (pop it with pop_bytes(1)).  Only valid if the terminal has read >= 1
+        byte and its DFA state accepts (a stored literal is never complete, so
+        this is False for literals); False otherwise, state unchanged."""
+        cdef Py_ssize_t top = self.n_sets - 1
+        if k < 0 or k >= self.set_nt_starts[top] - self.set_starts[top]:
+            return False
+        return self.push_terminal_end_at(k, self.items[self.set_starts[top] + k].progress)
+
+    cdef bint push_terminal_end_at(self, Py_ssize_t k, int32_t terminal_state) noexcept nogil:
+        """Like push_terminal_end, but as if scan item k's terminal had reached
+        ``terminal_state`` (bytes matched for a literal, must equal its length; a
+        DFA state > 0 that accepts) through bytes the caller walked itself."""
+        cdef const GrammarView* tables = self.grammar
+        cdef Py_ssize_t top = self.n_sets - 1
+        cdef Py_ssize_t set_start
+        cdef Item item
+        cdef const TerminalInfo* terminal
+        cdef const DfaInfo* dfa
+        if k < 0 or k >= self.set_nt_starts[top] - self.set_starts[top]:
+            return False
+        item = self.items[self.set_starts[top] + k]
+        terminal = &tables.terminal_infos[tables.symbol_ids[item.dot]]
+        if not terminal.is_dfa:
+            if terminal_state != terminal.literal_len:
+                return False
+        else:
+            dfa = &tables.dfa_infos[terminal.dfa_id]
+            if terminal_state <= 0 or terminal_state >= dfa.n_states:
+                return False
+            if not tables.state_accepting[dfa.state_base + terminal_state]:
+                return False
+        self.error_code = ERROR_NONE
+        set_start = self._begin_set()
+        if set_start < 0:
+            return False
+        if not self._advance(item, set_start):
+            self.n_items = set_start
+            return False
+        return self._close_set(set_start)
+
+    cdef uint64_t state_hash(self) noexcept nogil:
+        """Order-independent hash of the top set: items with origins made
+        relative to the top, plus the accepting flag.  Equal states hash equal;
+        the older sets that origins point to are not hashed."""
+        cdef Py_ssize_t top = self.n_sets - 1
+        cdef Py_ssize_t idx
+        cdef Item relative
+        cdef uint64_t total = _mix64(<uint64_t>self.set_accepting[top] + 0x9e3779b97f4a7c15ULL)
+        for idx in range(self.set_starts[top], self.set_starts[top + 1]):
+            relative = self.items[idx]
+            relative.origin = <int32_t>(top - relative.origin)
+            total += _item_hash(&relative)
+        return total
+
+    cdef bint same_top_set(self, EarleyRecognizer other) noexcept nogil:
+        """True if both top sets hold the same items in the same order with the
+        same relative origins and acceptance (False may still mean equivalent)."""
+        cdef Py_ssize_t top = self.n_sets - 1, other_top = other.n_sets - 1
+        cdef Py_ssize_t n = self.set_starts[top + 1] - self.set_starts[top]
+        cdef Py_ssize_t i
+        cdef Item* a
+        cdef Item* b
+        if self.grammar != other.grammar:
+            return False
+        if n != other.set_starts[other_top + 1] - other.set_starts[other_top]:
+            return False
+        if self.set_accepting[top] != other.set_accepting[other_top]:
+            return False
+        if self.set_nt_starts[top] - self.set_starts[top] != other.set_nt_starts[other_top] - other.set_starts[other_top]:
+            return False
+        for i in range(n):
+            a = &self.items[self.set_starts[top] + i]
+            b = &other.items[other.set_starts[other_top] + i]
+            if (a.dot != b.dot or a.progress != b.progress or a.nt != b.nt
+                    or top - a.origin != other_top - b.origin):
+                return False
+        return True
+
+    # ----------------------------------------------------------------------
+    # Python API
+    # ----------------------------------------------------------------------
+
+    def push_byte(self, int byte):
+        """Push one byte (0..255).  Returns False, state unchanged, if the bytes
+        would stop being a viable prefix.  Raises LimitExceeded (max_earley_items)
+        or MemoryError, state unchanged."""
+        if not 0 <= byte <= 255:
+            raise ValueError(f"byte {byte} is outside 0..255")
+        cdef bint ok
+        with nogil:
+            ok = self.try_push_byte(<uint8_t>byte)
+        if not ok:
+            self._raise_on_error()
+            return False
+        self._auto_compact()
+        return True
+
+    def push_bytes(self, data):
+        """Push all of ``data`` or nothing: returns False (state unchanged) at
+        the first byte that is not viable."""
+        cdef const uint8_t[::1] view = bytes(data)
+        cdef Py_ssize_t i, n = view.shape[0]
+        cdef bint ok = True
+        if n == 0:
+            return True
+        with nogil:
+            for i in range(n):
+                if not self.try_push_byte(view[i]):
+                    ok = False
+                    self.pop_bytes(i)
+                    break
+        if not ok:
+            self._raise_on_error()
+            return False
+        self._auto_compact()
+        return True
+
+    def pop(self, Py_ssize_t n_bytes):
+        """Undo the last ``n_bytes`` pushes.  Raises ValueError (state unchanged)
+        beyond the rollback limit (bytes pushed since the start, or since the
+        horizon of the last compaction)."""
+        if n_bytes < 0:
+            raise ValueError("cannot pop a negative number of bytes")
+        if n_bytes > self.rollback_limit:
+            raise ValueError(
+                f"cannot pop {n_bytes} bytes: only the last {self.rollback_limit} are kept "
+                f"(compaction keeps rollback_horizon={self.rollback_horizon} bytes)")
+        self.pop_bytes(n_bytes)
+
+    def is_accepting(self):
+        """The bytes pushed so far form a sentence (at length 0:
+        lnf.start_accepts_empty)."""
+        return self.accepting()
+
+    def allowed_first_bytes(self):
+        """The bytes that can come next, as a 32-byte bitset: byte b is allowed
+        iff bit (b & 7) of result[b >> 3] is set."""
+        cdef uint64_t words[4]
+        self.allowed_bytes(words)
+        return b"".join(int(words[i]).to_bytes(8, "little") for i in range(4))
+
+    def allowed_byte_values(self):
+        """The bytes that can come next, as a sorted list of ints."""
+        bitset = self.allowed_first_bytes()
+        return [b for b in range(256) if bitset[b >> 3] >> (b & 7) & 1]
+
+    @property
+    def n_bytes(self):
+        """Bytes pushed so far (minus pops), including bytes whose Earley sets
+        compaction dropped."""
+        return self.n_dropped_sets + self.n_sets - 1
+
+    @property
+    def rollback_limit(self):
+        """How many bytes ``pop`` can undo now."""
+        return self.n_sets - 1 - self.rollback_floor
+
+    @property
+    def n_earley_sets(self):
+        return self.n_sets
+
+    def snapshot(self):
+        """A cheap token for ``restore``: valid while only pushes and pops above
+        it happen (no compaction, no pop below it followed by other pushes)."""
+        return (self.n_sets, self.set_serials[self.n_sets - 1], self.compaction_epoch)
+
+    def restore(self, token):
+        """Go back to the state of ``snapshot()`` (pops the sets pushed since)."""
+        n_sets, serial, epoch = token
+        if (epoch != self.compaction_epoch or not self.rollback_floor < n_sets <= self.n_sets
+                or self.set_serials[n_sets - 1] != serial):
+            raise ValueError("snapshot is no longer valid for this recognizer "
+                             "(popped below it, compacted since, or from another recognizer)")
+        self.pop_bytes(self.n_sets - n_sets)
+
+    def copy(self):
+        """An independent recognizer in the same state (shares the tables)."""
+        cdef EarleyRecognizer clone = EarleyRecognizer.__new__(EarleyRecognizer)
+        clone.tables = self.tables
+        clone.grammar = &clone.tables.view
+        clone.max_items = self.max_items
+        clone.rollback_horizon = self.rollback_horizon
+        clone.use_leo = self.use_leo
+        clone._allocate(max(self.n_items, 64), max(self.n_sets, 64))
+        memcpy(clone.items, self.items, self.n_items * sizeof(Item))
+        memcpy(clone.set_starts, self.set_starts, (self.n_sets + 1) * sizeof(int64_t))
+        memcpy(clone.set_nt_starts, self.set_nt_starts, self.n_sets * sizeof(int64_t))
+        memcpy(clone.set_serials, self.set_serials, self.n_sets * sizeof(uint64_t))
+        memcpy(clone.set_accepting, self.set_accepting, self.n_sets * sizeof(uint8_t))
+        clone.n_items = self.n_items
+        clone.n_sets = self.n_sets
+        clone.next_serial = self.next_serial
+        clone.rollback_floor = self.rollback_floor
+        clone.n_dropped_sets = self.n_dropped_sets
+        clone.compaction_epoch = self.compaction_epoch
+        clone.compact_trigger = self.compact_trigger
+        return clone
+
+    def __copy__(self):
+        return self.copy()
+
+    def compact(self, Py_ssize_t keep_last_bytes):
+        """Drop Earley sets older than the last ``keep_last_bytes`` bytes that
+        no live item refers to (after folding origins through Leo chains).
+        Afterwards ``pop`` can undo at most ``keep_last_bytes`` bytes."""
+        if keep_last_bytes < 0:
+            raise ValueError("keep_last_bytes must be >= 0")
+        if not _compact(self, keep_last_bytes):
+            self._raise_on_error()
+
+    cdef _auto_compact(self):
+        if self.compact_trigger >= 0 and self.n_sets >= self.compact_trigger:
+            if not _compact(self, <Py_ssize_t>self.rollback_horizon):
+                self._raise_on_error()
+            self.compact_trigger = self._next_compact_trigger()
+
+    def stats(self):
+        """Sizes: items per live Earley set, totals, bytes of memory held, and
+        the number of completions processed so far."""
+        cdef Py_ssize_t s
+        sizes = [int(self.set_starts[s + 1] - self.set_starts[s]) for s in range(self.n_sets)]
+        memory = (self.items_capacity * sizeof(Item)
+                  + self.sets_capacity * (3 * sizeof(int64_t) + sizeof(uint64_t) + sizeof(uint8_t))
+                  + self.dedup_capacity * (sizeof(int32_t) + sizeof(uint64_t))
+                  + self.done_capacity * (sizeof(int64_t) + sizeof(uint64_t))
+                  + self.queue_capacity * sizeof(int64_t)
+                  + self.grammar.n_nonterminals * sizeof(uint64_t)
+                  + self.leo_capacity * sizeof(LeoEntry)
+                  + self.chain_capacity * 2 * sizeof(int64_t)
+                  + self.partition_capacity * sizeof(Item))
+        return {
+            "items_per_set": sizes,
+            "total_items": int(self.n_items),
+            "n_sets": int(self.n_sets),
+            "n_bytes": self.n_bytes,
+            "memory_bytes": int(memory),
+            "n_completion_steps": int(self.n_completion_steps),
+            "n_leo_entries": int(self.n_leo_entries),
+        }
+
+    def scan_items(self):
+        """(terminal_id, terminal_state) of each scan item of the top set (see
+        scan_item)."""
+        cdef int32_t terminal_id, terminal_state
+        cdef Py_ssize_t k
+        result = []
+        for k in range(self.n_scan_items()):
+            self.scan_item(k, &terminal_id, &terminal_state)
+            result.append((terminal_id, terminal_state))
+        return result
+
+    def end_terminal(self, Py_ssize_t k, terminal_state=None):
+        """Python access to push_terminal_end / push_terminal_end_at (pop the
+        pushed set with pop(1))."""
+        if terminal_state is None:
+            ok = self.push_terminal_end(k)
+        else:
+            ok = self.push_terminal_end_at(k, <int32_t>terminal_state)
+        if not ok:
+            self._raise_on_error()
+        return ok
+
+    def top_state_hash(self):
+        return self.state_hash()
+
+    def has_same_top_set(self, EarleyRecognizer other):
+        return self.same_top_set(other)
+
+
+include "earley_leo.pxi"

@@ -1,0 +1,115 @@
+# cython: language_level=3
+"""Byte-level Earley recognizer (see earley.pyx for the algorithm and layout)."""
+
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
+
+from grammask._core.recognizer cimport ByteRecognizer
+from grammask._core.earley_tables cimport CompiledTables, GrammarView
+
+
+# One Earley item, 16 bytes.  Completed items are never stored: an item whose
+# dot would pass the end of its production becomes a pending completion
+# (nt, origin) instead.
+cdef struct Item:
+    int32_t dot       # index into the flat symbol array: the symbol after the dot
+    int32_t origin    # set index where the completion target (nt) started
+    int32_t progress  # 0: the post-dot terminal is not started; literal: bytes
+                      # matched (1 .. len-1); DFA: the DFA state (> 0) after >= 1 byte.
+                      # Always 0 when the post-dot symbol is a nonterminal.
+    int32_t nt        # nonterminal this item completes as: its production's lhs,
+                      # or, after compaction, the top of its Leo chain
+
+
+# Leo memo entry: completing (nt, set_id) is equivalent to completing
+# (top_nt, top_origin) (top_nt == -1: no Leo item there).
+cdef struct LeoEntry:
+    int64_t key        # (set_id << 32) | nt, -1 for an empty slot
+    uint64_t serial    # serial of set set_id when computed (stale if different)
+    int32_t top_nt
+    int32_t top_origin
+
+
+cdef class EarleyRecognizer(ByteRecognizer):
+    cdef readonly CompiledTables tables
+    cdef const GrammarView* grammar      # == &tables.view (kept alive by tables)
+    cdef readonly Py_ssize_t max_items
+    cdef object rollback_horizon         # None or int: automatic compaction policy
+    cdef Py_ssize_t compact_trigger      # auto-compact when n_sets reaches this
+
+    # Jagged Earley sets: set s is items[set_starts[s] : set_starts[s + 1]];
+    # its scan items (post-dot terminal) come first, its nonterminal items
+    # (post-dot nonterminal) from set_nt_starts[s].  set_starts[n_sets] == n_items.
+    cdef Item* items
+    cdef Py_ssize_t n_items
+    cdef Py_ssize_t items_capacity
+    cdef int64_t* set_starts             # [sets_capacity + 1]
+    cdef int64_t* set_nt_starts          # [sets_capacity]
+    cdef uint64_t* set_serials           # [sets_capacity] unique per created set
+    cdef uint8_t* set_accepting          # [sets_capacity]
+    cdef Py_ssize_t n_sets
+    cdef Py_ssize_t sets_capacity
+    cdef uint64_t next_serial
+    cdef Py_ssize_t rollback_floor       # lowest set index that may become the top again
+    cdef Py_ssize_t n_dropped_sets       # sets removed by compaction (bytes before the kept ones)
+    cdef uint64_t compaction_epoch
+    cdef int error_code                  # 0 ok, 1 max_items exceeded, 2 out of memory
+
+    # Scratch (never copied): dedup of items of the set being built
+    cdef int32_t* dedup_slots            # item index relative to the set start
+    cdef uint64_t* dedup_stamps
+    cdef Py_ssize_t dedup_capacity       # power of two
+    # pending completions (nt, origin) of the set being built
+    cdef int64_t* done_keys
+    cdef uint64_t* done_stamps
+    cdef Py_ssize_t done_capacity        # power of two
+    cdef Py_ssize_t n_done
+    cdef Py_ssize_t n_queued
+    cdef uint64_t dedup_stamp
+    cdef Item* partition_scratch
+    cdef Py_ssize_t partition_capacity
+    # Options and counters
+    cdef bint use_leo                    # False only to measure what Leo saves
+    cdef uint64_t n_completion_steps     # completions processed since creation
+    cdef int64_t* completion_queue
+    cdef Py_ssize_t queue_capacity
+    cdef uint64_t* predicted_stamps      # [n_nonterminals]
+    # Leo memo (lazy, keyed by (set, nt), validated by set serials)
+    cdef LeoEntry* leo_entries
+    cdef Py_ssize_t leo_capacity         # power of two
+    cdef Py_ssize_t n_leo_entries
+    cdef int64_t* chain_keys
+    cdef int64_t* chain_steps
+    cdef Py_ssize_t chain_capacity
+
+    # Byte-recognizer interface
+    cdef bint try_push_byte(self, uint8_t byte) noexcept nogil
+    cdef void pop_bytes(self, Py_ssize_t n_bytes) noexcept nogil
+    cdef bint accepting(self) noexcept nogil
+    cdef void allowed_bytes(self, uint64_t* bitset4) noexcept nogil
+
+    # Hooks for the token-mask walk (mask.pyx)
+    cdef Py_ssize_t n_scan_items(self) noexcept nogil
+    cdef void scan_item(self, Py_ssize_t k, int32_t* terminal_id, int32_t* terminal_state) noexcept nogil
+    cdef bint push_terminal_end(self, Py_ssize_t k) noexcept nogil
+    cdef bint push_terminal_end_at(self, Py_ssize_t k, int32_t terminal_state) noexcept nogil
+    cdef uint64_t state_hash(self) noexcept nogil
+    cdef bint same_top_set(self, EarleyRecognizer other) noexcept nogil
+
+    # Internals
+    cdef bint _reserve_items(self, Py_ssize_t extra) noexcept nogil
+    cdef bint _reserve_sets(self) noexcept nogil
+    cdef int _dedup_insert(self, Item* candidate, Py_ssize_t set_start, Py_ssize_t set_end) noexcept nogil
+    cdef bint _add_item(self, int32_t dot, int32_t origin, int32_t progress, int32_t nt,
+                        Py_ssize_t set_start) noexcept nogil
+    cdef bint _advance(self, Item item, Py_ssize_t set_start) noexcept nogil
+    cdef bint _enqueue_completion(self, int32_t nt, int32_t origin) noexcept nogil
+    cdef bint _mark_done(self, int64_t key) noexcept nogil
+    cdef Py_ssize_t _begin_set(self) noexcept nogil
+    cdef bint _close_set(self, Py_ssize_t set_start) noexcept nogil
+    cdef bint _predict(self, Py_ssize_t set_start) noexcept nogil
+    cdef bint _finish_set(self, Py_ssize_t set_start, bint is_accepting, bint force) noexcept nogil
+    cdef void _init_start_set(self) noexcept nogil
+    cdef _allocate(self, Py_ssize_t items_capacity, Py_ssize_t sets_capacity)
+    cdef Py_ssize_t _next_compact_trigger(self)
+    cdef _raise_on_error(self)
+    cdef _auto_compact(self)

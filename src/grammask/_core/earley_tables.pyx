@@ -1,0 +1,273 @@
+# cython: language_level=3
+"""CompiledTables: one grammar's LNF arrays and terminal DFAs as flat C arrays.
+
+What it computes: from an LNF object (docs/internals.md, "Normalized grammar:
+LNF arrays" and "Terminal DFAs") it builds, once per grammar, the read-only
+tables every ``EarleyRecognizer`` of that grammar reads in its ``nogil`` loops.
+Building recognizers from prebuilt tables is then a few small allocations.
+
+Data layout:
+  * the LNF grammar arrays are kept as given (int32/uint8, C-contiguous) plus
+    one derived per-symbol array, ``symbol_is_last[pos]`` (pos + 1 ends its
+    production), so advancing a dot is ``pos + 1`` and "does this complete the
+    production" is one load;
+  * ``terminal_infos[t]``: literal start/length or DFA id;
+  * all DFAs concatenated: ``class_maps`` (256 bytes per DFA), ``transitions``
+    (each DFA's [n_states, n_classes] table, row-major), and per-state arrays
+    indexed by a global state number ``dfa.state_base + state``:
+    ``state_accepting``, ``state_can_continue`` (some byte leads to a live
+    state) and ``state_allowed_bytes`` (4 x uint64: bit b of the 256-bit set is
+    set iff byte b leads to a live state).
+
+Invariants (checked here, so the recognizer's loops need no bounds checks):
+  every offset array is non-decreasing and starts at 0 and ends at its array's
+  length; every production has >= 1 symbol; every symbol id is in range; every
+  literal has >= 1 byte; every DFA has n_states >= 2, 1 <= start < n_states,
+  class_map values < n_classes, transition targets in [0, n_states); state 0 is
+  dead (all its transitions go to 0 and it is not accepting).
+Violations raise ``grammask.GrammarError`` naming the array and index.
+"""
+
+import numpy as np
+
+from grammask.errors import GrammarError
+
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
+from libc.stdlib cimport malloc, free
+
+
+def _contiguous(array, dtype, name):
+    try:
+        result = np.ascontiguousarray(np.asarray(array), dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise GrammarError(f"LNF field {name!r} is not convertible to {np.dtype(dtype)}: {exc}")
+    if result.ndim != 1:
+        result = result.reshape(-1)
+    return result
+
+
+def _check_offsets(offsets, n_rows, total, name):
+    if len(offsets) != n_rows + 1:
+        raise GrammarError(f"LNF field {name!r} has {len(offsets)} entries, expected {n_rows + 1}")
+    if offsets[0] != 0 or offsets[-1] != total:
+        raise GrammarError(f"LNF field {name!r} must run from 0 to {total}")
+    if n_rows and np.any(np.diff(offsets) < 0):
+        raise GrammarError(f"LNF field {name!r} decreases at index {int(np.argmax(np.diff(offsets) < 0))}")
+
+
+def _check_ids(ids, bound, name):
+    if len(ids) and (ids.min() < 0 or ids.max() >= bound):
+        bad = int(np.argmax((ids < 0) | (ids >= bound)))
+        raise GrammarError(f"LNF field {name!r}[{bad}] = {int(ids[bad])} is outside [0, {bound})")
+
+
+def _without_hopeless_states(table, accepting):
+    """Redirect transitions into states that cannot reach an accepting state
+    to the dead state 0, so "state != 0" means "still viable" even for an
+    untrimmed table."""
+    alive = accepting.copy()
+    while True:
+        grown = alive | alive[table].any(axis=1)
+        if np.array_equal(grown, alive):
+            break
+        alive = grown
+    return np.where(alive[table], table, 0).astype(np.int32)
+
+
+cdef class CompiledTables:
+    """Immutable flat tables of one LNF grammar; share one between recognizers."""
+
+    def __cinit__(self):
+        self.terminal_infos = NULL
+        self.dfa_infos = NULL
+
+    def __dealloc__(self):
+        free(self.terminal_infos)
+        free(self.dfa_infos)
+
+    def __init__(self, lnf):
+        cdef Py_ssize_t i, n_dfas
+        self.lnf = lnf
+        nt_offsets = _contiguous(lnf.nonterminal_production_offsets, np.int32, "nonterminal_production_offsets")
+        production_lhs = _contiguous(lnf.production_lhs, np.int32, "production_lhs")
+        symbol_offsets = _contiguous(lnf.production_symbol_offsets, np.int32, "production_symbol_offsets")
+        symbol_kinds = _contiguous(lnf.symbol_kinds, np.uint8, "symbol_kinds")
+        symbol_ids = _contiguous(lnf.symbol_ids, np.int32, "symbol_ids")
+        terminal_kinds = _contiguous(lnf.terminal_kinds, np.uint8, "terminal_kinds")
+        literal_offsets = _contiguous(lnf.terminal_literal_offsets, np.int32, "terminal_literal_offsets")
+        literal_bytes = _contiguous(lnf.literal_bytes, np.uint8, "literal_bytes")
+        dfa_ids = _contiguous(lnf.terminal_dfa_ids, np.int32, "terminal_dfa_ids")
+        dfas = list(lnf.dfas)
+
+        n_nonterminals = len(nt_offsets) - 1
+        n_productions = len(production_lhs)
+        n_symbols = len(symbol_kinds)
+        n_terminals = len(terminal_kinds)
+        if n_nonterminals < 1:
+            raise GrammarError("LNF has no nonterminals")
+        _check_offsets(nt_offsets, n_nonterminals, n_productions, "nonterminal_production_offsets")
+        _check_offsets(symbol_offsets, n_productions, n_symbols, "production_symbol_offsets")
+        if n_productions and np.any(np.diff(symbol_offsets) < 1):
+            raise GrammarError("LNF has an empty production "
+                               f"(index {int(np.argmax(np.diff(symbol_offsets) < 1))})")
+        expected_lhs = np.repeat(np.arange(n_nonterminals, dtype=np.int32), np.diff(nt_offsets))
+        if not np.array_equal(expected_lhs, production_lhs):
+            raise GrammarError("LNF production_lhs disagrees with nonterminal_production_offsets")
+        if len(symbol_ids) != n_symbols:
+            raise GrammarError("LNF symbol_ids and symbol_kinds differ in length")
+        if len(symbol_kinds) and symbol_kinds.max() > 1:
+            raise GrammarError("LNF symbol_kinds must be 0 (terminal) or 1 (nonterminal)")
+        is_nt = symbol_kinds == 1
+        _check_ids(symbol_ids[is_nt], n_nonterminals, "symbol_ids (nonterminals)")
+        _check_ids(symbol_ids[~is_nt], n_terminals, "symbol_ids (terminals)")
+        start_id = int(lnf.start_id)
+        if not 0 <= start_id < n_nonterminals:
+            raise GrammarError(f"LNF start_id {start_id} is outside [0, {n_nonterminals})")
+        _check_offsets(literal_offsets, n_terminals, len(literal_bytes), "terminal_literal_offsets")
+        if len(dfa_ids) != n_terminals:
+            raise GrammarError("LNF terminal_dfa_ids and terminal_kinds differ in length")
+
+        symbol_is_last = np.zeros(n_symbols, dtype=np.uint8)
+        symbol_is_last[symbol_offsets[1:] - 1] = 1
+
+        # Per-DFA tables, concatenated.
+        n_dfas = len(dfas)
+        class_maps = np.zeros(max(n_dfas, 1) * 256, dtype=np.uint8)
+        transition_parts, accepting_parts, continue_parts, allowed_parts = [], [], [], []
+        self.dfa_infos = <DfaInfo*>malloc(max(n_dfas, 1) * sizeof(DfaInfo))
+        self.terminal_infos = <TerminalInfo*>malloc(max(n_terminals, 1) * sizeof(TerminalInfo))
+        if self.dfa_infos == NULL or self.terminal_infos == NULL:
+            raise MemoryError()
+        cdef int64_t transitions_start = 0, state_base = 0
+        for i, dfa in enumerate(dfas):
+            table = np.ascontiguousarray(np.asarray(dfa.transitions), dtype=np.int32)
+            class_map = _contiguous(dfa.class_map, np.uint8, f"dfas[{i}].class_map")
+            accepting = _contiguous(dfa.accepting, np.bool_, f"dfas[{i}].accepting")
+            start = int(dfa.start)
+            if table.ndim != 2 or table.shape[0] < 2 or table.shape[1] < 1:
+                raise GrammarError(f"DFA {i} transitions must be [n_states >= 2, n_classes >= 1]")
+            n_states, n_classes = table.shape
+            if len(class_map) != 256 or class_map.max() >= n_classes:
+                raise GrammarError(f"DFA {i} class_map must have 256 entries < n_classes={n_classes}")
+            if len(accepting) != n_states:
+                raise GrammarError(f"DFA {i} accepting has {len(accepting)} entries, expected {n_states}")
+            if table.min() < 0 or table.max() >= n_states:
+                raise GrammarError(f"DFA {i} has a transition outside [0, {n_states})")
+            if np.any(table[0] != 0) or accepting[0]:
+                raise GrammarError(f"DFA {i}: state 0 must be a dead, non-accepting sink")
+            if not 1 <= start < n_states:
+                raise GrammarError(f"DFA {i} start state {start} is outside [1, {n_states})")
+            class_maps[i * 256:(i + 1) * 256] = class_map
+            table = _without_hopeless_states(table, accepting)
+            by_byte = table[:, class_map.astype(np.intp)]          # [n_states, 256]
+            live = by_byte != 0
+            transition_parts.append(table.reshape(-1))
+            accepting_parts.append(accepting.astype(np.uint8))
+            continue_parts.append(live.any(axis=1).astype(np.uint8))
+            packed = np.ascontiguousarray(np.packbits(live, axis=1, bitorder="little"))
+            allowed_parts.append(packed.view("<u8").reshape(-1))
+            self.dfa_infos[i].transitions_start = transitions_start
+            self.dfa_infos[i].class_map_start = i * 256
+            self.dfa_infos[i].state_base = state_base
+            self.dfa_infos[i].n_states = n_states
+            self.dfa_infos[i].n_classes = n_classes
+            self.dfa_infos[i].start = start
+            transitions_start += n_states * n_classes
+            state_base += n_states
+
+        def concat(parts, dtype):
+            return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(1, dtype), dtype=dtype)
+
+        transitions = concat(transition_parts, np.int32)
+        state_accepting = concat(accepting_parts, np.uint8)
+        state_can_continue = concat(continue_parts, np.uint8)
+        state_allowed = concat(allowed_parts, np.uint64)
+
+        for i in range(n_terminals):
+            kind = int(terminal_kinds[i])
+            length = int(literal_offsets[i + 1] - literal_offsets[i])
+            if kind == 0:
+                if length < 1:
+                    raise GrammarError(f"LNF literal terminal {i} is empty")
+                self.terminal_infos[i].is_dfa = 0
+                self.terminal_infos[i].literal_start = literal_offsets[i]
+                self.terminal_infos[i].literal_len = length
+                self.terminal_infos[i].dfa_id = -1
+            elif kind == 1:
+                if not 0 <= dfa_ids[i] < n_dfas:
+                    raise GrammarError(f"LNF DFA terminal {i} refers to DFA {int(dfa_ids[i])} of {n_dfas}")
+                self.terminal_infos[i].is_dfa = 1
+                self.terminal_infos[i].literal_start = 0
+                self.terminal_infos[i].literal_len = 0
+                self.terminal_infos[i].dfa_id = dfa_ids[i]
+            else:
+                raise GrammarError(f"LNF terminal {i} has unknown kind {kind}")
+
+        if len(literal_bytes) == 0:
+            literal_bytes = np.zeros(1, dtype=np.uint8)
+        if n_symbols == 0:
+            symbol_kinds = np.zeros(1, dtype=np.uint8)
+            symbol_ids = np.zeros(1, dtype=np.int32)
+            symbol_is_last = np.zeros(1, dtype=np.uint8)
+        self._owners = (nt_offsets, symbol_offsets, symbol_kinds, symbol_ids, symbol_is_last,
+                        literal_bytes, class_maps, transitions, state_accepting,
+                        state_can_continue, state_allowed)
+        self.view.start_id = start_id
+        self.view.start_accepts_empty = bool(lnf.start_accepts_empty)
+        self.view.n_nonterminals = n_nonterminals
+        self.view.n_productions = n_productions
+        self.view.n_symbols = n_symbols
+        self.view.n_terminals = n_terminals
+        self.view.n_dfa_states = state_base
+        self.view.nonterminal_production_offsets = _int32_pointer(nt_offsets)
+        self.view.production_symbol_offsets = _int32_pointer(symbol_offsets)
+        self.view.symbol_is_nonterminal = _uint8_pointer(symbol_kinds)
+        self.view.symbol_ids = _int32_pointer(symbol_ids)
+        self.view.symbol_is_last = _uint8_pointer(symbol_is_last)
+        self.view.terminal_infos = self.terminal_infos
+        self.view.literal_bytes = _uint8_pointer(literal_bytes)
+        self.view.dfa_infos = self.dfa_infos
+        self.view.class_maps = _uint8_pointer(class_maps)
+        self.view.transitions = _int32_pointer(transitions)
+        self.view.state_accepting = _uint8_pointer(state_accepting)
+        self.view.state_can_continue = _uint8_pointer(state_can_continue)
+        self.view.state_allowed_bytes = _uint64_pointer(state_allowed)
+
+    @property
+    def start_id(self):
+        return self.view.start_id
+
+    @property
+    def start_accepts_empty(self):
+        return bool(self.view.start_accepts_empty)
+
+    @property
+    def n_nonterminals(self):
+        return self.view.n_nonterminals
+
+    @property
+    def n_symbols(self):
+        return self.view.n_symbols
+
+    @property
+    def n_terminals(self):
+        return self.view.n_terminals
+
+    @property
+    def n_dfa_states(self):
+        return self.view.n_dfa_states
+
+    def __reduce__(self):
+        return (CompiledTables, (self.lnf,))
+
+
+cdef const int32_t* _int32_pointer(const int32_t[::1] view):
+    return &view[0]
+
+
+cdef const uint8_t* _uint8_pointer(const uint8_t[::1] view):
+    return &view[0]
+
+
+cdef const uint64_t* _uint64_pointer(const uint64_t[::1] view):
+    return &view[0]

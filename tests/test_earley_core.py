@@ -1,0 +1,249 @@
+"""Earley core on hand-built LNF grammars: operations, errors, hooks.
+
+Oracle: ``earley_support.ReferenceRecognizer`` (plain fixpoint over the
+productions, terminals decided by the ``regex`` module), never the core's
+own output.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from grammask.errors import GrammarError, LimitExceeded
+from grammask._core.earley import EarleyRecognizer, compiled_tables
+from grammask._core.earley_tables import CompiledTables
+
+from earley_support import ReferenceRecognizer, build_lnf, make_dfa
+
+
+def all_strings(alphabet: bytes, max_len: int):
+    for n in range(max_len + 1):
+        for combo in itertools.product(alphabet, repeat=n):
+            yield bytes(combo)
+
+
+def check_exhaustively(grammar_text, alphabet, max_len, start_accepts_empty=False):
+    """Every string up to max_len: viability of each prefix and acceptance."""
+    lnf = build_lnf(grammar_text, start_accepts_empty)
+    reference = ReferenceRecognizer(lnf)
+    tables = CompiledTables(lnf)
+    n_checked = 0
+    for data in all_strings(alphabet, max_len):
+        recognizer = EarleyRecognizer(tables)
+        expected_ok = reference.viable(data)
+        assert recognizer.push_bytes(data) == expected_ok, data
+        if expected_ok:
+            assert recognizer.is_accepting() == reference.accepts(data), data
+            assert recognizer.n_bytes == len(data)
+        n_checked += 1
+    return n_checked
+
+
+GRAMMARS = {
+    "right recursion": ("S ::= 'a' S | 'a'", b"ab"),
+    "left recursion": ("S ::= S 'a' | 'b'", b"ab"),
+    "middle recursion": ("S ::= 'a' S 'b' | 'ab'", b"ab"),
+    "ambiguous": ("S ::= S S | 'a' | 'ab' | 'b'", b"abc"),
+    "shared literal prefixes": ("S ::= 'abc' | 'abd' | 'ab' S | 'a'", b"abcd"),
+    "regex end and continue": ("S ::= /a+/ 'b' | /a+/ | /ab*/ S", b"ab"),
+    "early end": ("S ::= e/a*b/ S | e/a*b/ | 'c'", b"abc"),
+    "complement": ("S ::= '<' x/>/ '>' | '<>'", b"<>a"),
+    "substrings": ("S ::= s/abcab/ ';' S | s/abcab/", b"abc;"),
+    "utf8 literals": ("S ::= '\u00e9' S | '\u20ac' | /(\\xc3\\xa9)+/ '!'", "\u00e9\u20ac!".encode()),
+    "deep chain": ("S ::= A 'x' ; A ::= B 'y' | 'a' ; B ::= A 'z' | 'b'", b"abxyz"),
+    "unit cycle": ("S ::= A | 'c' ; A ::= S 'a' | 'b'", b"abc"),
+    "json-like": ("V ::= '[' E ']' | '[]' | 'n' ; E ::= V | V ',' E", b"[],n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_exhaustive_small_strings(name):
+    text, alphabet = GRAMMARS[name]
+    max_len = 6 if len(alphabet) <= 3 else 5
+    assert check_exhaustively(text, alphabet, max_len) > 0
+
+
+def test_start_accepts_empty_at_length_zero():
+    lnf = build_lnf("S ::= 'a' S | 'a'", start_accepts_empty=True)
+    recognizer = EarleyRecognizer(lnf)
+    assert recognizer.is_accepting()
+    assert not EarleyRecognizer(build_lnf("S ::= 'a'")).is_accepting()
+
+
+def test_failed_push_leaves_state_unchanged():
+    lnf = build_lnf("S ::= /[0-9]+/ '.' /[0-9]+/ | 'x'")
+    recognizer = EarleyRecognizer(lnf)
+    assert recognizer.push_bytes(b"12")
+    before = (recognizer.stats()["items_per_set"], recognizer.allowed_first_bytes(),
+              recognizer.top_state_hash(), recognizer.is_accepting(), recognizer.scan_items())
+    assert not recognizer.push_byte(ord("x"))
+    assert not recognizer.push_bytes(b"3.4x")
+    after = (recognizer.stats()["items_per_set"], recognizer.allowed_first_bytes(),
+             recognizer.top_state_hash(), recognizer.is_accepting(), recognizer.scan_items())
+    assert before == after
+    assert recognizer.push_bytes(b".5") and recognizer.is_accepting()
+
+
+def test_allowed_first_bytes_layout_and_agreement():
+    lnf = build_lnf("S ::= 'a' S | /[0-9]+/ | '\u00e9'")
+    recognizer = EarleyRecognizer(lnf)
+    bitset = recognizer.allowed_first_bytes()
+    assert isinstance(bitset, bytes) and len(bitset) == 32
+    expected = {ord("a"), 0xC3} | set(range(ord("0"), ord("9") + 1))
+    assert set(recognizer.allowed_byte_values()) == expected
+    for byte in range(256):
+        assert bool(bitset[byte >> 3] >> (byte & 7) & 1) == (byte in expected)
+    reference = ReferenceRecognizer(lnf)
+    for prefix in [b"", b"a", b"aa", b"1", b"\xc3"]:
+        assert recognizer.push_bytes(prefix) if prefix else True
+        allowed = set(recognizer.allowed_byte_values())
+        assert allowed == {b for b in range(256) if reference.viable(prefix + bytes([b]))}
+        recognizer.pop(len(prefix))
+
+
+def test_pop_snapshot_restore_copy():
+    lnf = build_lnf("S ::= 'a' S 'b' | /c+/")
+    recognizer = EarleyRecognizer(lnf)
+    assert recognizer.push_bytes(b"aac")
+    token = recognizer.snapshot()
+    clone = recognizer.copy()
+    assert recognizer.push_bytes(b"cbb") and recognizer.is_accepting()
+    assert not clone.is_accepting() and clone.n_bytes == 3
+    assert clone.push_bytes(b"bb") and clone.is_accepting()
+    recognizer.restore(token)
+    assert recognizer.n_bytes == 3 and not recognizer.is_accepting()
+    recognizer.pop(2)
+    assert recognizer.allowed_byte_values() == [ord("a"), ord("c")]
+    with pytest.raises(ValueError):
+        recognizer.restore(token)            # popped below the snapshot
+    with pytest.raises(ValueError):
+        recognizer.pop(2)                    # only 1 byte pushed
+    recognizer.pop(1)
+    assert recognizer.n_bytes == 0
+
+
+def test_restore_rejects_other_branch():
+    recognizer = EarleyRecognizer(build_lnf("S ::= /[ab]+/"))
+    recognizer.push_bytes(b"ab")
+    token = recognizer.snapshot()
+    recognizer.pop(1)
+    recognizer.push_byte(ord("a"))           # same length, different set
+    with pytest.raises(ValueError):
+        recognizer.restore(token)
+
+
+def test_max_items_limit_raises_and_keeps_state():
+    lnf = build_lnf("S ::= S S | 'a'")
+    recognizer = EarleyRecognizer(lnf, max_items=40)
+    pushed = 0
+    with pytest.raises(LimitExceeded) as info:
+        for _ in range(100):
+            recognizer.push_byte(ord("a"))
+            pushed += 1
+    assert info.value.limit == "max_earley_items" and info.value.maximum == 40
+    assert recognizer.n_bytes == pushed
+    assert recognizer.is_accepting()
+    with pytest.raises(LimitExceeded):
+        recognizer.push_bytes(b"aaaa")
+    assert recognizer.n_bytes == pushed
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda g: setattr(g, "production_symbol_offsets", np.array([0, 0, 1], dtype=np.int32)), "empty production"),
+    (lambda g: setattr(g, "symbol_ids", np.array([5], dtype=np.int32)), "outside"),
+    (lambda g: setattr(g, "start_id", 3), "start_id"),
+    (lambda g: g.dfas[0].transitions.__setitem__((1, 0), 99), "transition"),
+    (lambda g: setattr(g.dfas[0], "start", 0), "start state"),
+])
+def test_malformed_lnf_is_a_grammar_error(mutate, message):
+    lnf = build_lnf("S ::= /a+/") if "transition" in message or "start state" in message \
+        else build_lnf("S ::= 'a' | 'b'")
+    if message == "empty production":
+        lnf.symbol_kinds = np.array([0], dtype=np.uint8)
+        lnf.symbol_ids = np.array([0], dtype=np.int32)
+    if message == "outside":
+        lnf.symbol_kinds = lnf.symbol_kinds[:1]
+        lnf.production_symbol_offsets = np.array([0, 1], dtype=np.int32)
+        lnf.production_lhs = np.array([0], dtype=np.int32)
+        lnf.nonterminal_production_offsets = np.array([0, 1], dtype=np.int32)
+    mutate(lnf)
+    with pytest.raises(GrammarError, match=message):
+        EarleyRecognizer(lnf)
+
+
+def test_tables_are_shared_and_cached():
+    lnf = build_lnf("S ::= 'a' S | 'a'")
+    assert compiled_tables(lnf) is compiled_tables(lnf)
+    first, second = EarleyRecognizer(lnf), EarleyRecognizer(lnf)
+    assert first.tables is second.tables
+
+
+def test_hopeless_dfa_states_are_dead():
+    # state 2 of this hand DFA cannot reach acceptance: 'ab' must be rejected
+    lnf = build_lnf("S ::= /a/")
+    dfa = lnf.dfas[0]
+    dfa.transitions = np.array([[0, 0, 0], [0, 2, 3], [0, 0, 2], [0, 0, 0]], dtype=np.int32)
+    dfa.accepting = np.array([False, False, False, True])
+    dfa.class_map = np.zeros(256, dtype=np.uint8)
+    dfa.class_map[ord("b")] = 1
+    dfa.class_map[ord("a")] = 2
+    dfa.start = 1
+    recognizer = EarleyRecognizer(lnf)
+    assert recognizer.allowed_byte_values() == [ord("a")]
+    assert recognizer.push_byte(ord("a")) and recognizer.is_accepting()
+
+
+def test_scan_items_and_terminal_end():
+    lnf = build_lnf("S ::= /[0-9]+/ 'x' | 'ab' /[0-9]+/ 'y'")
+    recognizer = EarleyRecognizer(lnf)
+    number = lnf.terminals.index(next(t for t in lnf.terminals if t.value == b"[0-9]+"))
+    digits = lnf.dfas[lnf.terminal_dfa_ids[number]]
+    items = recognizer.scan_items()
+    assert (number, digits.start) in items
+    index_of_number = items.index((number, digits.start))
+    assert not recognizer.end_terminal(index_of_number)     # nothing read yet
+    assert recognizer.push_bytes(b"12")
+    items = recognizer.scan_items()
+    k = items.index((number, digits.step(digits.step(digits.start, ord("1")), ord("2"))))
+    assert recognizer.end_terminal(k)
+    assert recognizer.allowed_byte_values() == [ord("x")]
+    assert recognizer.push_byte(ord("x")) and recognizer.is_accepting()
+    recognizer.pop(2)
+    assert recognizer.n_bytes == 2 and sorted(recognizer.allowed_byte_values()) == \
+        sorted([ord("x")] + list(range(ord("0"), ord("9") + 1)))
+    # a DFA state reached by bytes the caller walked itself
+    recognizer.pop(2)
+    k = recognizer.scan_items().index((number, digits.start))
+    state = digits.step(digits.step(digits.step(digits.start, ord("7")), ord("7")), ord("7"))
+    assert recognizer.end_terminal(k, state)
+    assert recognizer.allowed_byte_values() == [ord("x")]
+    recognizer.pop(1)
+    assert not recognizer.end_terminal(k, digits.start) or digits.accepting[digits.start]
+    literal_k = [i for i, (t, _) in enumerate(recognizer.scan_items()) if lnf.terminals[t].value == b"ab"][0]
+    assert not recognizer.end_terminal(literal_k)
+    assert recognizer.end_terminal(literal_k, 2)
+    assert recognizer.allowed_byte_values() == list(range(ord("0"), ord("9") + 1))
+
+
+def test_state_hash_relative_origins():
+    lnf = build_lnf("S ::= 'a' S | 'b'")
+    first, second = EarleyRecognizer(lnf), EarleyRecognizer(lnf)
+    first.push_bytes(b"aaa")
+    second.push_bytes(b"aaaaa")
+    assert first.top_state_hash() == second.top_state_hash()
+    assert first.has_same_top_set(second)
+    second.push_byte(ord("b"))
+    assert first.top_state_hash() != second.top_state_hash()
+    assert not first.has_same_top_set(second)
+
+
+def test_dfa_tables_match_their_regex():
+    import regex
+    for pattern in ["[0-9]+", "a|ab", "(ab)*c", "[^a]b?", "\\x41+"]:
+        dfa = make_dfa(pattern)
+        compiled = regex.compile(pattern.encode())
+        for data in all_strings(b"abc09A", 3):
+            assert dfa.fullmatch(data) == bool(compiled.fullmatch(data)), (pattern, data)
