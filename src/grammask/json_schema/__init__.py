@@ -1,0 +1,123 @@
+"""JSON Schema (draft 2020-12, with draft-4/7 spellings) and pydantic models to grammar.
+
+What it computes: ``schema_to_ast(schema, **options)`` returns a
+``grammask.grammar.ast.GrammarAST`` whose sentences are the JSON texts valid
+against ``schema`` (a dict, a boolean, or JSON text); ``pydantic_to_ast``
+does the same for a pydantic v2 model (or any type pydantic can describe)
+through its JSON Schema.  ``translate_schema`` returns the AST together with
+the warnings.  ``Grammar.from_json_schema`` / ``Grammar.from_pydantic``
+(the front end) call these.
+
+Options (keyword-only):
+
+- ``strict=False``: on an unsupported or approximated keyword, warn with a
+  ``GrammarWarning`` (keyword, JSON pointer, approximation; also returned by
+  ``translate_schema``).  ``strict=True`` raises ``SchemaUnsupported`` (a
+  ``grammask.GrammarError``) instead.
+- ``whitespace="flexible"``: whitespace wherever JSON allows it (around
+  every value, key, ``:`` and ``,``), each run capped at ``max_whitespace``
+  bytes; ``"compact"``: no whitespace at all.
+- ``max_whitespace=256``: the cap on one whitespace run (None: no cap).
+  Why 256: a pretty-printed document's longest run is a newline plus the
+  indentation of the deepest line, ``1 + indent * depth``, and a cap per
+  indentation level cannot be checked by a context-free rule shared by all
+  depths; 256 accepts ``json.dumps(x, indent=2)`` up to depth 127 and
+  ``indent=4`` up to depth 63, while bounding how long a model can emit
+  blanks before it must write JSON.
+- ``any_order=False``: members in schema order (extra members in any gap);
+  True: any order, with required/at-most-once not enforced (warned).
+- ``close_objects=False``: absent ``additionalProperties`` means true (the
+  specification); True treats it as false for objects that declare
+  ``properties`` or ``patternProperties``.
+- ``start="start"``: the start rule's name.
+- guards: ``max_grammar_nodes`` and ``max_schema_depth`` raise
+  ``grammask.LimitExceeded`` on pathological schemas.
+
+Semantics notes (each tested): ``oneOf`` is translated as ``anyOf`` (a
+warning when branches may overlap); ``format`` is asserted for date, time,
+date-time, email, uuid, uri, uri-reference, ipv4 and hostname (others warn
+and are not enforced: 2020-12's default annotation behaviour); numbers:
+see ``numbers.py``; strings count code points in any escape spelling.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from grammask.errors import GrammarError, GrammarSyntaxError
+from grammask.grammar.ast import GrammarAST
+from grammask.json_schema.translator import GrammarWarning, Options, SchemaUnsupported, Translator
+
+__all__ = ["GrammarWarning", "SchemaTranslation", "SchemaUnsupported", "pydantic_to_ast",
+           "pydantic_to_schema", "schema_to_ast", "translate_schema"]
+
+
+@dataclass(frozen=True)
+class SchemaTranslation:
+    ast: GrammarAST
+    warnings: tuple[GrammarWarning, ...]
+    schema: Any
+
+
+def _load(schema: Any) -> Any:
+    if isinstance(schema, (bytes, bytearray)):
+        schema = schema.decode("utf-8")
+    if isinstance(schema, str):
+        try:
+            return json.loads(schema)
+        except json.JSONDecodeError as error:
+            lines = schema.splitlines() or [""]
+            line = lines[error.lineno - 1] if error.lineno - 1 < len(lines) else ""
+            excerpt = f"{error.lineno} | {line}\n{' ' * len(str(error.lineno))} | " \
+                      f"{' ' * (error.colno - 1)}^"
+            raise GrammarSyntaxError(f"invalid JSON schema text: {error.msg}", error.lineno,
+                                     error.colno, excerpt) from None
+    if schema is True or schema is False or isinstance(schema, dict):
+        return schema
+    raise GrammarError(f"a JSON Schema must be a dict, a boolean or JSON text, "
+                       f"not {type(schema).__name__}")
+
+
+def _options(options: dict) -> Options:
+    known = set(Options.__dataclass_fields__)
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError(f"unknown JSON Schema option(s): {', '.join(sorted(unknown))}")
+    result = Options(**options)
+    if result.whitespace not in ("flexible", "compact"):
+        raise GrammarError(f"whitespace must be 'flexible' or 'compact', "
+                           f"not {result.whitespace!r}")
+    if result.max_whitespace is not None and result.max_whitespace < 0:
+        raise GrammarError("max_whitespace must be >= 0 or None")
+    return result
+
+
+def translate_schema(schema: Any, **options: Any) -> SchemaTranslation:
+    """The grammar AST of a JSON Schema plus the warnings it raised."""
+    loaded = _load(schema)
+    translator = Translator(loaded, _options(options))
+    ast = translator.translate()
+    return SchemaTranslation(ast=ast, warnings=tuple(translator.warnings), schema=loaded)
+
+
+def schema_to_ast(schema: Any, **options: Any) -> GrammarAST:
+    """The grammar AST of a JSON Schema (dict, bool or JSON text)."""
+    return translate_schema(schema, **options).ast
+
+
+def pydantic_to_schema(model: Any) -> dict:
+    """The validation JSON Schema of a pydantic v2 model or type."""
+    try:
+        from pydantic import BaseModel, TypeAdapter
+    except ImportError as error:
+        raise GrammarError("from_pydantic needs pydantic v2 (pip install pydantic)") from error
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return model.model_json_schema(mode="validation")
+    return TypeAdapter(model).json_schema(mode="validation")
+
+
+def pydantic_to_ast(model: Any, **options: Any) -> GrammarAST:
+    """The grammar AST of a pydantic v2 model (or a type such as ``list[Model]``)."""
+    return schema_to_ast(pydantic_to_schema(model), **options)

@@ -1,0 +1,137 @@
+"""Arrays: prefixItems / items (also draft-7 ``items: [...]`` + ``additionalItems``),
+minItems / maxItems, a simple form of ``contains``.
+
+What it computes: the node for ``type: array`` under a schema.
+
+Construction: position k (0-based) uses ``prefixItems[k]`` while there is
+one, then ``items`` (``true`` when absent).  A position whose schema accepts
+nothing caps the length at k.  With ``E`` explicit positions (enough for the
+prefix and for ``minItems``) the content is the nested chain
+
+    node_0 (sep node_1 (sep node_2 ... tail)?)?
+
+where positions below ``minItems`` are not optional, and ``tail`` is
+``(sep item){0, maxItems - E}`` (unbounded without ``maxItems``): linear in
+``E`` (no 2^n expansion).  The array is ``"[" ws "]"`` (when empty is
+allowed) or ``"[" ws content ws "]"``.
+
+``contains`` is exact when it is the only count constraint (no prefixItems,
+minItems <= 1, no maxItems, default min/maxContains):
+``"[" ws (item sep)* match (sep item)* ws "]"``, ``match`` being
+``allOf(items, contains)``.  Other ``contains`` combinations and
+``uniqueItems: true`` are not expressible with a context-free grammar of
+reasonable size: a warning names them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.translator import NEVER, child_pointer
+
+MAX_BOUNDED_TAIL = 10_000
+
+
+def _count(translator, schema: dict, keyword: str, pointer: str):
+    value = schema.get(keyword)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise translator.error(pointer, f"{keyword} must be a non-negative integer")
+    return value
+
+
+def array_node(translator, schema: dict, pointer: str) -> Any:
+    prefix_keyword = "prefixItems"
+    prefix = schema.get("prefixItems", [])
+    items = schema.get("items", True)
+    items_keyword = "items"
+    if isinstance(items, list):
+        prefix, prefix_keyword = items, "items"
+        items, items_keyword = schema.get("additionalItems", True), "additionalItems"
+    if not isinstance(prefix, list):
+        raise translator.error(pointer, "prefixItems must be an array")
+    min_items = _count(translator, schema, "minItems", pointer) or 0
+    max_items = _count(translator, schema, "maxItems", pointer)
+    if schema.get("uniqueItems") is True:
+        translator.warn("uniqueItems", pointer, "not enforced: duplicate items are accepted")
+    ws = translator.ws()
+    empty = translator.seq(translator.lit("["), ws, translator.lit("]"))
+
+    if "contains" in schema:
+        contained = _contains(translator, schema, prefix, items, min_items, max_items, pointer)
+        if contained is not None:
+            return contained
+
+    position_nodes = []
+    for index, sub in enumerate(prefix):
+        if max_items is not None and index >= max_items:
+            break
+        node = translator.node(sub, child_pointer(pointer, prefix_keyword, index))
+        if node is NEVER:
+            max_items = index
+            break
+        position_nodes.append(node)
+    item_node = translator.node(items, child_pointer(pointer, items_keyword))
+    if item_node is NEVER and (max_items is None or max_items > len(position_nodes)):
+        max_items = len(position_nodes)
+    if max_items is not None and max_items < min_items:
+        return NEVER
+    if max_items == 0:
+        return empty
+
+    def node_at(index: int):
+        return position_nodes[index] if index < len(position_nodes) else item_node
+
+    n_explicit = max(len(position_nodes), min_items, 1)
+    if max_items is not None:
+        n_explicit = min(n_explicit, max_items)
+    if max_items is None:
+        tail = translator.repeat(translator.seq(translator.comma(), item_node), 0, None)
+    else:
+        remaining = max_items - n_explicit
+        if remaining > MAX_BOUNDED_TAIL:
+            translator.warn("maxItems", pointer, f"maxItems {max_items} is above "
+                                                 f"{MAX_BOUNDED_TAIL}: not enforced")
+            tail = translator.repeat(translator.seq(translator.comma(), item_node), 0, None)
+        elif remaining > 0:
+            tail = translator.repeat(translator.seq(translator.comma(), item_node), 0, remaining)
+        else:
+            tail = None
+    rest = tail
+    for index in range(n_explicit - 1, 0, -1):
+        current = translator.seq(translator.comma(), node_at(index), rest)
+        if index >= min_items:
+            current = translator.repeat(current, 0, 1)
+        rest = current
+    content = translator.seq(node_at(0), rest)
+    full = translator.seq(translator.lit("["), ws, content, ws, translator.lit("]"))
+    return translator.alt([empty if min_items == 0 else NEVER, full])
+
+
+def _contains(translator, schema, prefix, items, min_items, max_items, pointer: str):
+    """The exact simple ``contains`` form, or None after warning (then ignored)."""
+    min_contains = _count(translator, schema, "minContains", pointer)
+    max_contains = _count(translator, schema, "maxContains", pointer)
+    if min_contains == 0 and max_contains is None:
+        return None
+    simple = (not prefix and min_items <= 1 and max_items is None
+              and min_contains in (None, 1) and max_contains is None)
+    if not simple:
+        translator.warn("contains", pointer, "combined with prefixItems, maxItems, minItems > 1 "
+                                             "or min/maxContains: not enforced")
+        return None
+    contains_pointer = child_pointer(pointer, "contains")
+    match = translator.node(merge_schemas(translator, [items, schema["contains"]],
+                                          contains_pointer), contains_pointer)
+    if match is NEVER:
+        return NEVER
+    item_node = translator.node(items, child_pointer(pointer, "items"))
+    comma = translator.comma()
+    before = translator.repeat(translator.seq(item_node, comma), 0, None)
+    after = translator.repeat(translator.seq(comma, item_node), 0, None)
+    ws = translator.ws()
+    return translator.seq(translator.lit("["), ws, before, match, after, ws, translator.lit("]"))

@@ -1,0 +1,248 @@
+"""``allOf`` merging and const/enum container values.
+
+What it computes: ``merge_schemas(translator, schemas, pointer)`` returns one
+schema dict equivalent to the conjunction of ``schemas`` (each a dict or a
+boolean), so the translator can build a single grammar for it:
+
+- ``$ref`` operands are inlined (their target's keywords join the merge);
+  an ``allOf`` operand is flattened into the operand list;
+- bounds take the tighter value, ``required`` is the union, ``type`` and
+  ``enum`` intersect, ``const`` becomes a one-element enum;
+- sub-schemas (``properties`` entries, ``items``, ``additionalProperties``,
+  ...) are merged *lazily* as ``{"allOf": [x, y]}``, translated when reached:
+  so recursive definitions never expand here;
+- object cross-effects are exact: a property declared by one operand but
+  not by another must also satisfy the other's ``additionalProperties`` (or
+  its matching ``patternProperties``); positions of ``prefixItems`` meet the
+  other operand's ``prefixItems`` entry or ``items``;
+- ``anyOf``/``oneOf`` of several operands distribute into a product (capped
+  at ``MAX_DISTRIBUTED_BRANCHES``, else a warning and the first is kept).
+
+Keywords that cannot be combined (two different ``pattern`` or ``format``
+values, ``not``, ``multipleOf`` pairs that do not divide) keep the first
+value with a warning naming the keyword: looser, never silent.
+
+``const_node`` builds the node for one JSON value (containers included).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Any
+
+from grammask.json_schema.regex_text import json_string_literal_regex
+from grammask.json_schema.values import json_equal, scalar_node
+
+MAX_DISTRIBUTED_BRANCHES = 64
+MAX_INLINED_REFS = 64
+
+_LOWER_BOUNDS = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties",
+                 "minContains")
+_UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties",
+                 "maxContains")
+_LAZY_SUBSCHEMAS = ("additionalProperties", "contains", "propertyNames",
+                    "unevaluatedProperties", "unevaluatedItems")
+_KEEP_FIRST = ("$defs", "definitions", "$id", "$schema", "$anchor", "title", "description",
+               "default", "examples", "$comment")
+
+
+def both(x: Any, y: Any) -> Any:
+    """The lazy conjunction of two schemas."""
+    if x is True or x == {} or x == y:
+        return y
+    if y is True or y == {}:
+        return x
+    if x is False or y is False:
+        return False
+    return {"allOf": [x, y]}
+
+
+def merge_schemas(translator, schemas: list, pointer: str) -> Any:
+    operands = _flatten(translator, schemas, pointer, [0])
+    if any(operand is False for operand in operands):
+        return False
+    result: dict = {}
+    for operand in operands:
+        result = _merge_two(translator, result, operand, pointer)
+    return result
+
+
+def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int]) -> list:
+    operands: list = []
+    for schema in schemas:
+        if schema is True:
+            continue
+        if schema is False:
+            return [False]
+        if not isinstance(schema, dict):
+            raise translator.error(pointer, "allOf operands must be schemas")
+        schema = dict(schema)
+        for keyword in ("$ref", "$dynamicRef"):
+            if keyword in schema:
+                n_inlined[0] += 1
+                if n_inlined[0] > MAX_INLINED_REFS:
+                    translator.warn(keyword, pointer, "reference cycle inside allOf: the "
+                                                      "remaining references are not applied")
+                    schema.pop(keyword)
+                    continue
+                target, _ = translator.resolve_inline(schema.pop(keyword), pointer)
+                operands.extend(_flatten(translator, [target], pointer, n_inlined))
+        if "allOf" in schema:
+            branches = schema.pop("allOf")
+            if not isinstance(branches, list):
+                raise translator.error(pointer, "allOf must be an array")
+            operands.extend(_flatten(translator, branches, pointer, n_inlined))
+        operands.append(schema)
+    return operands
+
+
+def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
+    result = dict(a)
+    for key, value in b.items():
+        if key not in result:
+            result[key] = value
+            continue
+        current = result[key]
+        if current == value or key in _KEEP_FIRST:
+            continue
+        if key == "type":
+            first = [current] if isinstance(current, str) else list(current)
+            second = [value] if isinstance(value, str) else list(value)
+            common = [t for t in first if t in second or (t == "integer" and "number" in second)]
+            common += [t for t in second if t == "integer" and "number" in first
+                       and t not in common]
+            result[key] = common
+        elif key == "enum":
+            result[key] = [v for v in current if any(json_equal(v, w) for w in value)]
+        elif key == "const":
+            if not json_equal(current, value):
+                result["enum"] = []
+        elif key in _LOWER_BOUNDS:
+            result[key] = max(current, value)
+        elif key in _UPPER_BOUNDS:
+            result[key] = min(current, value)
+        elif key == "required":
+            result[key] = list(dict.fromkeys(list(current) + list(value)))
+        elif key in ("properties", "patternProperties", "$defs", "dependentSchemas"):
+            merged = dict(current)
+            for name, sub in value.items():
+                merged[name] = both(merged[name], sub) if name in merged else sub
+            result[key] = merged
+        elif key in _LAZY_SUBSCHEMAS:
+            result[key] = both(current, value)
+        elif key in ("items", "prefixItems"):
+            continue
+        elif key in ("anyOf", "oneOf"):
+            if len(current) * len(value) > MAX_DISTRIBUTED_BRANCHES:
+                translator.warn(key, pointer, f"{len(current)} x {len(value)} branches of "
+                                              f"merged {key}: only the first set is applied")
+            else:
+                result[key] = [both(x, y) for x in current for y in value]
+        elif key == "uniqueItems":
+            result[key] = bool(current) or bool(value)
+        elif key == "multipleOf":
+            result[key] = _merge_steps(translator, current, value, pointer)
+        elif key == "dependentRequired":
+            merged = dict(current)
+            for name, names in value.items():
+                merged[name] = list(dict.fromkeys(list(merged.get(name, [])) + list(names)))
+            result[key] = merged
+        else:
+            translator.warn(key, pointer, f"two different {key!r} values in allOf: only "
+                                          f"{current!r} is enforced")
+    _merge_object_cross(result, a, b)
+    _merge_array_positions(result, a, b)
+    return result
+
+
+def _merge_steps(translator, first: Any, second: Any, pointer: str) -> Any:
+    a, b = Fraction(str(first)), Fraction(str(second))
+    if (b / a).denominator == 1:
+        return second
+    if (a / b).denominator == 1:
+        return first
+    translator.warn("multipleOf", pointer, f"multipleOf {first} and {second} together: only "
+                                           f"{first} is enforced")
+    return first
+
+
+def _pattern_matches(pattern: str, name: str) -> bool:
+    try:
+        return re.search(pattern, name) is not None
+    except re.error:
+        return False
+
+
+def _merge_object_cross(result: dict, a: dict, b: dict) -> None:
+    """Properties declared by one operand meet the other's additional/pattern schemas."""
+    if not a or not b:
+        return
+    properties = dict(result.get("properties", {}))
+    changed = False
+    for owner, other in ((a, b), (b, a)):
+        own_properties = owner.get("properties", {})
+        patterns = owner.get("patternProperties", {})
+        additional = owner.get("additionalProperties", True)
+        for name in other.get("properties", {}):
+            if name in own_properties:
+                continue
+            matching = [sub for pattern, sub in patterns.items() if _pattern_matches(pattern, name)]
+            constraints = matching if matching else [additional]
+            for constraint in constraints:
+                if constraint is not True and constraint != {}:
+                    properties[name] = both(properties[name], constraint)
+                    changed = True
+    if changed:
+        result["properties"] = properties
+
+
+def _merge_array_positions(result: dict, a: dict, b: dict) -> None:
+    if not any(k in d for d in (a, b) for k in ("items", "prefixItems")):
+        return
+    first_prefix, second_prefix = a.get("prefixItems", []), b.get("prefixItems", [])
+    first_items, second_items = a.get("items", True), b.get("items", True)
+    n_positions = max(len(first_prefix), len(second_prefix))
+    prefix = []
+    for index in range(n_positions):
+        x = first_prefix[index] if index < len(first_prefix) else first_items
+        y = second_prefix[index] if index < len(second_prefix) else second_items
+        prefix.append(both(x, y))
+    if prefix:
+        result["prefixItems"] = prefix
+    items = both(first_items, second_items)
+    if items is not True:
+        result["items"] = items
+    else:
+        result.pop("items", None)
+
+
+def const_node(translator, value: Any, pointer: str) -> Any:
+    """The node for one JSON value (see values.py for what "equal" accepts)."""
+    node = scalar_node(value)
+    if node is not None:
+        translator._count()
+        return node
+    ws = translator.ws()
+    if isinstance(value, list):
+        if not value:
+            return translator.seq(translator.lit("["), ws, translator.lit("]"))
+        items = []
+        for index, item in enumerate(value):
+            if index:
+                items.append(translator.comma())
+            items.append(const_node(translator, item, pointer))
+        return translator.seq(translator.lit("["), ws, *items, ws, translator.lit("]"))
+    if isinstance(value, dict):
+        if not value:
+            return translator.seq(translator.lit("{"), ws, translator.lit("}"))
+        members = []
+        for index, (key, item) in enumerate(value.items()):
+            if index:
+                members.append(translator.comma())
+            key_node = translator.rx(json_string_literal_regex(key)) if key \
+                else translator.lit('""')
+            members.append(translator.seq(key_node, ws, translator.lit(":"), ws,
+                                          const_node(translator, item, pointer)))
+        return translator.seq(translator.lit("{"), ws, *members, ws, translator.lit("}"))
+    raise translator.error(pointer, f"not a JSON value: {value!r}")

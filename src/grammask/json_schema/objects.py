@@ -1,0 +1,258 @@
+"""Objects: properties, required, additional/pattern properties, min/maxProperties.
+
+What it computes: the node for ``type: object`` under a schema.
+
+Construction (schema order, the default): members p_0..p_{n-1} in the
+order of ``properties`` (then required names the schema does not declare),
+each required or optional; "extra" members (``patternProperties`` and
+``additionalProperties``) may appear in any gap.  Rules ``T(i, c)`` mean "the
+members from p_i on, ``c`` members already written" with productions
+
+    T(i, c) ::= sep(c) kv_i T(i+1, c+1)        p_i present
+              | T(i+1, c)                      p_i optional and absent
+              | sep(c) extra T(i, c+1)         an extra member here
+    T(n, c) ::= ""                             when c >= max(minProperties, 1)
+
+where ``sep(0)`` is empty and ``sep(c>0)`` is ``ws "," ws``: an optional
+property is *absent* (never "key with an empty value", DESIGN.md section 10),
+commas sit only between present members, and the grammar is linear in n
+(``(n + 1) * (cap + 1)`` rules, ``cap`` = 1 unless min/maxProperties need
+counting; a guard falls back to uncounted with a warning past
+``MAX_COUNTED_STATES``).  The object is ``"{" ws "}"`` (when empty is allowed)
+or ``"{" ws T(0, 0) ws "}"``, so no two whitespace runs ever touch.
+
+Extra keys exclude every declared name (decoded, ``strings.string_not_in_regex``),
+so a declared property cannot sneak in with the additional schema.  With
+``any_order=True`` members and extras form a loop ``M ("," M)*``: required
+names and at-most-once are then not enforced (a warning says so).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from grammask.grammar.ast import RuleRef
+from grammask.json_schema import strings
+from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.regex_text import json_string_literal_regex
+from grammask.json_schema.translator import NEVER, child_pointer, has_constraints
+
+MAX_COUNTED_STATES = 20_000
+MAX_EXCLUDED_KEY_CHARS = 4_000
+
+
+def _pattern_matches(pattern: str, name: str) -> bool:
+    try:
+        return re.search(pattern, name) is not None
+    except re.error:
+        return False
+
+
+def key_node(translator, name: str):
+    if not name:
+        return translator.lit('""')
+    return translator.rx(json_string_literal_regex(name))
+
+
+def object_node(translator, schema: dict, pointer: str) -> Any:
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict):
+        raise translator.error(pointer, "properties must be an object")
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
+        raise translator.error(pointer, "required must be an array of strings")
+    patterns = schema.get("patternProperties", {})
+    if not isinstance(patterns, dict):
+        raise translator.error(pointer, "patternProperties must be an object")
+    if "additionalProperties" in schema:
+        additional = schema["additionalProperties"]
+    else:
+        additional = not (translator.options.close_objects and (properties or patterns))
+    ws = translator.ws()
+
+    def kv(key, value):
+        return translator.seq(key, ws, translator.lit(":"), ws, value)
+
+    members: list[tuple[str, Any, bool]] = []
+    declared: list[str] = []
+    for name, sub in properties.items():
+        declared.append(name)
+        sub_pointer = child_pointer(pointer, "properties", name)
+        matching = [s for p, s in patterns.items() if _pattern_matches(p, name)]
+        if matching:
+            sub = merge_schemas(translator, [sub] + matching, sub_pointer)
+        value = translator.node(sub, sub_pointer)
+        is_required = name in required
+        if value is NEVER:
+            if is_required:
+                return NEVER
+            continue
+        members.append((name, kv(key_node(translator, name), value), is_required))
+    for name in dict.fromkeys(required):
+        if name in properties:
+            continue
+        declared.append(name)
+        matching = [s for p, s in patterns.items() if _pattern_matches(p, name)]
+        sub = merge_schemas(translator, matching, pointer) if matching else additional
+        value = translator.node(sub, child_pointer(pointer, "required"))
+        if value is NEVER:
+            return NEVER
+        members.append((name, kv(key_node(translator, name), value), True))
+
+    extras = []
+    for pattern, sub in patterns.items():
+        sub_pointer = child_pointer(pointer, "patternProperties", pattern)
+        try:
+            content, _, _ = strings.translate_pattern(pattern)
+        except strings.PatternUnsupported as error:
+            translator.warn("patternProperties", sub_pointer, f"{error}; these keys are "
+                                                              f"not accepted")
+            continue
+        value = translator.node(sub, sub_pointer)
+        if value is NEVER:
+            continue
+        if any(_pattern_matches(pattern, name) for name in declared):
+            translator.warn("patternProperties", sub_pointer,
+                            "a declared property name matches this pattern: it is also "
+                            "accepted with only the pattern's schema")
+        extras.append(kv(translator.rx('"' + content + '"'), value))
+    if additional is not False:
+        sub_pointer = child_pointer(pointer, "additionalProperties")
+        value = translator.node(additional, sub_pointer)
+        if value is not NEVER:
+            if any(has_constraints(sub) for sub in patterns.values()):
+                translator.warn("patternProperties", pointer,
+                                "keys matching a pattern are also accepted with the "
+                                "additionalProperties schema")
+            if not declared:
+                key = translator.generic("string")
+            elif sum(len(name) for name in declared) > MAX_EXCLUDED_KEY_CHARS:
+                translator.warn("additionalProperties", sub_pointer,
+                                "too many declared names to exclude: additional keys may "
+                                "repeat a declared name")
+                key = translator.generic("string")
+            else:
+                key = translator.rx(strings.string_not_in_regex(declared))
+            extras.append(kv(key, value))
+    extra = None
+    if extras:
+        extra = translator.define(translator.fresh_name(_hint(pointer, "extra")),
+                                  translator.alt(extras))
+
+    min_count = _count_keyword(translator, schema, "minProperties", pointer) or 0
+    max_count = _count_keyword(translator, schema, "maxProperties", pointer)
+    if translator.options.any_order:
+        return _any_order(translator, schema, members, extra, pointer)
+    return _ordered(translator, members, extra, min_count, max_count, pointer)
+
+
+def _count_keyword(translator, schema: dict, keyword: str, pointer: str):
+    value = schema.get(keyword)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise translator.error(pointer, f"{keyword} must be a non-negative integer")
+    return value
+
+
+def _hint(pointer: str, suffix: str) -> str:
+    last = pointer.rsplit("/", 1)[-1] if pointer else "root"
+    return f"{last}_{suffix}"
+
+
+def _ordered(translator, members, extra, min_count: int, max_count, pointer: str) -> Any:
+    n = len(members)
+    counted = bool(min_count) or max_count is not None
+    saturating = max_count is None
+    cap = max_count if not saturating else max(min_count, 1)
+    if counted and (n + 1) * (cap + 1) > MAX_COUNTED_STATES:
+        translator.warn("maxProperties" if max_count is not None else "minProperties", pointer,
+                        "too many member/count states: property counts not enforced")
+        return _ordered(translator, members, extra, 0, None, pointer)
+    need = max(min_count, 1)
+
+    def advance(count: int):
+        if saturating:
+            return min(count + 1, cap)
+        return count + 1 if count + 1 <= cap else None
+
+    productive = [[False] * (cap + 1) for _ in range(n + 1)]
+    for i in range(n, -1, -1):
+        for count in range(cap, -1, -1):
+            following = advance(count)
+            ok = i == n and count >= need
+            if i < n:
+                is_required = members[i][2]
+                ok = ok or (following is not None and productive[i + 1][following])
+                ok = ok or (not is_required and productive[i + 1][count])
+            if extra is not None and following is not None and following != count:
+                ok = ok or productive[i][following]
+            productive[i][count] = ok
+    if min_count == 0 and not any(m[2] for m in members):
+        empty = translator.seq(translator.lit("{"), translator.ws(), translator.lit("}"))
+    else:
+        empty = NEVER
+    if not productive[0][0]:
+        return empty
+    prefix = translator.fresh_name(_hint(pointer, "members"))
+    names = {}
+    pending = [(0, 0)]
+    while pending:
+        i, count = pending.pop()
+        if (i, count) in names:
+            continue
+        names[i, count] = f"{prefix}_{i}_{count}" if (i, count) != (0, 0) else prefix
+        translator.used_names.add(names[i, count])
+        following = advance(count)
+        successors = []
+        if i < n:
+            successors.append((i + 1, following))
+            if not members[i][2]:
+                successors.append((i + 1, count))
+        if extra is not None:
+            successors.append((i, following))
+        pending.extend((j, c) for j, c in successors
+                       if c is not None and productive[j][c] and (j, c) not in names)
+
+    def ref(i: int, count):
+        if count is None or (i, count) not in names:
+            return NEVER
+        return RuleRef(names[i, count])
+
+    for (i, count), name in names.items():
+        separator = translator.comma() if count > 0 else None
+        following = advance(count)
+        alternatives = []
+        if i < n:
+            _, member, is_required = members[i]
+            alternatives.append(translator.seq(separator, member, ref(i + 1, following)))
+            if not is_required:
+                alternatives.append(ref(i + 1, count))
+        elif count >= need:
+            alternatives.append(translator.seq())
+        if extra is not None:
+            alternatives.append(translator.seq(separator, extra, ref(i, following)))
+        translator.define(name, translator.alt(alternatives))
+    ws = translator.ws()
+    full = translator.seq(translator.lit("{"), ws, RuleRef(prefix), ws, translator.lit("}"))
+    return translator.alt([empty, full])
+
+
+def _any_order(translator, schema, members, extra, pointer: str) -> Any:
+    if any(m[2] for m in members) or "minProperties" in schema or "maxProperties" in schema:
+        translator.warn("required", pointer, "any_order=True: required properties, "
+                                             "min/maxProperties and at-most-once are not "
+                                             "enforced")
+    choices = [member for _, member, _ in members] + ([extra] if extra is not None else [])
+    ws = translator.ws()
+    empty = translator.seq(translator.lit("{"), ws, translator.lit("}"))
+    if not choices:
+        return empty
+    member = translator.define(translator.fresh_name(_hint(pointer, "member")),
+                               translator.alt(choices))
+    loop = translator.repeat(translator.seq(translator.comma(), member), 0, None)
+    return translator.alt([empty, translator.seq(translator.lit("{"), ws, member, loop, ws,
+                                                 translator.lit("}"))])

@@ -1,0 +1,114 @@
+"""``$ref`` resolution inside one schema document (``$id``, ``$anchor``, JSON pointers).
+
+What it computes: for a reference string and the base URI in force where it
+appears, the referenced sub-schema and its *location* (absolute URI of the
+enclosing resource + ``#`` + JSON pointer), which names the grammar rule of
+that definition (one rule per definition, so recursion is a cycle of rule
+references, never an expansion).
+
+Data layout: ``RefResolver`` indexes the document once: every ``$id``
+(resolved against its parent's base) maps to ``(schema, location)``, every
+``$anchor`` to the same, keyed by ``uri#anchor``.  Locations use the
+enclosing resource's URI, so two spellings of one target share one rule.
+
+Invariants: only references into the document itself resolve (remote
+references raise ``UnresolvedRef``, which the translator reports as
+unsupported); JSON pointers follow RFC 6901 (``~1`` is ``/``, ``~0`` is
+``~``) after percent-decoding the fragment (RFC 3986).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote, urldefrag, urljoin
+
+ROOT_URI = "urn:grammask:root"
+
+_SCHEMA_MAP_KEYWORDS = ("$defs", "definitions", "properties", "patternProperties",
+                        "dependentSchemas")
+_SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_KEYWORDS = ("items", "additionalProperties", "additionalItems", "contains", "not",
+                    "if", "then", "else", "propertyNames", "unevaluatedItems",
+                    "unevaluatedProperties")
+
+
+class UnresolvedRef(Exception):
+    """A reference that does not point inside the document."""
+
+
+def escape_pointer_token(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def join_uri(base: str, reference: str) -> str:
+    if base.startswith("urn:") and not reference.startswith("#") and ":" not in reference:
+        return reference if reference else base
+    return urljoin(base, reference)
+
+
+class RefResolver:
+    def __init__(self, root: Any):
+        self.root = root
+        self.root_uri = ROOT_URI
+        if isinstance(root, dict) and isinstance(root.get("$id"), str):
+            self.root_uri = urldefrag(join_uri(ROOT_URI, root["$id"]))[0]
+        self.resources: dict[str, Any] = {self.root_uri: root, "": root}
+        self.anchors: dict[str, tuple[Any, str]] = {}
+        self._index(root, self.root_uri, self.root_uri, "")
+
+    def _index(self, schema: Any, base: str, resource: str, pointer: str) -> None:
+        if not isinstance(schema, dict):
+            return
+        if isinstance(schema.get("$id"), str) and pointer:
+            base = urldefrag(join_uri(base, schema["$id"]))[0]
+            resource = base
+            pointer = ""
+            self.resources.setdefault(base, schema)
+        if isinstance(schema.get("$anchor"), str):
+            self.anchors[f"{base}#{schema['$anchor']}"] = (schema, f"{resource}#{pointer}")
+        for keyword in _SCHEMA_MAP_KEYWORDS:
+            children = schema.get(keyword)
+            if isinstance(children, dict):
+                for name, child in children.items():
+                    self._index(child, base, resource,
+                                f"{pointer}/{keyword}/{escape_pointer_token(name)}")
+        for keyword in _SCHEMA_LIST_KEYWORDS:
+            children = schema.get(keyword)
+            if isinstance(children, list):
+                for index, child in enumerate(children):
+                    self._index(child, base, resource, f"{pointer}/{keyword}/{index}")
+        for keyword in _SCHEMA_KEYWORDS:
+            if keyword in schema:
+                self._index(schema[keyword], base, resource, f"{pointer}/{keyword}")
+
+    def base_of(self, schema: Any, base: str) -> str:
+        """The base URI inside ``schema`` given the base around it."""
+        if isinstance(schema, dict) and isinstance(schema.get("$id"), str):
+            return urldefrag(join_uri(base, schema["$id"]))[0]
+        return base
+
+    def resolve(self, reference: str, base: str) -> tuple[Any, str, str]:
+        """(target schema, location, base URI inside the target)."""
+        absolute = join_uri(base, reference)
+        uri, fragment = urldefrag(absolute)
+        if not uri:
+            uri = base
+        if f"{uri}#{fragment}" in self.anchors and fragment and not fragment.startswith("/"):
+            schema, location = self.anchors[f"{uri}#{fragment}"]
+            return schema, location, uri
+        document = self.resources.get(uri)
+        if document is None:
+            raise UnresolvedRef(f"reference {reference!r} (resolved to {absolute!r}) is not "
+                                f"inside the schema document")
+        if fragment and not fragment.startswith("/"):
+            raise UnresolvedRef(f"unknown anchor in reference {reference!r}")
+        target = document
+        for token in unquote(fragment).split("/")[1:] if fragment else []:
+            token = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(target, dict) and token in target:
+                target = target[token]
+            elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+                target = target[int(token)]
+            else:
+                raise UnresolvedRef(f"reference {reference!r}: no {token!r} in the document")
+        return target, f"{uri}#{unquote(fragment)}", self.base_of(target, uri)

@@ -1,0 +1,268 @@
+"""JSON string regexes: lengths, ECMA-262 ``pattern``, ``format``, key exclusion.
+
+What it computes: regex text (Rust/Python common syntax) over the *encoded*
+JSON string text, for constraints stated on the *decoded* string:
+
+- ``string_regex(min, max)``: ``"`` + ``JSON_CHAR{min,max}`` + ``"``, where
+  ``JSON_CHAR`` is every encoding of one character (``regex_text``), so
+  ``minLength``/``maxLength`` count code points whether a character is
+  written raw, as ``\\n`` or as ``\\u00e9`` (a surrogate pair is one).
+- ``translate_pattern(p)``: the JSON Schema ``pattern`` (ECMA-262 syntax,
+  *search* semantics: unanchored unless ``^``/``$`` say otherwise) parsed
+  with Python's own regex parser (``re._parser``) and re-emitted character
+  set by character set as ``json_char_regex`` alternatives.  ECMA meanings
+  are used where they differ from Python: ``\\d`` ``\\w`` are ASCII, ``\\s``
+  is ECMA white space, ``.`` excludes the four line terminators, ``$`` is
+  the end of the string only.  Unsupported (``PatternUnsupported``):
+  backreferences, look-around, word boundaries, anchors other than at the
+  start/end of a top-level alternative, ``\\p{..}`` classes.
+- ``FORMAT_PATTERNS``: date, time, date-time (RFC 3339, with real month
+  lengths and leap years), email, uuid, uri, uri-reference, ipv4, hostname
+  written as anchored patterns and translated like user patterns, so they
+  accept escaped spellings too.
+- ``string_not_in_regex(names)``: strings whose decoded value is none of
+  ``names`` (the keys of ``additionalProperties``), by a trie walk: at each
+  trie node either end (if the node is not a name), or read a character
+  outside the node's children and then anything, or read a child and recurse.
+
+Invariant: every function either returns a regex whose language is exactly
+the stated set of encoded strings, or raises ``PatternUnsupported``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+try:
+    import re._constants as sre_constants
+    import re._parser as sre_parse
+except ImportError:  # Python 3.10
+    import sre_constants  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+from grammask.json_schema.regex_text import (
+    ALL_CHARACTERS, JSON_CHAR, CodePointSet, alternation, complement_ranges, group,
+    json_char_regex, normalize_ranges, repeat,
+)
+
+ANY_STRING_CONTENT = repeat(JSON_CHAR, 0, None)
+
+ECMA_DIGIT: CodePointSet = ((0x30, 0x39),)
+ECMA_WORD: CodePointSet = normalize_ranges([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
+ECMA_SPACE: CodePointSet = normalize_ranges([
+    (0x09, 0x0D), (0x20, 0x20), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
+    (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000), (0xFEFF, 0xFEFF)])
+ECMA_LINE_TERMINATORS: CodePointSet = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
+
+MAX_CASE_FOLD_SET = 4096
+"""Sets larger than this get ASCII-only case folding under ``(?i)``."""
+
+
+class PatternUnsupported(Exception):
+    """A pattern construct with no regular-language equivalent here."""
+
+
+def string_regex(n_min: int, n_max: Optional[int]) -> str:
+    return '"' + repeat(JSON_CHAR, n_min, n_max) + '"'
+
+
+# ------------------------------------------------------------------- patterns
+
+_CATEGORY_SETS = {
+    sre_constants.CATEGORY_DIGIT: ECMA_DIGIT,
+    sre_constants.CATEGORY_NOT_DIGIT: complement_ranges(ECMA_DIGIT),
+    sre_constants.CATEGORY_WORD: ECMA_WORD,
+    sre_constants.CATEGORY_NOT_WORD: complement_ranges(ECMA_WORD),
+    sre_constants.CATEGORY_SPACE: ECMA_SPACE,
+    sre_constants.CATEGORY_NOT_SPACE: complement_ranges(ECMA_SPACE),
+}
+
+_START_ANCHORS = (sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING)
+_END_ANCHORS = (sre_constants.AT_END, sre_constants.AT_END_STRING)
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT)
+
+
+def _ecma_to_python(pattern: str) -> str:
+    """Rewrite the few ECMA spellings Python's parser reads differently."""
+    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
+    return pattern.replace("[^]", "[\\s\\S]")
+
+
+def parse_pattern(pattern: str):
+    try:
+        return sre_parse.parse(_ecma_to_python(pattern))
+    except (re.error, OverflowError, RecursionError) as error:
+        raise PatternUnsupported(f"cannot parse pattern {pattern!r}: {error}") from None
+
+
+def translate_pattern(pattern: str) -> tuple[str, int, Optional[int]]:
+    """(regex over encoded string content, min length, max length or None)."""
+    parsed = parse_pattern(pattern)
+    flags = parsed.state.flags
+    if flags & sre_constants.SRE_FLAG_MULTILINE:
+        raise PatternUnsupported(f"multiline flag in pattern {pattern!r}")
+    translator = _PatternTranslator(flags)
+    regex, anchored_both = translator.top(list(parsed))
+    low, high = parsed.getwidth()
+    if not anchored_both or high >= sre_constants.MAXREPEAT:
+        return regex, low, None
+    return regex, low, high
+
+
+class _PatternTranslator:
+    def __init__(self, flags: int):
+        self.ignore_case = bool(flags & sre_constants.SRE_FLAG_IGNORECASE)
+        self.dot_all = bool(flags & sre_constants.SRE_FLAG_DOTALL)
+
+    def top(self, items: list) -> tuple[str, bool]:
+        """Translate one top-level alternative, resolving its ^/$ anchors."""
+        if len(items) == 1 and items[0][0] == sre_constants.BRANCH:
+            results = [self.top(list(branch)) for branch in items[0][1][1]]
+            return alternation([regex for regex, _ in results]), all(a for _, a in results)
+        if len(items) == 1 and items[0][0] == sre_constants.SUBPATTERN:
+            _, add_flags, del_flags, inner = items[0][1]
+            if not add_flags and not del_flags:
+                return self.top(list(inner))
+        anchored_start = bool(items) and items[0] == (sre_constants.AT, items[0][1]) \
+            and items[0][1] in _START_ANCHORS
+        if anchored_start:
+            items = items[1:]
+        anchored_end = bool(items) and items[-1][0] == sre_constants.AT \
+            and items[-1][1] in _END_ANCHORS
+        if anchored_end:
+            items = items[:-1]
+        body = self.sequence(items)
+        prefix = "" if anchored_start else ANY_STRING_CONTENT
+        suffix = "" if anchored_end else ANY_STRING_CONTENT
+        return prefix + body + suffix, anchored_start and anchored_end
+
+    def sequence(self, items) -> str:
+        return "".join(self.item(op, argument) for op, argument in items)
+
+    def item(self, op, argument) -> str:
+        if op == sre_constants.LITERAL:
+            return group(json_char_regex(self.fold(((argument, argument),))))
+        if op == sre_constants.NOT_LITERAL:
+            excluded = self.fold(((argument, argument),))
+            return group(json_char_regex(complement_ranges(excluded)))
+        if op == sre_constants.ANY:
+            members = ALL_CHARACTERS if self.dot_all else complement_ranges(ECMA_LINE_TERMINATORS)
+            return group(json_char_regex(members))
+        if op == sre_constants.IN:
+            return group(json_char_regex(self.char_set(argument)))
+        if op == sre_constants.BRANCH:
+            return alternation([self.sequence(branch) for branch in argument[1]])
+        if op == sre_constants.SUBPATTERN:
+            _, add_flags, del_flags, inner = argument
+            saved = (self.ignore_case, self.dot_all)
+            if add_flags & sre_constants.SRE_FLAG_IGNORECASE:
+                self.ignore_case = True
+            if del_flags & sre_constants.SRE_FLAG_IGNORECASE:
+                self.ignore_case = False
+            if add_flags & sre_constants.SRE_FLAG_DOTALL:
+                self.dot_all = True
+            try:
+                return "(?:" + self.sequence(inner) + ")"
+            finally:
+                self.ignore_case, self.dot_all = saved
+        if op in _REPEATS:
+            n_min, n_max, inner = argument
+            body = self.sequence(inner)
+            if not body:
+                return ""
+            return repeat(body, n_min, None if n_max >= sre_constants.MAXREPEAT else n_max)
+        raise PatternUnsupported(f"unsupported pattern construct {op}")
+
+    def char_set(self, items) -> CodePointSet:
+        negate = False
+        ranges: list[tuple[int, int]] = []
+        for op, argument in items:
+            if op == sre_constants.NEGATE:
+                negate = True
+            elif op == sre_constants.LITERAL:
+                ranges.append((argument, argument))
+            elif op == sre_constants.RANGE:
+                ranges.append(argument)
+            elif op == sre_constants.CATEGORY and argument in _CATEGORY_SETS:
+                ranges.extend(_CATEGORY_SETS[argument])
+            else:
+                raise PatternUnsupported(f"unsupported class item {op} {argument}")
+        members = self.fold(normalize_ranges(ranges))
+        return complement_ranges(members) if negate else members
+
+    def fold(self, ranges: CodePointSet) -> CodePointSet:
+        """Add case variants of members when the pattern ignores case."""
+        if not self.ignore_case:
+            return normalize_ranges(ranges)
+        extra = []
+        size = sum(hi - lo + 1 for lo, hi in ranges)
+        for lo, hi in ranges:
+            if size <= MAX_CASE_FOLD_SET:
+                span = range(lo, hi + 1)
+            else:
+                span = range(max(lo, 0x41), min(hi, 0x7A) + 1)
+            for code_point in span:
+                for variant in (chr(code_point).lower(), chr(code_point).upper()):
+                    if len(variant) == 1:
+                        extra.append((ord(variant), ord(variant)))
+        return normalize_ranges(list(ranges) + extra)
+
+
+# -------------------------------------------------------------------- formats
+
+_YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
+_LEAP_YEAR = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+_MONTH_DAY = ("(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+              "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+              "|02-(?:0[1-9]|1[0-9]|2[0-8]))")
+_DATE = f"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
+_TIME = ("(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.[0-9]+)?"
+         "(?:[Zz]|[+\\-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9\\-]*[A-Za-z0-9])?"
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_URI_CHAR = "(?:[A-Za-z0-9\\-._~:/?#\\[\\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})"
+
+FORMAT_PATTERNS = {
+    "date": f"^{_DATE}$",
+    "time": f"^{_TIME}$",
+    "date-time": f"^{_DATE}[Tt]{_TIME}$",
+    "email": f"^[A-Za-z0-9!#$%&'*+/=?^_`{{|}}~\\-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{{|}}~\\-]+)*"
+             f"@{_LABEL}(?:\\.{_LABEL})*$",
+    "uuid": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    "uri": f"^[A-Za-z][A-Za-z0-9+.\\-]*:{_URI_CHAR}*$",
+    "uri-reference": f"^{_URI_CHAR}*$",
+    "ipv4": f"^{_OCTET}\\.{_OCTET}\\.{_OCTET}\\.{_OCTET}$",
+    "hostname": f"^{_LABEL}(?:\\.{_LABEL})*$",
+}
+
+
+# ------------------------------------------------------------- key exclusion
+
+def string_not_in_regex(names: list[str]) -> str:
+    """JSON strings (quotes included) whose decoded value is not in ``names``."""
+    trie: dict = {}
+    for name in names:
+        node = trie
+        for char in name:
+            node = node.setdefault(char, {})
+        node[None] = True
+    return '"' + _not_in_trie(trie) + '"'
+
+
+def _not_in_trie(node: dict) -> str:
+    children = sorted(key for key in node if key is not None)
+    branches = []
+    if children:
+        others = complement_ranges(normalize_ranges((ord(c), ord(c)) for c in children))
+        if others:
+            branches.append(group(json_char_regex(others)) + ANY_STRING_CONTENT)
+        for char in children:
+            branches.append(group(json_char_regex(((ord(char), ord(char)),)))
+                            + _not_in_trie(node[char]))
+    else:
+        branches.append(group(JSON_CHAR) + ANY_STRING_CONTENT)
+    body = alternation(branches)
+    if None in node:
+        return body if body.startswith("(?:") else f"(?:{body})"
+    return f"(?:{body})?"

@@ -1,0 +1,98 @@
+"""Shared helpers for the JSON Schema tests: the real pipeline as a matcher.
+
+``SchemaMatcher(schema, **options)`` builds ``Grammar.from_json_schema`` (front
+end -> LNF -> Earley core) and answers ``accepts(text)`` with a fresh
+``EarleyRecognizer`` per call; ``random_walk`` draws random allowed bytes
+until the output is a complete sentence.  The oracles the tests compare it
+with are never this code: Python ``json``, ``jsonschema``, ``re``, pydantic.
+
+The self-tests at the bottom check the harness on a grammar whose language
+is known without grammask (a fixed enum).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+from pathlib import Path
+
+from grammask._core.earley import EarleyRecognizer
+from grammask.grammar import Grammar
+
+WORKLOADS = Path("/work/shared/workloads")
+if not WORKLOADS.exists():
+    WORKLOADS = Path(__file__).resolve().parents[2] / "shared" / "workloads"
+JSONSCHEMABENCH = WORKLOADS / "jsonschemabench"
+TEST_SUITE = WORKLOADS / "json-schema-test-suite"
+
+
+class SchemaMatcher:
+    def __init__(self, schema, **options):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            self.grammar = Grammar.from_json_schema(schema, **options)
+            self.lnf = self.grammar.lnf
+        self.warnings = [w.message for w in caught]
+
+    def recognizer(self) -> EarleyRecognizer:
+        return EarleyRecognizer(self.lnf)
+
+    def accepts(self, text) -> bool:
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        recognizer = self.recognizer()
+        return bool(recognizer.push_bytes(data)) and bool(recognizer.is_accepting())
+
+    def viable(self, text) -> bool:
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        return bool(self.recognizer().push_bytes(data))
+
+    def random_walk(self, rng: random.Random, max_bytes: int = 400, stop_probability=0.3):
+        """Random allowed bytes until complete (None if max_bytes is hit first).
+
+        Near the end of the budget the walk prefers bytes that keep the
+        output short: it stops as soon as the output is a sentence, with
+        probability ``stop_probability`` per accepting position otherwise.
+        """
+        recognizer = self.recognizer()
+        output = bytearray()
+        while len(output) < max_bytes:
+            if recognizer.is_accepting() and (rng.random() < stop_probability
+                                              or len(output) > max_bytes // 2):
+                return bytes(output)
+            allowed = list(recognizer.allowed_byte_values())
+            if not allowed:
+                return bytes(output) if recognizer.is_accepting() else None
+            closers = [b for b in allowed if b in b'"}]0123456789,:']
+            if len(output) > max_bytes // 2 and closers:
+                allowed = closers
+            byte = rng.choice(allowed)
+            if not recognizer.push_byte(byte):
+                raise AssertionError(f"allowed byte {byte} rejected after {bytes(output)!r}")
+            output.append(byte)
+        return None
+
+
+def dumps_variants(value):
+    """The serialisations every valid instance must be accepted in."""
+    return [json.dumps(value), json.dumps(value, indent=2),
+            json.dumps(value, separators=(",", ":")), json.dumps(value, ensure_ascii=False)]
+
+
+def test_harness_matches_a_known_language():
+    matcher = SchemaMatcher({"enum": ["x", 7, None]})
+    for text in ('"x"', "7", "7.0", "null", ' "x" '):
+        assert matcher.accepts(text), text
+    for text in ('"y"', "8", "nul", "", '"x', "70"):
+        assert not matcher.accepts(text), text
+    assert matcher.viable('"')
+    assert not matcher.viable('"z')
+
+
+def test_random_walk_stays_in_a_known_language():
+    matcher = SchemaMatcher({"enum": ["ab", "cd", True]})
+    rng = random.Random(3)
+    outputs = {matcher.random_walk(rng) for _ in range(40)}
+    decoded = {json.loads(text) for text in outputs if text is not None}
+    assert decoded <= {"ab", "cd", True}
+    assert len(decoded) >= 2
