@@ -8,6 +8,9 @@ engines share (``render(lazy=False)`` drops lazy quantifiers, which mean the
 same for full matches but trip the ``regex`` module's partial matching), ``sample(rng)`` a string that the pattern matches by
 construction (the oracle is still the ``regex`` module; the sampler only
 makes sure many test inputs are near the pattern's language).
+``reference_minimal_size`` is a plain minimization (reachability,
+co-reachability, naive partition refinement over all 256 bytes) used to
+check that exported tables are minimal.
 
 Constructs used: literal characters (escaped where both engines need it),
 ``.``, ``\\d \\w \\s \\D \\W \\S \\p{L} \\P{L} \\p{Greek} \\p{Lu} \\p{N}``,
@@ -191,3 +194,37 @@ def near_inputs(tree, rng: random.Random, n_samples: int) -> list[bytes]:
         inputs.append("".join(rng.choice(CHAR_POOL) for _ in range(rng.randint(0, 5))).encode())
     inputs.append(bytes(rng.randrange(256) for _ in range(rng.randint(1, 6))))
     return inputs
+
+
+def reference_minimal_size(dfa: DFA) -> int:
+    """Number of states of the minimal complete DFA (dead state included),
+    by reachability, co-reachability and naive partition refinement over
+    all 256 bytes."""
+    reachable = {dfa.start}
+    stack = [dfa.start]
+    while stack:
+        state = stack.pop()
+        for byte in range(256):
+            target = int(dfa.transitions[state, dfa.class_map[byte]])
+            if target not in reachable:
+                reachable.add(target)
+                stack.append(target)
+    live = {s for s in reachable if dfa.accepting[s]}
+    changed = True
+    while changed:
+        changed = False
+        for state in reachable - live:
+            if any(int(dfa.transitions[state, c]) in live for c in range(dfa.n_classes)):
+                live.add(state)
+                changed = True
+    if not live:
+        return 1
+    block = {s: (1 if dfa.accepting[s] else 2) if s in live else 0 for s in range(dfa.n_states)}
+    while True:
+        signatures = {s: (block[s],) + tuple(block[int(dfa.transitions[s, dfa.class_map[b]])]
+                                             for b in range(256)) for s in block}
+        numbering: dict[tuple, int] = {}
+        refined = {s: numbering.setdefault(signatures[s], len(numbering)) for s in block}
+        if len(numbering) == len(set(block.values())):
+            return len({refined[s] for s in reachable if s in live}) + 1
+        block = refined
