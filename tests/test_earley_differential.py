@@ -1,0 +1,219 @@
+"""Differential fuzzing of the Earley core against independent oracles.
+
+* random hand-built LNF grammars (left / right / middle recursion, ambiguity,
+  unit cycles, literals sharing prefixes, regex terminals that can end and
+  continue, early-end, complement and substring terminals, multi-byte UTF-8
+  literals and regexes) against ``earley_support.ReferenceRecognizer``
+  (least fixpoint, terminals decided by the ``regex`` module): viability after
+  every byte, acceptance, allowed next bytes;
+* push/pop/copy/snapshot sequences against recognizers rebuilt from scratch
+  on the remaining prefix, and Leo off vs on;
+* Lark (Earley, dynamic_complete lexer) on random ASCII grammars: acceptance.
+
+Example counts scale with GRAMMASK_FUZZ_SCALE (default 1); the default run
+checks well over 10,000 cases (one case = one grammar with one input).
+"""
+
+from __future__ import annotations
+
+import os
+
+import lark
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from grammask._core.earley import EarleyRecognizer
+
+from earley_support import ReferenceRecognizer, Terminal, assemble_lnf
+
+SCALE = float(os.environ.get("GRAMMASK_FUZZ_SCALE", "1"))
+
+
+def examples(n):
+    return settings(max_examples=max(1, int(n * SCALE)), deadline=None, derandomize=True,
+                    suppress_health_check=list(HealthCheck))
+
+
+TERMINAL_POOL = [
+    Terminal("literal", b"a"), Terminal("literal", b"b"), Terminal("literal", b"ab"),
+    Terminal("literal", b"aba"), Terminal("literal", b"abb"), Terminal("literal", b"ba"),
+    Terminal("literal", "\u00e9".encode()), Terminal("literal", "a\u20ac".encode()),
+    Terminal("regex", b"a+"), Terminal("regex", b"[ab]b*"), Terminal("regex", b"a|ab"),
+    Terminal("regex", b"(ab)+"), Terminal("regex", b"b?a"), Terminal("regex", b"(\\xc3\\xa9)+"),
+    Terminal("early_end", b"a*b"), Terminal("early_end", b"(a|b)a"),
+    Terminal("complement", b"bb"), Terminal("complement", b"a"),
+    Terminal("substrings", b"abba"), Terminal("substrings", "a\u00e9b".encode()),
+]
+# Lark's lexer takes Python's leftmost-first match and then its shorter
+# endings, so alternations whose later branch is longer ("a|ab") are left out.
+ASCII_POOL = [t for t in TERMINAL_POOL
+              if t.kind in ("literal", "regex") and t.value.isascii() and t.value != b"a|ab"]
+ASCII_POOL.append(Terminal("regex", b"ab?"))
+
+ALPHABET = b"ab" + "\u00e9\u20ac".encode() + b"c"
+
+
+@st.composite
+def grammars(draw, pool=TERMINAL_POOL, max_nonterminals=4):
+    """Random LNF: nonterminal i's first production only uses terminals and
+    nonterminals > i, so every nonterminal is productive."""
+    n_nonterminals = draw(st.integers(1, max_nonterminals))
+    terminal_ids = draw(st.lists(st.integers(0, len(pool) - 1), min_size=1, max_size=4, unique=True))
+    terminals = [pool[k] for k in terminal_ids]
+
+    def symbol(low):
+        choices = [("t", k) for k in range(len(terminals))]
+        choices += [("n", k) for k in range(low, n_nonterminals)]
+        return draw(st.sampled_from(choices))
+
+    productions = []
+    for nt in range(n_nonterminals):
+        alternatives = [[symbol(nt + 1) for _ in range(draw(st.integers(1, 3)))]]
+        for _ in range(draw(st.integers(0, 2))):
+            alternatives.append([symbol(0) for _ in range(draw(st.integers(1, 3)))])
+        productions.append(alternatives)
+    return assemble_lnf(productions, terminals, start_accepts_empty=draw(st.booleans()))
+
+
+@st.composite
+def grammar_and_input(draw, pool=TERMINAL_POOL, max_len=8):
+    lnf = draw(grammars(pool))
+    # Inputs mix random bytes with bytes the grammar allows (so they go deep).
+    recognizer = EarleyRecognizer(lnf)
+    data = bytearray()
+    for _ in range(draw(st.integers(0, max_len))):
+        allowed = recognizer.allowed_byte_values()
+        if allowed and draw(st.integers(0, 3)) > 0:
+            byte = draw(st.sampled_from(allowed))
+        else:
+            byte = draw(st.sampled_from(list(ALPHABET)))
+        data.append(byte)
+        if not recognizer.push_byte(byte):
+            break
+    return lnf, bytes(data)
+
+
+def check_against_reference(lnf, data, check_allowed):
+    reference = ReferenceRecognizer(lnf)
+    recognizer = EarleyRecognizer(lnf)
+    assert recognizer.is_accepting() == lnf.start_accepts_empty
+    for k in range(len(data)):
+        prefix = data[:k + 1]
+        allowed = set(recognizer.allowed_byte_values())
+        expected = reference.viable(prefix)
+        assert (data[k] in allowed) == expected, (prefix, allowed)
+        assert recognizer.push_byte(data[k]) == expected, prefix
+        if not expected:
+            assert recognizer.n_bytes == k
+            return
+        assert recognizer.is_accepting() == reference.accepts(prefix), prefix
+    if check_allowed:
+        allowed = set(recognizer.allowed_byte_values())
+        for byte in ALPHABET:
+            assert (byte in allowed) == reference.viable(data + bytes([byte])), (data, byte)
+
+
+@examples(5000)
+@given(grammar_and_input())
+def test_random_grammars_viability_and_acceptance(case):
+    lnf, data = case
+    check_against_reference(lnf, data, check_allowed=False)
+
+
+@examples(2000)
+@given(grammar_and_input(max_len=5))
+def test_random_grammars_allowed_bytes(case):
+    lnf, data = case
+    check_against_reference(lnf, data, check_allowed=True)
+
+
+def state_of(recognizer):
+    return (recognizer.n_bytes, recognizer.is_accepting(), recognizer.allowed_first_bytes(),
+            sorted(recognizer.scan_items()))
+
+
+@examples(2000)
+@given(grammars(), st.lists(st.tuples(st.sampled_from(["push", "pop", "copy", "snap", "restore"]),
+                                      st.integers(0, 255)), max_size=25))
+def test_push_pop_copy_snapshot_match_fresh_recognizers(lnf, operations):
+    recognizer = EarleyRecognizer(lnf)
+    no_leo = EarleyRecognizer(lnf, use_leo=False)
+    data = bytearray()
+    snapshots = []
+    for op, value in operations:
+        if op == "push":
+            byte = ALPHABET[value % len(ALPHABET)] if value % 3 else value
+            allowed = recognizer.allowed_byte_values()
+            if allowed and value % 2:
+                byte = allowed[value % len(allowed)]
+            ok = recognizer.push_byte(byte)
+            assert ok == no_leo.push_byte(byte)
+            if ok:
+                data.append(byte)
+        elif op == "pop" and data:
+            n = value % (len(data) + 1)
+            recognizer.pop(n)
+            no_leo.pop(n)
+            del data[len(data) - n:]
+            # a snapshot above the new top is invalid from now on
+            snapshots = [(token, saved) for token, saved in snapshots if len(saved) <= len(data)]
+        elif op == "copy":
+            recognizer = recognizer.copy()
+        elif op == "snap":
+            snapshots.append((recognizer.snapshot(), bytes(data)))
+        elif op == "restore" and snapshots:
+            token, saved = snapshots[value % len(snapshots)]
+            recognizer.restore(token)
+            no_leo.pop(len(data) - len(saved))
+            del data[len(saved):]
+            snapshots = [(token, saved) for token, saved in snapshots if len(saved) <= len(data)]
+        fresh = EarleyRecognizer(lnf)
+        assert fresh.push_bytes(bytes(data))
+        assert state_of(recognizer) == state_of(fresh)
+        assert state_of(no_leo) == state_of(fresh)
+
+
+def to_lark(lnf):
+    def terminal_text(term):
+        if term.kind == "literal":
+            return '"' + term.value.decode() + '"'
+        return "/" + term.value.decode() + "/"
+
+    lines = []
+    for nt, alternatives in enumerate(lnf.productions):
+        bodies = [" ".join(f"n{ident}" if kind == "n" else terminal_text(lnf.terminals[ident])
+                           for kind, ident in symbols) for symbols in alternatives]
+        lines.append(f"n{nt}: " + " | ".join(bodies))
+    return "\n".join(lines)
+
+
+@examples(1500)
+@given(grammar_and_input(pool=ASCII_POOL, max_len=7))
+def test_random_grammars_acceptance_against_lark(case):
+    lnf, data = case
+    data = bytes(b for b in data if b < 128)
+    parser = lark.Lark(to_lark(lnf), start="n0", parser="earley", lexer="dynamic_complete")
+    try:
+        parser.parse(data.decode())
+        lark_accepts = True
+    except lark.exceptions.LarkError:
+        lark_accepts = False
+    if not data:
+        return
+    recognizer = EarleyRecognizer(lnf)
+    accepted = recognizer.push_bytes(data) and recognizer.is_accepting()
+    assert accepted == lark_accepts, (to_lark(lnf), data)
+
+
+@pytest.mark.parametrize("split", range(1, 4))
+def test_utf8_split_at_every_position(split):
+    from earley_support import build_lnf
+    text = "\u00e9\u20ac\U0001F600"
+    lnf = build_lnf(f"S ::= '{text}' S | /(\\xf0\\x9f\\x98\\x80|\\xc3\\xa9)+/ | '\u20ac'")
+    data = (text * 2).encode() + "\u00e9".encode()
+    reference = ReferenceRecognizer(lnf)
+    recognizer = EarleyRecognizer(lnf)
+    for position in range(0, len(data), split):
+        chunk = data[position:position + split]
+        assert recognizer.push_bytes(chunk) == reference.viable(data[:position + len(chunk)])
+        assert recognizer.is_accepting() == reference.accepts(data[:position + len(chunk)])
