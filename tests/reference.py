@@ -15,8 +15,8 @@ least fixpoint, which is exactly the language; left recursion and nullable
 rules need no special case.
 
 - ``accepts(data)``: ``n in ends(start, 0)``.
-- ``viable_prefix(data)``: ``PAST_END in ends(start, 0)`` (some sentence starts
-  with ``data``).  ``PAST_END`` flows through a sequence only when all later
+- ``viable_prefix(data)``: ``PAST_END`` or ``n`` in ``ends(start, 0)`` (some
+  sentence starts with ``data``).  ``PAST_END`` flows through a sequence only when all later
   items have a non-empty language (``_nonempty``).
 
 Terminals, with ``data`` decoded as UTF-8 where a terminal is about characters:
@@ -279,7 +279,8 @@ class ReferenceRecognizer:
         return len(data) in self._start_ends(bytes(data), prefix_mode=False)
 
     def viable_prefix(self, data: bytes) -> bool:
-        return PAST_END in self._start_ends(bytes(data), prefix_mode=True)
+        ends = self._start_ends(bytes(data), prefix_mode=True)
+        return PAST_END in ends or len(data) in ends
 
     # --- fixpoint ---------------------------------------------------------------
 

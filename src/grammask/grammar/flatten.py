@@ -89,8 +89,8 @@ def group_rules_by_name(ast: GrammarAST) -> dict[str, Node]:
 def flatten_by_precedence(node: Node) -> Node:
     """Pre: any AST node.  Post: the same language, with no Sequence directly
     inside a Sequence, no Alternation directly inside an Alternation, no
-    one-item Sequence or Alternation, no empty Literal inside a Sequence, and
-    no ``{1,1}`` Repeat.  Iterative post-order rebuild."""
+    one-item Sequence or Alternation, no empty Literal inside a Sequence, no
+    ``{1,1}`` Repeat, and no Repeat of the empty string (it is the empty string).  Iterative post-order rebuild."""
     stack: list[tuple[Node, bool]] = [(node, False)]
     results: list[Node] = []
     while stack:
@@ -108,13 +108,19 @@ def flatten_by_precedence(node: Node) -> Node:
             results.append(_join(current, children))
         elif isinstance(current, Repeat):
             item = results.pop()
-            if current.min == 1 and current.max == 1:
+            if _is_empty_string(item) or current.max == 0:
+                results.append(Sequence((), current.span))
+            elif current.min == 1 and current.max == 1:
                 results.append(item)
             else:
                 results.append(Repeat(item, current.min, current.max, current.span))
         else:
             results.append(current)
     return results[0]
+
+
+def _is_empty_string(node: Node) -> bool:
+    return (isinstance(node, Literal) and not node.value) or (isinstance(node, Sequence) and not node.items)
 
 
 def _join(parent: Node, children: list[Node]) -> Node:
@@ -150,9 +156,11 @@ def flatten_nested_groups(bodies: dict[str, Node], start: str, compiler: Termina
     """Pre: bodies flattened by precedence.  Post: a FlatGrammar whose
     productions hold only terminal keys and names; every nested group became a
     helper rule ``rule__gN`` and every repetition a helper ``rule__rN`` whose
-    spec (item symbol, min, max) is in ``repeats`` with no productions yet.
+    spec (item symbol, min, max) is in ``repeats`` with no productions yet
+    (one helper per distinct spec, so ``b? b?`` reads ``h h``).
     Empty literals vanish (an empty production is the empty string)."""
     flat = FlatGrammar(start, {})
+    repeat_helpers: dict[tuple, str] = {}
     work: list[tuple[str, Node]] = list(bodies.items())
     work.reverse()
     while work:
@@ -167,16 +175,18 @@ def flatten_nested_groups(bodies: dict[str, Node], start: str, compiler: Termina
             if isinstance(node, RuleRef):
                 return node.name
             if isinstance(node, Repeat):
-                helper = names.fresh(owner, "r")
-                flat.rules[helper] = []
                 item = node.item
                 item_symbol = terminal_key(item) or (item.name if isinstance(item, RuleRef) else None)
                 if item_symbol is None:
                     item_symbol = group(item)
                 elif isinstance(item_symbol, tuple):
                     compiler.origins.setdefault(item_symbol, (owner, item.span, source))
-                flat.repeats[helper] = (item_symbol, node.min, node.max)
-                return helper
+                spec = (item_symbol, node.min, node.max)
+                if spec not in repeat_helpers:
+                    helper = repeat_helpers[spec] = names.fresh(owner, "r")
+                    flat.rules[helper] = []
+                    flat.repeats[helper] = spec
+                return repeat_helpers[spec]
             return group(node)
 
         def group(node: Node) -> str:

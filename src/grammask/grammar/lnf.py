@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grammask.errors import GrammarError
 from grammask.grammar.flatten import FlatGrammar
 from grammask.grammar.terminal_keys import TerminalCompiler, kbnf_string, key_to_kbnf
 from grammask.grammar.kbnf import is_name_char
@@ -89,8 +90,19 @@ class LNF:
 
 
 def build_lnf(flat: FlatGrammar, compiler: TerminalCompiler) -> LNF:
-    """Pre: ``flat`` satisfies the LNF invariants.  Post: the arrays above."""
-    names = [flat.start] + [name for name in flat.rules if name != flat.start]
+    """Pre: ``flat`` satisfies the LNF invariants.  Post: the arrays above, in
+    canonical order: productions of a rule sorted, nonterminals numbered in
+    breadth-first order of first use from the start (so equal grammars give
+    equal arrays and equal printouts)."""
+    rules = {name: sorted(productions, key=_production_order) for name, productions in flat.rules.items()}
+    names = [flat.start]
+    seen = {flat.start}
+    for name in names:
+        for production in rules[name]:
+            for symbol in production:
+                if isinstance(symbol, str) and symbol not in seen:
+                    seen.add(symbol)
+                    names.append(symbol)
     nonterminal_ids = {name: index for index, name in enumerate(names)}
     terminal_ids: dict[tuple, int] = {}
     terminal_keys: list[tuple] = []
@@ -100,7 +112,7 @@ def build_lnf(flat: FlatGrammar, compiler: TerminalCompiler) -> LNF:
     symbol_kinds: list[int] = []
     symbol_ids: list[int] = []
     for name in names:
-        for production in flat.rules[name]:
+        for production in rules[name]:
             production_lhs.append(nonterminal_ids[name])
             for symbol in production:
                 if isinstance(symbol, str):
@@ -152,6 +164,21 @@ def build_lnf(flat: FlatGrammar, compiler: TerminalCompiler) -> LNF:
         dfas=dfas,
         terminal_keys=terminal_keys,
     )
+
+
+def _production_order(production) -> tuple:
+    """Sort key: names, then terminals by their KBNF printout (so a class and
+    the regex it prints as sort alike)."""
+    key = []
+    for symbol in production:
+        if isinstance(symbol, str):
+            key.append((0, symbol))
+        else:
+            try:
+                key.append((1, key_to_kbnf(symbol)))
+            except GrammarError:
+                key.append((2, repr(symbol)))
+    return tuple(key)
 
 
 def check_invariants(lnf: LNF) -> list[str]:

@@ -1,0 +1,191 @@
+"""Normalization: the LNF keeps the language of the AST, meets its invariants,
+stays small on hostile shapes and round-trips through to_ebnf.
+
+Oracles: ``tests/reference.py`` (fixpoint recognizer over the AST, never sees
+LNF) against ``tests/lnf_reference.py`` (textbook Earley over the LNF arrays).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from grammar_strategies import compare_on_short_strings, grammar_asts
+from lnf_reference import LNFRecognizer
+from reference import ReferenceRecognizer
+
+from grammask.config import Config
+from grammask.errors import GrammarError, LimitExceeded
+from grammask.grammar import Grammar
+from grammask.grammar.lnf import check_invariants
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+
+def build_or_none(ast):
+    """The Grammar of ``ast``, or None when its language is empty."""
+    try:
+        return Grammar.from_ast(ast)
+    except GrammarError as error:
+        assert "empty" in str(error)
+        return None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(grammar_asts())
+def test_lnf_and_ast_agree_on_short_strings(ast):
+    reference = ReferenceRecognizer(ast)
+    grammar = build_or_none(ast)
+    if grammar is None:
+        assert not reference.viable_prefix(b"")
+        return
+    assert check_invariants(grammar.lnf) == []
+    assert grammar.start_accepts_empty == reference.accepts(b"")
+    compare_on_short_strings(reference, LNFRecognizer(grammar.lnf), max_length=5)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(grammar_asts())
+def test_to_ebnf_round_trip(ast):
+    grammar = build_or_none(ast)
+    if grammar is None:
+        return
+    text = grammar.to_ebnf()
+    again = Grammar.from_ebnf(text, start=grammar.lnf.nonterminal_names[0])
+    assert again.to_ebnf() == text
+    assert again.fingerprint == grammar.fingerprint
+    compare_on_short_strings(ReferenceRecognizer(ast), LNFRecognizer(again.lnf), max_length=4)
+
+
+def test_fingerprint_is_stable_and_discriminates():
+    one = Grammar.from_ebnf('start ::= "a" b; b ::= "x" | "y";')
+    same = Grammar.from_ebnf('start ::= "a" b;\n b ::= "y";\n b ::= ("x");')
+    other = Grammar.from_ebnf('start ::= "a" b; b ::= "x" | "z";')
+    assert one.fingerprint == same.fingerprint
+    assert one.fingerprint != other.fingerprint
+
+
+def test_forty_optionals_linear_and_fast():
+    text = "start ::= " + " ".join(["b?"] * 40) + ';\nb ::= "b";'
+    began = time.perf_counter()
+    grammar = Grammar.from_ebnf(text)
+    elapsed = time.perf_counter() - began
+    assert elapsed < 1.0
+    sizes = grammar.lnf.sizes()
+    assert sizes["n_productions"] <= 4 * 40 and sizes["n_symbols"] <= 8 * 40
+    assert grammar.start_accepts_empty
+    recognizer = LNFRecognizer(grammar.lnf)
+    assert all(recognizer.accepts(b"b" * n) for n in range(1, 41))
+    assert not recognizer.accepts(b"b" * 41)
+
+
+def test_forty_distinct_optionals_stay_polynomial():
+    rules = "".join(f'b{i} ::= "{chr(97 + i % 26)}{i}";\n' for i in range(40))
+    text = "start ::= " + " ".join(f"b{i}?" for i in range(40)) + ";\n" + rules
+    began = time.perf_counter()
+    grammar = Grammar.from_ebnf(text)
+    assert time.perf_counter() - began < 2.0
+    assert grammar.lnf.sizes()["n_symbols"] < 40 * 40 * 4
+    recognizer = LNFRecognizer(grammar.lnf)
+    assert recognizer.accepts(b"a0b1z25")
+    assert recognizer.accepts(b"n39")
+    assert not recognizer.accepts(b"b1a0")
+
+
+@pytest.mark.parametrize("low,high", [(0, 10_000), (9_999, 10_000), (5_000, None), (10_000, 10_000)])
+def test_counted_repetition_size_is_linear(low, high):
+    bound = f"{low}," + ("" if high is None else str(high))
+    grammar = Grammar.from_gbnf(f'root ::= "a"{{{bound}}} "b"')
+    span = (high - low) if high is not None else 0
+    assert grammar.lnf.sizes()["n_productions"] <= 2 * span + 40
+    recognizer = LNFRecognizer(grammar.lnf)
+    assert recognizer.accepts(b"a" * low + b"b")
+    assert not recognizer.accepts(b"a" * (low - 1) + b"b") if low else True
+
+
+def test_counted_repetition_small_cases_exact():
+    grammar = Grammar.from_gbnf('root ::= ("x" | "yy"){2,4} "."')
+    reference = ReferenceRecognizer(grammar.ast)
+    compare_on_short_strings(reference, LNFRecognizer(grammar.lnf), max_length=10, alphabet=b"xy.")
+
+
+def test_repetition_above_limit_is_refused():
+    with pytest.raises(LimitExceeded) as info:
+        Grammar.from_gbnf('root ::= "a"{10001}')
+    assert info.value.limit == "max_repetition"
+    grammar = Grammar.from_gbnf('root ::= "a"{10001}', config=Config(max_repetition=20_000))
+    assert grammar.lnf.sizes()["n_productions"] < 100
+
+
+@pytest.mark.parametrize("dialect", ["kbnf", "gbnf"])
+def test_ten_thousand_deep_nesting_raises_limit(dialect):
+    depth = 10_000
+    if dialect == "kbnf":
+        text = "start ::= " + "(" * depth + '"a"' + ")" * depth + ";"
+        build = Grammar.from_ebnf
+    else:
+        text = "root ::= " + "(" * depth + '"a"' + ")" * depth
+        build = Grammar.from_gbnf
+    with pytest.raises(LimitExceeded) as info:
+        build(text)
+    assert info.value.limit == "max_nesting"
+    grammar = build(text, config=Config(max_nesting=20_000))
+    assert LNFRecognizer(grammar.lnf).accepts(b"a")
+
+
+def test_deep_alternating_nesting_normalizes():
+    depth = 900
+    text = "root ::= " + '("a" ' * depth + '"z"' + ' | "b")' * depth
+    grammar = Grammar.from_gbnf(text)
+    recognizer = LNFRecognizer(grammar.lnf)
+    assert recognizer.accepts(b"a" * depth + b"z")
+    assert recognizer.accepts(b"aab")
+    assert not recognizer.accepts(b"a" * (depth + 1) + b"z")
+
+
+def test_large_literal_alternation_becomes_one_dfa():
+    words = [f"word{i}" for i in range(50)]
+    grammar = Grammar.from_ebnf("start ::= " + " | ".join(f'"{w}"' for w in words) + ";")
+    lnf = grammar.lnf
+    assert lnf.n_productions == 1 and len(lnf.dfas) == 1
+    assert lnf.dfas[0].kind == "literals"
+    recognizer = LNFRecognizer(lnf)
+    assert all(recognizer.accepts(w.encode()) for w in words)
+    assert not recognizer.accepts(b"word50")
+
+
+def test_nullable_regex_terminal_is_made_optional():
+    grammar = Grammar.from_ebnf('start ::= "<" #"[0-9]*" ">" | #"x*";')
+    assert grammar.start_accepts_empty
+    assert check_invariants(grammar.lnf) == []
+    for dfa_id, dfa in enumerate(grammar.lnf.dfas):
+        assert dfa.matches_empty
+    compare_on_short_strings(ReferenceRecognizer(grammar.ast), LNFRecognizer(grammar.lnf),
+                             max_length=5, alphabet=b"<>0x")
+
+
+def test_language_of_only_the_empty_string():
+    grammar = Grammar.from_gbnf('root ::= "" | ("")*')
+    assert grammar.start_accepts_empty
+    assert grammar.lnf.n_productions == 0
+    recognizer = LNFRecognizer(grammar.lnf)
+    assert recognizer.accepts(b"") and not recognizer.viable_prefix(b"a")
+    assert Grammar.from_ebnf(grammar.to_ebnf(), start="root").fingerprint == grammar.fingerprint
+
+
+def test_pass_sizes_are_recorded():
+    grammar = Grammar.from_gbnf(open("/work/shared/workloads/gbnf/c.gbnf").read())
+    names = [name for name, _ in grammar.pass_sizes]
+    assert names[0] == "flatten_nested_groups" and "eliminate_nullable" in names
+    assert all(set(sizes) == {"n_rules", "n_productions", "n_symbols"} for _, sizes in grammar.pass_sizes)
+
+
+def test_unused_rule_warns():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        grammar = Grammar.from_ebnf('start ::= "a";\nunused ::= "b";')
+    assert any("unused" in str(w.message) for w in caught)
+    assert grammar.warnings and "line 2" in grammar.warnings[0]
