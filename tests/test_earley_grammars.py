@@ -1,0 +1,99 @@
+"""Earley core on real grammars from the front end (Grammar(...).lnf).
+
+Oracles: the verdicts in ../shared/workloads/gbnf-tests (checked with
+llama.cpp's grammar engine), Python's ``json`` module for JSON documents, and
+``tests/lnf_reference.py`` (the front end's plain Python Earley over the same
+LNF arrays) for prefix viability after every byte.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from grammask.grammar import Grammar
+from grammask._core.earley import EarleyRecognizer, compiled_tables
+
+from lnf_reference import LNFRecognizer
+
+WORKLOADS = pathlib.Path("/work/shared/workloads")
+CASE_FILES = ["llama_cpp_grammar_integration.json", "llama_cpp_json_schema.json",
+              "xgrammar_ebnf.json", "xgrammar_ebnf_exhaustive.json"]
+
+
+def load_cases():
+    for name in CASE_FILES:
+        for index, case in enumerate(json.loads((WORKLOADS / "gbnf-tests" / name).read_text())):
+            yield pytest.param(case, id=f"{name.split('.')[0]}[{index}]")
+
+
+def recognizes(tables, data: bytes) -> bool:
+    recognizer = EarleyRecognizer(tables)
+    return recognizer.push_bytes(data) and recognizer.is_accepting()
+
+
+@pytest.mark.parametrize("case", list(load_cases()))
+def test_gbnf_cases(case):
+    grammar = Grammar.from_gbnf(case["grammar"], start=case["root"])
+    tables = compiled_tables(grammar.lnf)
+    for text in case["accept"]:
+        assert recognizes(tables, text.encode()), text
+    for text in case["reject"]:
+        assert not recognizes(tables, text.encode()), text
+
+
+def test_gbnf_cases_prefixes_against_lnf_reference():
+    """Viability after every byte of every accept/reject string (short ones)."""
+    n_checked = 0
+    for name in CASE_FILES[:3]:
+        for case in json.loads((WORKLOADS / "gbnf-tests" / name).read_text()):
+            grammar = Grammar.from_gbnf(case["grammar"], start=case["root"])
+            reference = LNFRecognizer(grammar.lnf)
+            tables = compiled_tables(grammar.lnf)
+            for text in (case["accept"] + case["reject"])[:6]:
+                data = text.encode()[:40]
+                recognizer = EarleyRecognizer(tables)
+                for k in range(len(data)):
+                    expected = reference.viable_prefix(data[:k + 1])
+                    assert recognizer.push_byte(data[k]) == expected, (case["name"], data[:k + 1])
+                    if not expected:
+                        break
+                    assert recognizer.is_accepting() == reference.accepts(data[:k + 1])
+                    n_checked += 1
+    assert n_checked > 1000
+
+
+@pytest.mark.parametrize("path", sorted((WORKLOADS / "gbnf").glob("*.gbnf")), ids=lambda p: p.stem)
+def test_llama_cpp_example_grammars_build(path):
+    grammar = Grammar.from_gbnf(path.read_text(), start="root")
+    recognizer = EarleyRecognizer(grammar.lnf)
+    assert recognizer.allowed_byte_values()
+
+
+def test_json_gbnf_accepts_generic_document():
+    grammar = Grammar.from_gbnf((WORKLOADS / "gbnf" / "json.gbnf").read_text(), start="root")
+    document = (WORKLOADS / "bench" / "generic_document.json").read_bytes().strip()
+    json.loads(document)
+    recognizer = EarleyRecognizer(grammar.lnf)
+    assert recognizer.push_bytes(document)
+    assert recognizer.is_accepting()
+    broken = document[:-1] + b",}"
+    json_ok = True
+    try:
+        json.loads(broken)
+    except ValueError:
+        json_ok = False
+    assert recognizes(compiled_tables(grammar.lnf), broken) == json_ok
+
+
+@pytest.mark.parametrize("dialect", ["kbnf", "gbnf"])
+def test_arithmetic_grammar_accepts_its_input(dialect):
+    text = (WORKLOADS / "bench" / f"arith.{dialect}").read_text()
+    grammar = Grammar.from_ebnf(text) if dialect == "kbnf" else Grammar.from_gbnf(text, start="root")
+    data = (WORKLOADS / "bench" / "arith.input.txt").read_bytes().rstrip(b"\n")
+    recognizer = EarleyRecognizer(grammar.lnf)
+    assert recognizer.push_bytes(data), data[:80]
+    assert recognizer.is_accepting()
+    assert not recognizer.push_byte(ord(")"))
