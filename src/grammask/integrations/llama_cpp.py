@@ -111,12 +111,12 @@ def vocabulary_for(llm):
     return vocab
 
 
-def compile_for(llm, grammar_or_schema: Any, config: Optional[Config] = None):
+def compile_for(llm, grammar_or_schema: Any, config: Optional[Config] = None, **schema_options):
     """``(compiled, is_json)`` for a grammar or JSON Schema and the Llama's
     vocabulary (``grammask.compile`` caches by fingerprints)."""
     from grammask.engine import compile as compile_grammar
 
-    grammar, is_json = resolve_grammar(grammar_or_schema, config)
+    grammar, is_json = resolve_grammar(grammar_or_schema, config, **schema_options)
     return compile_grammar(grammar, vocabulary_for(llm), config), is_json
 
 
@@ -132,10 +132,15 @@ class GrammaskLogitsProcessor:
     ``max_tokens``: after this many generated tokens only EOS is allowed
     (give llama.cpp ``max_tokens + 1`` so the engine sees every token).
     ``seed_prompt_context``: hand the prompt's tokens to the canonical filter.
+    ``end_json_at_close``: for grammars of JSON texts (``ws value ws``): once
+    the output is complete and ends with a closed value (``}``, ``]``, a
+    string, ``true``/``false``/``null``, then at most whitespace), allow only
+    EOS.  What could follow is trailing whitespace, which carries nothing and
+    which small models otherwise repeat until ``max_tokens``.
     """
 
     def __init__(self, engine_or_compiled, *, max_tokens: Optional[int] = None,
-                 seed_prompt_context: bool = True):
+                 seed_prompt_context: bool = True, end_json_at_close: bool = False):
         from grammask.engine import CompiledGrammar, Engine
 
         if isinstance(engine_or_compiled, Engine):
@@ -149,6 +154,7 @@ class GrammaskLogitsProcessor:
             raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
         self.max_tokens = max_tokens
         self.seed_prompt_context = seed_prompt_context
+        self.end_json_at_close = end_json_at_close
         self._eos_token_ids = np.asarray(self.engine.vocab.eos_token_ids, dtype=np.intp)
         self.n_calls = 0
         self.seconds = 0.0
@@ -199,6 +205,9 @@ class GrammaskLogitsProcessor:
         if self.max_tokens is not None and n_generated >= self.max_tokens:
             self.stopped_at_max_tokens = True
             self._only_eos(scores)
+        elif self.end_json_at_close and self.engine.can_end() and _json_value_closed(
+                self.engine.output_bytes()):
+            self._only_eos(scores)
         else:
             self.engine.mask_logits(scores)
 
@@ -211,6 +220,15 @@ class GrammaskLogitsProcessor:
         """Re-raise an error caught inside the llama.cpp callback."""
         if self.error is not None:
             raise self.error
+
+
+_CLOSED_JSON_ENDINGS = (b"}", b"]", b'"', b"true", b"false", b"null")
+
+
+def _json_value_closed(output: bytes) -> bool:
+    """The JSON text ``output`` (complete) ends with a closed value, so only
+    whitespace could follow."""
+    return output.rstrip(b" \t\n\r").endswith(_CLOSED_JSON_ENDINGS)
 
 
 @dataclass
@@ -239,14 +257,22 @@ class GenerationResult:
 
 def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256, chat: bool = True,
              system: Optional[str] = None, temperature: float = 0.0, seed: Optional[int] = None,
-             config: Optional[Config] = None, warn: bool = True, **completion_kwargs) -> GenerationResult:
+             config: Optional[Config] = None, schema_options: Optional[dict] = None,
+             json_output: Optional[bool] = None, warn: bool = True,
+             **completion_kwargs) -> GenerationResult:
     """One constrained completion with a ``llama_cpp.Llama``.
 
     ``grammar_or_schema``: a ``grammask.Grammar``, a ``CompiledGrammar``, a
     JSON Schema (dict or JSON text) or a pydantic model.  ``prompt``: a user
     message (``chat=True``: formatted with the model's chat template, with an
     optional ``system`` message), a list of chat messages, or raw completion
-    text (``chat=False``).  Extra keyword arguments go to llama-cpp-python.
+    text (``chat=False``).  With a JSON Schema the output ends at the close of
+    the root value (``end_json_at_close``) and ``data`` holds it parsed;
+    ``json_output=True`` asks the same of a Grammar or CompiledGrammar of
+    JSON texts.  ``schema_options`` go to the JSON Schema
+    translator (e.g. ``{"whitespace": "compact"}``).  Extra keyword arguments
+    go to llama-cpp-python (``stop`` strings are not supported: the grammar
+    and EOS end the output).
     When ``max_tokens`` ends the output before it is complete, the result has
     ``complete=False`` and an ``IncompleteOutputWarning`` is emitted (unless
     ``warn=False``)."""
@@ -254,13 +280,17 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
 
     from grammask.engine import CompiledGrammar
 
+    if "stop" in completion_kwargs:
+        raise TypeError("generate() does not take stop strings: the grammar and EOS end the output")
     started = time.perf_counter()
     if isinstance(grammar_or_schema, CompiledGrammar):
         compiled, is_json = grammar_or_schema, False
     else:
-        compiled, is_json = compile_for(llm, grammar_or_schema, config)
+        compiled, is_json = compile_for(llm, grammar_or_schema, config, **(schema_options or {}))
+    if json_output is not None:
+        is_json = json_output
     compile_seconds = time.perf_counter() - started
-    processor = GrammaskLogitsProcessor(compiled, max_tokens=max_tokens)
+    processor = GrammaskLogitsProcessor(compiled, max_tokens=max_tokens, end_json_at_close=is_json)
     kwargs = dict(completion_kwargs)
     kwargs.update(max_tokens=max_tokens + 1, temperature=temperature,
                   logits_processor=llama_cpp.LogitsProcessorList([processor]))

@@ -1,0 +1,221 @@
+"""End to end with SmolLM2-135M-Instruct through llama-cpp-python (n_threads=1).
+
+Oracles: ``json.loads`` + ``jsonschema`` for schema outputs, Python ``regex``
+for regex outputs, ``tests/reference.py``'s ReferenceRecognizer over the GBNF
+grammar's AST for GBNF outputs.  Greedy decoding keeps runs reproducible;
+max_tokens stays small so the whole file runs in well under two minutes on
+two cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+import regex
+
+import grammask
+from grammask.grammar.gbnf import parse_gbnf
+from grammask.integrations import IncompleteOutputWarning
+from reference import ReferenceRecognizer
+
+llama_cpp = pytest.importorskip("llama_cpp")
+from grammask.integrations.llama_cpp import (  # noqa: E402  (after the importorskip)
+    GrammaskLogitsProcessor,
+    compile_for,
+    default_model_path,
+    generate,
+    load_model,
+    vocabulary_for,
+)
+
+PERSON_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "maxLength": 30},
+        "age": {"type": "integer", "minimum": 0, "maximum": 130},
+        "city": {"type": "string", "minLength": 1, "maxLength": 30},
+    },
+    "required": ["name", "age", "city"],
+    "additionalProperties": False,
+}
+
+PEOPLE = [
+    ("Alice", 31, "Paris"), ("Bob", 45, "Berlin"), ("Carmen", 27, "Madrid"), ("Dmitri", 52, "Moscow"),
+    ("Emeka", 38, "Lagos"), ("Fatima", 23, "Cairo"), ("Giulia", 64, "Rome"), ("Hiro", 41, "Osaka"),
+    ("Ingrid", 35, "Oslo"), ("Jorge", 29, "Lima"), ("Kofi", 57, "Accra"), ("Lena", 19, "Vienna"),
+    ("Mateo", 33, "Bogota"), ("Nadia", 48, "Warsaw"), ("Omar", 26, "Amman"), ("Priya", 39, "Delhi"),
+    ("Quentin", 61, "Lyon"), ("Rosa", 22, "Havana"), ("Sven", 44, "Malmo"), ("Tariq", 30, "Doha"),
+]
+
+
+@pytest.fixture(scope="module")
+def llm():
+    try:
+        path = default_model_path()
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+    return load_model(path, n_ctx=1024)
+
+
+@pytest.fixture(scope="module")
+def person_compiled(llm):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled, is_json = compile_for(llm, PERSON_SCHEMA)
+    assert is_json
+    return compiled
+
+
+def test_default_model_is_found_without_importing_its_package():
+    assert default_model_path().endswith("SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def test_vocabulary_eos_ids_include_the_models_end_of_turn(llm):
+    vocab = vocabulary_for(llm)
+    assert vocab is vocabulary_for(llm)
+    assert llm.token_eos() in vocab.eos_token_ids
+    assert vocab.size == llm.n_vocab()
+
+
+def test_20_prompts_give_schema_valid_json(llm, person_compiled):
+    jsonschema = pytest.importorskip("jsonschema")
+    validator = jsonschema.Draft202012Validator(PERSON_SCHEMA)
+    n_exact = 0
+    for name, age, city in PEOPLE:
+        prompt = (f"{name} is {age} years old and lives in {city}. "
+                  f"Extract name, age and city as a JSON object.")
+        result = generate(llm, person_compiled, prompt, max_tokens=64, json_output=True)
+        document = json.loads(result.text)
+        assert validator.is_valid(document), result.text
+        assert result.complete and result.finish_reason == "stop"
+        assert result.engine.is_finished()
+        assert result.data == document
+        assert result.text.endswith("}"), "the output ends at the close of the root object"
+        assert document["name"]  # minLength 1 holds in the model's output
+        n_exact += document == {"name": name, "age": age, "city": city}
+    assert n_exact >= 10, "the model should copy most facts correctly under the schema"
+
+
+def test_schema_dict_gives_parsed_data(llm):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = generate(llm, PERSON_SCHEMA, "Ada Lovelace, 36, lived in London. Give her as JSON.",
+                          max_tokens=64, schema_options={"whitespace": "compact"})
+    assert result.complete
+    assert result.data == json.loads(result.text)
+    assert result.text == json.dumps(result.data, separators=(",", ":"), ensure_ascii=False)
+    assert set(result.data) == {"name", "age", "city"}
+
+
+def test_gbnf_list_outputs_are_sentences_of_the_grammar(llm):
+    path = "/work/shared/workloads/gbnf/list.gbnf"
+    if not os.path.exists(path):
+        pytest.skip("shared GBNF workloads missing")
+    text = open(path, encoding="utf-8").read()
+    reference = ReferenceRecognizer(parse_gbnf(text))
+    grammar = grammask.Grammar.from_gbnf(text)
+    n_complete = 0
+    for topic in ["fruits", "colours", "planets"]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IncompleteOutputWarning)
+            result = generate(llm, grammar, f"List three {topic}, one per line.", max_tokens=40)
+        data = result.engine.output_bytes()
+        if result.complete:
+            assert reference.accepts(data), data
+            n_complete += 1
+        else:
+            assert reference.viable_prefix(data) and not reference.accepts(data), data
+        assert result.text.startswith("- ")
+    assert n_complete >= 1
+
+
+def test_gbnf_chess_outputs_are_viable(llm):
+    path = "/work/shared/workloads/gbnf/chess.gbnf"
+    if not os.path.exists(path):
+        pytest.skip("shared GBNF workloads missing")
+    text = open(path, encoding="utf-8").read()
+    reference = ReferenceRecognizer(parse_gbnf(text))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IncompleteOutputWarning)
+        result = generate(llm, grammask.Grammar.from_gbnf(text), "Write the moves of a short chess game.",
+                          max_tokens=40)
+    data = result.engine.output_bytes()
+    assert data.startswith(b"1. ")
+    assert reference.accepts(data) if result.complete else reference.viable_prefix(data)
+
+
+def test_truncation_caveat_is_reported(llm, person_compiled):
+    with pytest.warns(IncompleteOutputWarning, match="valid prefix"):
+        result = generate(llm, person_compiled, "Alice is 31 and lives in Paris. As JSON please.",
+                          max_tokens=4)
+    assert not result.complete and result.finish_reason == "length"
+    assert result.data is None
+    assert not result.engine.is_finished() and not result.engine.can_end()
+    assert result.n_tokens == 4
+    assert result.text.startswith("{")
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(result.text)
+
+
+def test_grammar_end_stops_generation_with_eos(llm):
+    grammar = grammask.Grammar.from_regex("(yes|no)")
+    result = generate(llm, grammar, "Is Paris in France? Answer yes or no.", max_tokens=10)
+    assert result.text in ("yes", "no")
+    assert result.complete and result.finish_reason == "stop"
+    assert result.n_tokens <= 2
+
+
+def test_processor_in_create_completion_and_reuse_across_calls(llm):
+    compiled, _ = compile_for(llm, grammask.Grammar.from_regex("[A-Z][a-z]{2,8}, [A-Z][a-z]{2,8}"))
+    processor = GrammaskLogitsProcessor(compiled, max_tokens=12)
+    pattern = regex.compile("[A-Z][a-z]{2,8}, [A-Z][a-z]{2,8}")
+    for prompt in ["Two cities: ", "Two names of people: ", "Two cities: "]:
+        llm.create_completion(prompt, max_tokens=13, temperature=0.0,
+                              logits_processor=llama_cpp.LogitsProcessorList([processor]))
+        processor.raise_if_failed()
+        output = processor.engine.output_bytes().decode()
+        assert pattern.fullmatch(output, partial=True), output
+        assert processor.prompt_length == len(llm.tokenize(prompt.encode()))
+        assert len(processor.generated_token_ids) <= 12
+
+
+def test_processor_masks_a_strided_view_in_place(llm):
+    compiled, _ = compile_for(llm, grammask.Grammar.from_regex("[0-9]{3}"))
+    processor = GrammaskLogitsProcessor(compiled)
+    n_vocab = llm.n_vocab()
+    records = np.zeros(n_vocab, dtype=np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)],
+                                               align=True))
+    records["logit"] = np.linspace(0.0, 1.0, n_vocab, dtype=np.float32)
+    scores = records["logit"]
+    assert not scores.flags["C_CONTIGUOUS"]
+    prompt = np.asarray(llm.tokenize(b"Three digits: "), dtype=np.int32)
+    returned = processor(prompt, scores)
+    processor.raise_if_failed()
+    allowed = np.flatnonzero(np.isfinite(records["logit"]))
+    pieces = [vocabulary_for(llm).token_bytes[token_id] for token_id in allowed]
+    assert returned is scores
+    assert pieces and all(regex.fullmatch("[0-9]{1,3}", piece.decode()) for piece in pieces)
+
+
+def test_an_error_in_the_callback_stops_generation_and_is_reraised(llm):
+    compiled, _ = compile_for(llm, grammask.Grammar.from_regex("[0-9]+"))
+    processor = GrammaskLogitsProcessor(compiled)
+    prompt = llm.tokenize(b"Digits: ")
+    letter = llm.tokenize(b"hello", add_bos=False)[0]
+    scores = np.zeros(llm.n_vocab(), dtype=np.float32)
+    processor(np.asarray(prompt, dtype=np.int32), scores)
+    scores = np.zeros(llm.n_vocab(), dtype=np.float32)
+    processor(np.asarray(prompt + [letter], dtype=np.int32), scores)
+    assert isinstance(processor.error, grammask.TokenRejected)
+    assert set(np.flatnonzero(np.isfinite(scores)).tolist()) == set(vocabulary_for(llm).eos_token_ids)
+    with pytest.raises(grammask.TokenRejected):
+        processor.raise_if_failed()
+
+
+def test_generate_rejects_stop_strings(llm, person_compiled):
+    with pytest.raises(TypeError, match="stop"):
+        generate(llm, person_compiled, "x", stop=["}"])
