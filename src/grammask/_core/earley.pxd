@@ -46,6 +46,10 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef int64_t* set_nt_starts          # [sets_capacity]
     cdef uint64_t* set_serials           # [sets_capacity] unique per created set
     cdef uint8_t* set_accepting          # [sets_capacity]
+    # One Leo memo entry kept next to each set (the hash table below holds the
+    # rest), so right recursion touches only recent, cached memory.
+    cdef int32_t* set_leo_nts            # [sets_capacity] nt of the entry, -1 none
+    cdef int64_t* set_leo_tops           # [sets_capacity] its top (or LEO_NONE)
     cdef Py_ssize_t n_sets
     cdef Py_ssize_t sets_capacity
     cdef uint64_t next_serial

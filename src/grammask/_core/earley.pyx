@@ -155,6 +155,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
         self.set_nt_starts = NULL
         self.set_serials = NULL
         self.set_accepting = NULL
+        self.set_leo_nts = NULL
+        self.set_leo_tops = NULL
         self.dedup_slots = NULL
         self.dedup_stamps = NULL
         self.done_keys = NULL
@@ -172,6 +174,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
         free(self.set_nt_starts)
         free(self.set_serials)
         free(self.set_accepting)
+        free(self.set_leo_nts)
+        free(self.set_leo_tops)
         free(self.dedup_slots)
         free(self.dedup_stamps)
         free(self.done_keys)
@@ -206,11 +210,14 @@ cdef class EarleyRecognizer(ByteRecognizer):
         self.set_nt_starts = <int64_t*>malloc(sets_capacity * sizeof(int64_t))
         self.set_serials = <uint64_t*>malloc(sets_capacity * sizeof(uint64_t))
         self.set_accepting = <uint8_t*>malloc(sets_capacity * sizeof(uint8_t))
+        self.set_leo_nts = <int32_t*>malloc(sets_capacity * sizeof(int32_t))
+        self.set_leo_tops = <int64_t*>malloc(sets_capacity * sizeof(int64_t))
         self.predicted_stamps = <uint64_t*>calloc(self.grammar.n_nonterminals, sizeof(uint64_t))
         self.leo_capacity = 64
         self.leo_entries = <LeoEntry*>malloc(self.leo_capacity * sizeof(LeoEntry))
         if (self.items == NULL or self.set_starts == NULL or self.set_nt_starts == NULL
                 or self.set_serials == NULL or self.set_accepting == NULL
+                or self.set_leo_nts == NULL or self.set_leo_tops == NULL
                 or self.predicted_stamps == NULL or self.leo_entries == NULL):
             raise MemoryError()
         _leo_clear(self)
@@ -308,6 +315,16 @@ cdef class EarleyRecognizer(ByteRecognizer):
             self.error_code = ERROR_MEMORY
             return False
         self.set_accepting = <uint8_t*>p
+        p = realloc(self.set_leo_nts, capacity * sizeof(int32_t))
+        if p == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.set_leo_nts = <int32_t*>p
+        p = realloc(self.set_leo_tops, capacity * sizeof(int64_t))
+        if p == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.set_leo_tops = <int64_t*>p
         self.sets_capacity = capacity
         return True
 
@@ -553,6 +570,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         memcpy(&self.items[set_start + n_scan], self.partition_scratch, n_waiting * sizeof(Item))
         self.set_nt_starts[self.n_sets] = set_start + n_scan
         self.set_accepting[self.n_sets] = is_accepting
+        self.set_leo_nts[self.n_sets] = -1
         self.n_sets += 1
         self.set_starts[self.n_sets] = self.n_items
         return True
@@ -858,6 +876,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
         memcpy(clone.set_nt_starts, self.set_nt_starts, self.n_sets * sizeof(int64_t))
         memcpy(clone.set_serials, self.set_serials, self.n_sets * sizeof(uint64_t))
         memcpy(clone.set_accepting, self.set_accepting, self.n_sets * sizeof(uint8_t))
+        memcpy(clone.set_leo_nts, self.set_leo_nts, self.n_sets * sizeof(int32_t))
+        memcpy(clone.set_leo_tops, self.set_leo_tops, self.n_sets * sizeof(int64_t))
         clone.n_items = self.n_items
         clone.n_sets = self.n_sets
         clone.next_serial = self.next_serial
@@ -891,7 +911,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
         cdef Py_ssize_t s
         sizes = [int(self.set_starts[s + 1] - self.set_starts[s]) for s in range(self.n_sets)]
         memory = (self.items_capacity * sizeof(Item)
-                  + self.sets_capacity * (3 * sizeof(int64_t) + sizeof(uint64_t) + sizeof(uint8_t))
+                  + self.sets_capacity * (4 * sizeof(int64_t) + sizeof(uint64_t) + sizeof(int32_t)
+                                      + sizeof(uint8_t))
                   + self.dedup_capacity * (sizeof(int32_t) + sizeof(uint64_t))
                   + self.done_capacity * (sizeof(int64_t) + sizeof(uint64_t))
                   + self.queue_capacity * sizeof(int64_t)

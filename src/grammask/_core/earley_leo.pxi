@@ -76,6 +76,11 @@ cdef bint _leo_lookup(EarleyRecognizer self, int64_t key, int64_t* value) noexce
     cdef Py_ssize_t slot = <Py_ssize_t>(_mix64(<uint64_t>key) & <uint64_t>mask)
     cdef Py_ssize_t set_id = <Py_ssize_t>(key >> 32)
     cdef LeoEntry* entry
+    if self.set_leo_nts[set_id] == <int32_t>(key & LOW32):
+        value[0] = self.set_leo_tops[set_id]
+        return True
+    if self.n_leo_entries == 0:
+        return False
     while self.leo_entries[slot].key != -1:
         entry = &self.leo_entries[slot]
         if entry.key == key:
@@ -93,6 +98,11 @@ cdef bint _leo_store(EarleyRecognizer self, int64_t key, int64_t value) noexcept
     cdef Py_ssize_t mask, slot, i, n_valid = 0, capacity, set_id
     cdef LeoEntry* old_entries
     cdef Py_ssize_t old_capacity
+    set_id = <Py_ssize_t>(key >> 32)
+    if self.set_leo_nts[set_id] < 0 or self.set_leo_nts[set_id] == <int32_t>(key & LOW32):
+        self.set_leo_nts[set_id] = <int32_t>(key & LOW32)
+        self.set_leo_tops[set_id] = value
+        return True
     if (self.n_leo_entries + 1) * 2 > self.leo_capacity:
         # Rebuild without stale entries (sets popped since), growing if needed.
         old_entries = self.leo_entries
@@ -215,6 +225,7 @@ cdef bint _compact(EarleyRecognizer self, Py_ssize_t keep_last_sets) noexcept no
         self.set_nt_starts[n_new_sets] = new_nt_start
         self.set_serials[n_new_sets] = self.set_serials[s]
         self.set_accepting[n_new_sets] = self.set_accepting[s]
+        self.set_leo_nts[n_new_sets] = -1
         n_new_sets += 1
     self.set_starts[n_new_sets] = write
     for idx in range(write):
