@@ -239,22 +239,20 @@ cdef class TerminalTokens:
     cdef const uint32_t[::1] _inside_bits
     cdef bint dense
 
-    def __init__(self, inside_ids, exit_trie, int32_t end_state, Py_ssize_t n_exit_nodes,
-                 Py_ssize_t vocab_size, Py_ssize_t dense_threshold=256):
-        self.inside_ids = np.ascontiguousarray(inside_ids, dtype=np.int32)
-        self._inside_ids = self.inside_ids
+    def __init__(self, inside_ids, inside_bits, exit_trie, int32_t end_state,
+                 Py_ssize_t n_exit_nodes):
+        """Exactly one of ``inside_ids`` (sorted int32) and ``inside_bits``
+        (uint32 bitset covering the vocabulary) is given."""
+        self.dense = inside_bits is not None
+        self.inside_ids = None if self.dense else np.ascontiguousarray(inside_ids, dtype=np.int32)
+        self.inside_bits = inside_bits
+        if self.dense:
+            self._inside_bits = inside_bits
+        else:
+            self._inside_ids = self.inside_ids
         self.exit_trie = exit_trie
         self.end_state = end_state
         self.n_exit_nodes = n_exit_nodes
-        self.dense = len(self.inside_ids) > dense_threshold
-        if self.dense:
-            words = np.zeros((vocab_size + 31) // 32, dtype=np.uint32)
-            ids = self.inside_ids
-            np.bitwise_or.at(words, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
-            self.inside_bits = words
-            self._inside_bits = words
-        else:
-            self.inside_bits = None
 
     cdef void or_inside(self, uint32_t* bits) noexcept nogil:
         cdef Py_ssize_t i
@@ -276,11 +274,17 @@ cdef inline int32_t _literal_step(const uint8_t* literal, int32_t length, int32_
     return 0
 
 
+# Inside sets with at most this many tokens are kept as id lists, larger ones
+# as bitsets (16 KB for a 131k vocabulary, shared between equal sets).
+cdef Py_ssize_t SPARSE_LIMIT = 256
+
+
 def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t terminal_id,
-                          int32_t progress, Py_ssize_t vocab_size):
+                          int32_t progress, Py_ssize_t vocab_size, dict bitset_pool=None):
     """Compute ``TerminalTokens`` for a scan item of ``terminal_id`` at
     ``progress`` (the Earley core's item field: literal bytes matched, or DFA
-    state, 0 = not started)."""
+    state, 0 = not started).  Equal dense inside sets are shared through
+    ``bitset_pool`` (bytes -> array) when given."""
     if terminal_id < 0 or terminal_id >= tables.view.n_terminals:
         raise ValueError("terminal id out of range")
     cdef TerminalInfo info = tables.view.terminal_infos[terminal_id]
@@ -311,6 +315,11 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
     cdef int32_t* states = <int32_t*>malloc(max_frames * sizeof(int32_t))
     cdef Growable inside = _EMPTY
     cdef Growable exits = _EMPTY
+    words = np.zeros((vocab_size + 31) // 32, dtype=np.uint32)
+    cdef uint32_t[::1] word_view = words
+    cdef uint32_t* inside_bits = &word_view[0]
+    cdef int32_t token_id
+    cdef Py_ssize_t n_inside = 0
     cdef Py_ssize_t depth = 0
     cdef int32_t child, state, i
     cdef bint ok = next_child != NULL and child_end != NULL and states != NULL
@@ -342,7 +351,11 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
                     continue
                 for i in range(vocab_trie.node_token_offsets[child],
                                vocab_trie.node_token_offsets[child + 1]):
-                    ok = ok and _grow_push(&inside, vocab_trie.token_ids[i])
+                    token_id = vocab_trie.token_ids[i]
+                    inside_bits[token_id >> 5] |= (<uint32_t>1) << (token_id & 31)
+                    n_inside += 1
+                    if n_inside <= SPARSE_LIMIT:
+                        ok = ok and _grow_push(&inside, token_id)
                 if vocab_trie.node_subtree_ends[child] > child + 1:
                     if is_end:
                         ok = ok and _grow_push(&exits, child)
@@ -352,7 +365,7 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
                     states[depth] = state
         if not ok:
             raise MemoryError()
-        inside_ids = np.sort(_growable_to_numpy(&inside))
+        inside_ids = np.sort(_growable_to_numpy(&inside)) if n_inside <= SPARSE_LIMIT else None
         exit_nodes = _growable_to_numpy(&exits)
     finally:
         free(next_child)
@@ -361,7 +374,11 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
         free(inside.data)
         free(exits.data)
     exit_trie = merge_subtrees(vocab_trie, exit_nodes, vocab_size) if len(exit_nodes) else None
-    return TerminalTokens(inside_ids, exit_trie, end_state, len(exit_nodes), vocab_size)
+    if inside_ids is not None:
+        words = None
+    elif bitset_pool is not None:
+        words = bitset_pool.setdefault(words.tobytes(), words)
+    return TerminalTokens(inside_ids, words, exit_trie, end_state, len(exit_nodes))
 
 
 def merge_subtrees(TrieView trie, exit_nodes, Py_ssize_t vocab_size):
@@ -482,18 +499,56 @@ cdef bint _expand_children(TrieView trie, Growable* buffer, Py_ssize_t start, Py
 # The grammar mask over the Earley core
 # ---------------------------------------------------------------------------
 
+def bounded_state_classes(transitions, accepting, Py_ssize_t depth):
+    """For each state of a DFA, the smallest state that agrees with it on
+    dead-ness (state 0) and acceptance after every input of at most
+    ``depth`` bytes: Moore's partition refinement stopped after ``depth``
+    rounds (or when stable).  Returns int32[n_states]."""
+    table = np.asarray(transitions)
+    n_states = table.shape[0]
+    classes = np.asarray(accepting).astype(np.int64) + 1
+    classes[0] = 0
+    n_classes = len(np.unique(classes))
+    for _ in range(depth):
+        if n_classes == n_states:
+            break
+        signature = np.column_stack([classes, classes[table]])
+        order = np.lexsort(signature.T[::-1])
+        ordered = signature[order]
+        starts_group = np.any(ordered[1:] != ordered[:-1], axis=1)
+        refined = np.empty(n_states, dtype=np.int64)
+        refined[order] = np.concatenate([[0], np.cumsum(starts_group)])
+        n_refined = int(refined.max()) + 1
+        classes = refined
+        if n_refined == n_classes:
+            break
+        n_classes = n_refined
+    smallest = np.full(int(classes.max()) + 1, n_states, dtype=np.int64)
+    np.minimum.at(smallest, classes, np.arange(n_states))
+    return smallest[classes].astype(np.int32)
+
+
 cdef class MaskComputer:
     """Computes grammar masks for recognizers of one compiled grammar.
 
     Immutable after construction except for the lazily filled cache of
     ``TerminalTokens`` per (terminal id, progress), which is guarded by a
-    lock so one MaskComputer can serve engines on several threads."""
+    lock so one MaskComputer can serve engines on several threads.
+
+    DFA states are cached by their *depth-bounded class*: two states that
+    agree on dead-ness and acceptance for every string no longer than the
+    longest token have the same ``TerminalTokens``, so ``[a-z ]{0,500}``'s
+    hundreds of states share a few dozen entries.  ``state_representatives``
+    maps each global DFA state to the smallest state of its class."""
 
     cdef readonly TrieView vocab_trie
     cdef readonly CompiledTables tables
     cdef readonly Py_ssize_t vocab_size
     cdef readonly Py_ssize_t n_words
+    cdef readonly object state_representatives
+    cdef const int32_t[::1] _representatives
     cdef dict cache
+    cdef dict bitset_pool
     cdef object lock
 
     def __init__(self, CompiledTables tables, TrieView vocab_trie, Py_ssize_t vocab_size):
@@ -503,11 +558,21 @@ cdef class MaskComputer:
         self.vocab_size = vocab_size
         self.n_words = (vocab_size + 31) // 32
         self.cache = {}
+        self.bitset_pool = {}
         self.lock = threading.Lock()
+        parts = [bounded_state_classes(dfa.transitions, dfa.accepting, vocab_trie.max_depth)
+                 for dfa in tables.lnf.dfas]
+        self.state_representatives = np.ascontiguousarray(
+            np.concatenate(parts) if parts else np.zeros(1, np.int32), dtype=np.int32)
+        self._representatives = self.state_representatives
 
     @property
     def n_cached_terminal_states(self):
         return len(self.cache)
+
+    @property
+    def n_distinct_bitsets(self):
+        return len(self.bitset_pool)
 
     cpdef TerminalTokens terminal_tokens(self, int32_t terminal_id, int32_t progress):
         key = (<int64_t>terminal_id << 32) | <uint32_t>progress
@@ -517,7 +582,7 @@ cdef class MaskComputer:
                 entry = self.cache.get(key)
                 if entry is None:
                     entry = build_terminal_tokens(self.tables, self.vocab_trie, terminal_id,
-                                                  progress, self.vocab_size)
+                                                  progress, self.vocab_size, self.bitset_pool)
                     self.cache[key] = entry
         return entry
 
@@ -540,8 +605,13 @@ cdef class MaskComputer:
         cdef uint32_t* out = &bits[0]
         cdef set seen = set()
         memset(out, 0, bits.shape[0] * sizeof(uint32_t))
+        cdef const TerminalInfo* terminal
         for k in range(n_scan):
             recognizer.scan_item(k, &terminal_id, &progress)
+            terminal = &self.tables.view.terminal_infos[terminal_id]
+            if terminal.is_dfa:
+                progress = self._representatives[
+                    self.tables.view.dfa_infos[terminal.dfa_id].state_base + progress]
             entry = self.terminal_tokens(terminal_id, progress)
             key = (<int64_t>terminal_id << 32) | <uint32_t>progress
             if key not in seen:
