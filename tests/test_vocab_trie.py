@@ -134,8 +134,22 @@ def test_real_vocabulary_trie_against_brute_force(llama3_vocab):
 
 
 def test_trie_build_time_on_tekken(tekken_vocab):
-    started = time.perf_counter()
+    """Target < 1 s for 131k tokens; CPU time, since the shared machine's wall clock is noisy."""
+    started = time.process_time()
     trie = TokenTrie.from_vocabulary(tekken_vocab)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert trie.n_tokens == 130_072
-    assert elapsed < 1.5, f"trie build took {elapsed:.2f} s on 131k tokens"
+    assert elapsed < 1.0, f"trie build took {elapsed:.2f} s of CPU on 131k tokens"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=4), min_size=1, max_size=25), st.randoms())
+def test_input_order_does_not_matter(datas, random):
+    ids = list(range(len(datas)))
+    reference = TokenTrie.from_token_bytes(datas, ids, len(datas))
+    order = ids[:]
+    random.shuffle(order)
+    shuffled = TokenTrie.from_token_bytes([datas[i] for i in order], order, len(datas))
+    for name in ("node_bytes", "node_subtree_ends", "node_depths", "node_token_offsets", "token_ids",
+                 "token_end_nodes", "first_byte_ranges"):
+        assert np.array_equal(getattr(reference, name), getattr(shuffled, name)), name

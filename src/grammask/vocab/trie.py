@@ -35,6 +35,7 @@ Construction (sort-based, no per-node Python loop)
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -133,19 +134,20 @@ class TokenTrie:
         token_ids = np.asarray(token_ids, dtype=np.int64)
         if len(datas) != len(token_ids):
             raise VocabularyError("token bytes and token ids differ in length")
-        for data, token_id in zip(datas, token_ids.tolist()):
+        ascending = np.argsort(token_ids, kind="stable")
+        ids_by_bytes: dict[bytes, list[int]] = {}
+        for index, token_id in zip(ascending.tolist(), token_ids[ascending].tolist()):
+            data = datas[index]
             if not data:
                 raise VocabularyError(f"token {token_id}: an empty token cannot enter the trie",
                                       token_id=token_id)
-        order = sorted(range(len(datas)), key=lambda index: (datas[index], int(token_ids[index])))
-        sorted_datas = [datas[index] for index in order]
-        sorted_ids = token_ids[np.asarray(order, dtype=np.int64)] if order else token_ids
-        # distinct strings: a new group starts where the bytes change
-        is_new = np.ones(len(sorted_datas), dtype=bool)
-        is_new[1:] = [sorted_datas[i] != sorted_datas[i - 1] for i in range(1, len(sorted_datas))]
-        group_of_token = np.cumsum(is_new) - 1
-        distinct = [data for data, new in zip(sorted_datas, is_new.tolist()) if new]
-        lengths = np.fromiter((len(data) for data in distinct), dtype=np.int64, count=len(distinct))
+            ids_by_bytes.setdefault(data, []).append(token_id)
+        distinct = sorted(ids_by_bytes)
+        groups = [ids_by_bytes[data] for data in distinct]   # ids ascending within a group
+        n_ids_per_group = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
+        sorted_ids = np.fromiter(itertools.chain.from_iterable(groups), dtype=np.int64,
+                                 count=len(token_ids))
+        lengths = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
         offsets = np.zeros(len(distinct), dtype=np.int64)
         if len(distinct):
             offsets[1:] = np.cumsum(lengths)[:-1]
@@ -162,11 +164,12 @@ class TokenTrie:
         node_bytes = np.zeros(n_nodes, dtype=np.uint8)
         node_bytes[1:] = blob[offsets[owner] + depths_tail - 1]
         end_node_of_group = first_nodes + n_new - 1
-        token_nodes = end_node_of_group[group_of_token] if len(distinct) else np.zeros(0, np.int64)
-        counts = np.bincount(token_nodes, minlength=n_nodes) if len(token_nodes) else np.zeros(n_nodes, np.int64)
+        token_nodes = np.repeat(end_node_of_group, n_ids_per_group)
+        counts = np.zeros(n_nodes, dtype=np.int64)
+        counts[end_node_of_group] = n_ids_per_group
         node_token_offsets = np.zeros(n_nodes + 1, dtype=np.int32)
         node_token_offsets[1:] = np.cumsum(counts)
-        # tokens are sorted by (bytes, id), i.e. by end node then id: already grouped
+        # ids are ordered by (bytes, id), i.e. by end node then id: grouped per node
         token_end_nodes = np.full(vocab_size, -1, dtype=np.int32)
         token_end_nodes[sorted_ids] = token_nodes
         node_subtree_ends = _subtree_ends(node_depths).astype(np.int32)
