@@ -22,11 +22,12 @@ use std::collections::{HashMap, VecDeque};
 
 /// Trim, minimize, renumber, recompute classes, then check the limits.
 pub fn normalize(table: &Table, limits: &Limits) -> Result<Table, Failure> {
-    let viable = viable_states(table);
+    let inverse = Inverse::new(table);
+    let viable = viable_states(table, &inverse);
     if !viable[table.start as usize] {
         return Ok(Table::empty_language());
     }
-    let block_of = hopcroft_blocks(table, &viable);
+    let block_of = hopcroft_blocks(table, &inverse, &viable);
     let renumbered = renumber_blocks(table, &block_of);
     let finished = merge_equal_classes(&renumbered);
     if finished.n_states() > limits.max_states {
@@ -85,8 +86,7 @@ impl Inverse {
 }
 
 /// States from which an accepting state is reachable (state 0 never is).
-fn viable_states(table: &Table) -> Vec<bool> {
-    let inverse = Inverse::new(table);
+fn viable_states(table: &Table, inverse: &Inverse) -> Vec<bool> {
     let mut viable: Vec<bool> = table.accepting.clone();
     viable[DEAD as usize] = false;
     let mut stack: Vec<u32> = (0..table.n_states() as u32).filter(|&s| viable[s as usize]).collect();
@@ -108,9 +108,8 @@ fn viable_states(table: &Table) -> Vec<bool> {
 /// block b is `elements[block_start[b]..block_end[b]]`, `position[s]` is where
 /// s sits in `elements`. While a splitter is applied, the states of block b
 /// seen so far are moved to the front: `elements[block_start[b]..][..n_marked[b]]`.
-fn hopcroft_blocks(table: &Table, viable: &[bool]) -> Vec<u32> {
+fn hopcroft_blocks(table: &Table, inverse: &Inverse, viable: &[bool]) -> Vec<u32> {
     let n_states = table.n_states();
-    let inverse = Inverse::new(table);
     let initial_block = |state: usize| -> u32 {
         if !viable[state] {
             0
@@ -245,15 +244,18 @@ fn renumber_blocks(table: &Table, block_of: &[u32]) -> Table {
 /// in order of their smallest byte.
 fn merge_equal_classes(table: &Table) -> Table {
     let n_states = table.n_states();
-    let column = |class: usize| -> Vec<u32> { (0..n_states as u32).map(|s| table.next_by_class(s, class)).collect() };
     let mut column_ids: HashMap<Vec<u32>, u8> = HashMap::new();
     let mut kept_classes: Vec<usize> = Vec::new();
+    let mut new_class_of_old: Vec<Option<u8>> = vec![None; table.n_classes];
     let mut class_map = [0u8; 256];
     for byte in 0..256 {
         let old_class = table.class_map[byte] as usize;
-        let new_class = *column_ids.entry(column(old_class)).or_insert_with(|| {
-            kept_classes.push(old_class);
-            (kept_classes.len() - 1) as u8
+        let new_class = *new_class_of_old[old_class].get_or_insert_with(|| {
+            let column: Vec<u32> = (0..n_states as u32).map(|s| table.next_by_class(s, old_class)).collect();
+            *column_ids.entry(column).or_insert_with(|| {
+                kept_classes.push(old_class);
+                (kept_classes.len() - 1) as u8
+            })
         });
         class_map[byte] = new_class;
     }
