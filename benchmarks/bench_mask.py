@@ -31,7 +31,7 @@ from _machine import machine_info  # noqa: E402
 import grammask  # noqa: E402
 from grammask import engine as engine_module  # noqa: E402
 
-WORKLOADS = pathlib.Path(__file__).resolve().parents[2] / "shared" / "workloads" / "bench"
+WORKLOADS = pathlib.Path(__file__).resolve().parents[1] / "tests" / "workloads" / "bench"
 
 
 def tekken():

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import enum
 import threading
+import warnings
 from collections import OrderedDict
 from typing import Any, Optional
 
@@ -47,6 +48,11 @@ from grammask._core.mask import MaskComputer, TrieView, mask_rows
 from grammask.config import Config
 from grammask.errors import TokenRejected, VocabularyError
 from grammask.vocab import TokenTrie, Vocabulary
+
+
+class DeadEndWarning(RuntimeWarning):
+    """The output is not complete, yet no token of the vocabulary can
+    continue it (the grammar needs bytes no token spells)."""
 
 
 class Status(enum.Enum):
@@ -387,6 +393,11 @@ class Engine:
                 self._set_eos(bits)
             if not bits.any():
                 self._stats["dead_ends"] += 1
+                warnings.warn(
+                    f"dead end after {len(self.output_bytes())} bytes: the output is not a complete "
+                    f"sentence and no token of the vocabulary can continue it; allowed next bytes: "
+                    f"{_byte_list(self._recognizer.allowed_first_bytes())}",
+                    DeadEndWarning, stacklevel=3)
         self._bits_valid = True
         return bits
 
@@ -482,6 +493,13 @@ class Engine:
     def __repr__(self) -> str:
         return (f"Engine(steps={len(self._steps)}, finished={self.is_finished()}, "
                 f"can_end={self.can_end()})")
+
+
+def _byte_list(allowed) -> str:
+    """Printable list of the bytes set in a 32-byte bitset or 256 flags."""
+    flags = np.unpackbits(np.frombuffer(bytes(allowed), dtype=np.uint8), bitorder="little") \
+        if len(allowed) == 32 else np.asarray(allowed, dtype=bool)
+    return ", ".join(repr(bytes([b])) for b in np.flatnonzero(flags)) or "none"
 
 
 def apply_bitset(logits, bits: np.ndarray, vocab_size: int) -> None:
