@@ -5,11 +5,13 @@
 //! Modules: `regex_build` (pattern -> regex-automata DFA -> table),
 //! `variants` (early end, complement, literal sets, substrings),
 //! `minimize` (trim + Hopcroft + canonical numbering), `table` (the table and
-//! intersection), `error` (failures and limits), `python` (the pyo3 module,
+//! intersection), `error` (failures and limits), `guard` (panics
+//! caught and reported), `python` (the pyo3 module,
 //! only with the default `python` feature so `cargo test
 //! --no-default-features` needs no Python).
 
 pub mod error;
+pub mod guard;
 pub mod minimize;
 pub mod regex_build;
 pub mod table;

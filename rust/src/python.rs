@@ -10,10 +10,11 @@
 //! Failures raise `DfaBuildError(kind, reason, position, limit, given,
 //! maximum)` with kind "syntax", "unsupported" or "limit";
 //! `grammask.terminals` turns it into `RegexError` / `LimitExceeded`.
-//! Builds run without the GIL and inside `catch_unwind`: a panic becomes a
+//! Builds run without the GIL and inside `guard::guarded`: a panic becomes a
 //! `DfaBuildError` of kind "internal", never an abort.
 
 use crate::error::{Failure, Limits};
+use crate::guard::{guarded, Stop};
 use crate::table::Table;
 use crate::variants::{build_literals, build_regex, build_substrings, Kind};
 use crate::FORMAT_VERSION;
@@ -21,33 +22,14 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 create_exception!(_dfa_builder, DfaBuildError, PyException);
 
-/// Why a build stopped: a `Failure`, or a caught panic's message.
-enum Outcome {
-    Failed(Failure),
-    Panicked(String),
-}
-
 fn run_build(py: Python<'_>, build: impl FnOnce() -> Result<Table, Failure> + Send) -> PyResult<PyObject> {
-    let result = py.allow_threads(|| match catch_unwind(AssertUnwindSafe(build)) {
-        Ok(Ok(table)) => Ok(table),
-        Ok(Err(failure)) => Err(Outcome::Failed(failure)),
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string());
-            Err(Outcome::Panicked(message))
-        }
-    });
-    match result {
+    match py.allow_threads(|| guarded(build)) {
         Ok(table) => table_to_dict(py, &table),
-        Err(Outcome::Failed(failure)) => Err(failure_to_error(&failure)),
-        Err(Outcome::Panicked(message)) => Err(DfaBuildError::new_err((
+        Err(Stop::Failed(failure)) => Err(failure_to_error(&failure)),
+        Err(Stop::Panicked(message)) => Err(DfaBuildError::new_err((
             "internal",
             format!("internal error in the DFA builder: {message}"),
             None::<usize>,
