@@ -73,6 +73,69 @@ class SchemaMatcher:
         return None
 
 
+def _resolve(ref: str, root):
+    target = root
+    for token in ref.split("#", 1)[1].split("/")[1:] if "#" in ref else []:
+        token = token.replace("~1", "/").replace("~0", "~")
+        target = target[int(token)] if isinstance(target, list) else target.get(token, {})
+    return target
+
+
+def _schema_parts(schema, root, depth=0):
+    """The schemas whose properties apply to an instance, in the order the
+    translator merges them ($ref target before its siblings, allOf and
+    anyOf/oneOf branches after the schema's own keywords)."""
+    if not isinstance(schema, dict) or depth > 20:
+        return []
+    parts = []
+    if "$ref" in schema and isinstance(schema["$ref"], str):
+        parts.extend(_schema_parts(_resolve(schema["$ref"], root), root, depth + 1))
+    parts.append(schema)
+    for keyword in ("allOf", "anyOf", "oneOf"):
+        for branch in schema.get(keyword, []) if isinstance(schema.get(keyword), list) else []:
+            parts.extend(_schema_parts(branch, root, depth + 1))
+    return parts
+
+
+def schema_ordered(instance, schema, root=None):
+    """``instance`` with object members in the schema's declaration order
+    (the order the default grammar writes), undeclared members last."""
+    root = schema if root is None else root
+    parts = _schema_parts(schema, root)
+    if isinstance(instance, dict):
+        order: list[str] = []
+        property_schema = {}
+        for part in parts:
+            for name, sub in (part.get("properties") or {}).items():
+                if name not in property_schema:
+                    order.append(name)
+                    property_schema[name] = sub
+        for part in parts:
+            for name in part.get("required") or []:
+                if name not in order:
+                    order.append(name)
+        rank = {name: index for index, name in enumerate(order)}
+        keys = sorted(instance, key=lambda k: rank.get(k, len(order)))
+        return {k: schema_ordered(instance[k], property_schema.get(k, {}), root) for k in keys}
+    if isinstance(instance, list):
+        result = []
+        for index, item in enumerate(instance):
+            sub = {}
+            for part in parts:
+                prefix = part.get("prefixItems") or (part.get("items")
+                                                      if isinstance(part.get("items"), list)
+                                                      else [])
+                if index < len(prefix):
+                    sub = prefix[index]
+                    break
+                if isinstance(part.get("items"), dict):
+                    sub = part["items"]
+                    break
+            result.append(schema_ordered(item, sub, root))
+        return result
+    return instance
+
+
 def dumps_variants(value):
     """The serialisations every valid instance must be accepted in."""
     return [json.dumps(value), json.dumps(value, indent=2),

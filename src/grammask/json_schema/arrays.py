@@ -11,8 +11,9 @@ prefix and for ``minItems``) the content is the nested chain
     node_0 (sep node_1 (sep node_2 ... tail)?)?
 
 where positions below ``minItems`` are not optional, and ``tail`` is
-``(sep item){0, maxItems - E}`` (unbounded without ``maxItems``): linear in
-``E`` (no 2^n expansion).  The array is ``"[" ws "]"`` (when empty is
+``(sep item){0, maxItems - E}`` (unbounded without ``maxItems``; a large
+count by doubling, ``Translator.counted``): linear in ``E`` (no 2^n
+expansion); ``E`` above MAX_EXPLICIT_POSITIONS raises LimitExceeded.  The array is ``"[" ws "]"`` (when empty is
 allowed) or ``"[" ws content ws "]"``.
 
 ``contains`` is exact when it is the only count constraint (no prefixItems,
@@ -27,10 +28,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from grammask.errors import LimitExceeded
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.translator import NEVER, child_pointer
 
-MAX_BOUNDED_TAIL = 10_000
+MAX_EXPLICIT_POSITIONS = 10_000
 
 
 def _count(translator, schema: dict, keyword: str, pointer: str):
@@ -89,16 +91,15 @@ def array_node(translator, schema: dict, pointer: str) -> Any:
     n_explicit = max(len(position_nodes), min_items, 1)
     if max_items is not None:
         n_explicit = min(n_explicit, max_items)
+    if n_explicit > MAX_EXPLICIT_POSITIONS:
+        raise LimitExceeded("MAX_EXPLICIT_POSITIONS", n_explicit, MAX_EXPLICIT_POSITIONS,
+                            f"minItems / prefixItems at #{pointer}")
     if max_items is None:
         tail = translator.repeat(translator.seq(translator.comma(), item_node), 0, None)
     else:
         remaining = max_items - n_explicit
-        if remaining > MAX_BOUNDED_TAIL:
-            translator.warn("maxItems", pointer, f"maxItems {max_items} is above "
-                                                 f"{MAX_BOUNDED_TAIL}: not enforced")
-            tail = translator.repeat(translator.seq(translator.comma(), item_node), 0, None)
-        elif remaining > 0:
-            tail = translator.repeat(translator.seq(translator.comma(), item_node), 0, remaining)
+        if remaining > 0:
+            tail = translator.counted(translator.seq(translator.comma(), item_node), 0, remaining)
         else:
             tail = None
     rest = tail

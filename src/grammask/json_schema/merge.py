@@ -31,8 +31,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from grammask.json_schema.regex_text import json_string_literal_regex
-from grammask.json_schema.values import json_equal, scalar_node
+from grammask.json_schema.values import json_equal, scalar_node, string_literal_node
 
 MAX_DISTRIBUTED_BRANCHES = 64
 MAX_INLINED_REFS = 64
@@ -240,8 +239,7 @@ def const_node(translator, value: Any, pointer: str) -> Any:
         for index, (key, item) in enumerate(value.items()):
             if index:
                 members.append(translator.comma())
-            key_node = translator.rx(json_string_literal_regex(key)) if key \
-                else translator.lit('""')
+            key_node = string_literal_node(key)
             members.append(translator.seq(key_node, ws, translator.lit(":"), ws,
                                           const_node(translator, item, pointer)))
         return translator.seq(translator.lit("{"), ws, *members, ws, translator.lit("}"))

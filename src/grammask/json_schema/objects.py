@@ -35,10 +35,11 @@ from typing import Any
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import strings
 from grammask.json_schema.merge import merge_schemas
-from grammask.json_schema.regex_text import json_string_literal_regex
 from grammask.json_schema.translator import NEVER, child_pointer, has_constraints
+from grammask.json_schema.values import string_literal_node
 
 MAX_COUNTED_STATES = 20_000
+MAX_ANY_ORDER_REQUIRED = 6
 MAX_EXCLUDED_KEY_CHARS = 4_000
 
 
@@ -50,9 +51,8 @@ def _pattern_matches(pattern: str, name: str) -> bool:
 
 
 def key_node(translator, name: str):
-    if not name:
-        return translator.lit('""')
-    return translator.rx(json_string_literal_regex(name))
+    translator._count()
+    return string_literal_node(name)
 
 
 def object_node(translator, schema: dict, pointer: str) -> Any:
@@ -242,17 +242,42 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
 
 
 def _any_order(translator, schema, members, extra, pointer: str) -> Any:
-    if any(m[2] for m in members) or "minProperties" in schema or "maxProperties" in schema:
-        translator.warn("required", pointer, "any_order=True: required properties, "
-                                             "min/maxProperties and at-most-once are not "
-                                             "enforced")
-    choices = [member for _, member, _ in members] + ([extra] if extra is not None else [])
+    """Members in any order: ``{ M ("," M)* }`` with the set of required
+    members seen so far in the rule name (2^r rules for r required members,
+    each with one alternative per member), so a required member cannot be
+    missing.  A member may repeat (JSON allows duplicate keys; the last one
+    counts, and each value is valid).  Past MAX_ANY_ORDER_REQUIRED required
+    members, or with min/maxProperties, a warning says what is not enforced.
+    """
+    required = [index for index, member in enumerate(members) if member[2]]
+    if len(required) > MAX_ANY_ORDER_REQUIRED:
+        translator.warn("required", pointer, f"any_order=True with {len(required)} required "
+                                             f"properties (> {MAX_ANY_ORDER_REQUIRED}): "
+                                             f"required properties are not enforced")
+        required = []
+    if "minProperties" in schema or "maxProperties" in schema:
+        translator.warn("maxProperties" if "maxProperties" in schema else "minProperties",
+                        pointer, "any_order=True: property counts are not enforced")
     ws = translator.ws()
-    empty = translator.seq(translator.lit("{"), ws, translator.lit("}"))
+    empty = translator.seq(translator.lit("{"), ws, translator.lit("}")) if not required else NEVER
+    choices = [(index, member) for index, (_, member, _) in enumerate(members)]
+    if extra is not None:
+        choices.append((None, extra))
     if not choices:
         return empty
-    member = translator.define(translator.fresh_name(_hint(pointer, "member")),
-                               translator.alt(choices))
-    loop = translator.repeat(translator.seq(translator.comma(), member), 0, None)
-    return translator.alt([empty, translator.seq(translator.lit("{"), ws, member, loop, ws,
-                                                 translator.lit("}"))])
+    bit_of = {member_index: 1 << position for position, member_index in enumerate(required)}
+    full_mask = (1 << len(required)) - 1
+    prefix = translator.fresh_name(_hint(pointer, "any"))
+    names = {mask: f"{prefix}_{mask}" for mask in range(full_mask + 1)}
+    translator.used_names.update(names.values())
+    for mask, name in names.items():
+        alternatives = [translator.seq()] if mask == full_mask else []
+        for member_index, member in choices:
+            following = mask | bit_of.get(member_index, 0)
+            alternatives.append(translator.seq(translator.comma(), member,
+                                               RuleRef(names[following])))
+        translator.define(name, translator.alt(alternatives))
+    first = translator.alt([translator.seq(member, RuleRef(names[bit_of.get(index, 0)]))
+                            for index, member in choices])
+    full = translator.seq(translator.lit("{"), ws, first, ws, translator.lit("}"))
+    return translator.alt([empty, full])

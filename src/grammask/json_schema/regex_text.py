@@ -299,13 +299,21 @@ def _surrogate_pair_branches(lo: int, hi: int) -> list[str]:
     return branches
 
 
-_json_char_cache: dict[CodePointSet, str] = {}
+_json_char_cache: dict[tuple[CodePointSet, bool], str] = {}
+
+PRINTABLE_ASCII: CodePointSet = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
+"""Printable ASCII without ``"`` and ``\\``: what json.dumps always writes raw."""
 
 
-def json_char_regex(ranges: CodePointSet) -> str:
-    """Every JSON string encoding of one character from ``ranges`` (non-empty)."""
+def json_char_regex(ranges: CodePointSet, ascii_escapes: bool = True) -> str:
+    """Every JSON string encoding of one character from ``ranges`` (non-empty).
+
+    ``ascii_escapes=False`` drops the escaped spellings (``\\u0041``, ``\\/``)
+    of PRINTABLE_ASCII members: the canonical spelling used for literal
+    strings (keys, enum/const) and formats, whose DFAs stay small.
+    """
     ranges = normalize_ranges(ranges)
-    cached = _json_char_cache.get(ranges)
+    cached = _json_char_cache.get((ranges, ascii_escapes))
     if cached is not None:
         return cached
     if not ranges:
@@ -314,19 +322,20 @@ def json_char_regex(ranges: CodePointSet) -> str:
     raw = subtract_ranges(ranges, MUST_ESCAPE)
     if raw:
         branches.append(char_class(raw))
+    escaped = ranges if ascii_escapes else subtract_ranges(ranges, PRINTABLE_ASCII)
     short = sorted(letter for code_point, letter in SHORT_ESCAPES.items()
-                   if contains(ranges, code_point))
+                   if contains(escaped, code_point))
     if short:
         letters = normalize_ranges((ord(letter), ord(letter)) for letter in short)
         branches.append("\\\\" + char_class(letters))
-    bmp = intersect_ranges(ranges, ((0, 0xFFFF),))
+    bmp = intersect_ranges(escaped, ((0, 0xFFFF),))
     branches.extend(_hex4_ranges(bmp))
     astral = intersect_ranges(ranges, ((0x10000, MAX_CODE_POINT),))
     for lo, hi in astral:
         branches.extend(_surrogate_pair_branches(lo, hi))
     text = alternation(branches)
     if len(_json_char_cache) < 4096:
-        _json_char_cache[ranges] = text
+        _json_char_cache[ranges, ascii_escapes] = text
     return text
 
 
@@ -334,14 +343,27 @@ JSON_CHAR = json_char_regex(ALL_CHARACTERS)
 """Any one JSON string character, in any of its encodings."""
 
 
-def json_string_literal_regex(text: str) -> str:
-    """Every JSON encoding of the string ``text``, quotes included (a lone
-    surrogate, which only an escape can spell, as its ``\\uXXXX`` forms)."""
+def is_plain_text(text: str) -> bool:
+    """Whether every character of ``text`` is PRINTABLE_ASCII (one spelling only)."""
+    return all(0x20 <= ord(c) <= 0x7E and c not in '"\\' for c in text)
+
+
+def json_string_literal_regex(text: str, ascii_escapes: bool = False) -> str:
+    """JSON encodings of the string ``text``, quotes included.
+
+    By default the canonical spellings: printable ASCII raw, other
+    characters raw or escaped (``\\u00e9``, ``\\n``, ``\\"``), which covers
+    ``json.dumps`` with and without ``ensure_ascii``.  ``ascii_escapes=True``
+    accepts every spelling.  A lone surrogate (only an escape can spell it)
+    is matched as its ``\\uXXXX`` forms.
+    """
     parts = []
     for char in text:
         code_point = ord(char)
         if SURROGATE_LO <= code_point <= SURROGATE_HI:
             parts.append("\\\\u" + fixed_width_range(code_point, code_point, 4, 16))
+        elif not ascii_escapes and contains(PRINTABLE_ASCII, code_point):
+            parts.append(escape_char(code_point))
         else:
-            parts.append(group(json_char_regex(((code_point, code_point),))))
+            parts.append(group(json_char_regex(((code_point, code_point),), ascii_escapes)))
     return '"' + "".join(parts) + '"'

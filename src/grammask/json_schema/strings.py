@@ -18,8 +18,9 @@ JSON string text, for constraints stated on the *decoded* string:
   start/end of a top-level alternative, ``\\p{..}`` classes.
 - ``FORMAT_PATTERNS``: date, time, date-time (RFC 3339, with real month
   lengths and leap years), email, uuid, uri, uri-reference, ipv4, hostname
-  written as anchored patterns and translated like user patterns, so they
-  accept escaped spellings too.
+  written as anchored patterns and translated like user patterns, with
+  printable ASCII accepted raw only (their DFAs stay small; json.dumps never
+  escapes those characters).
 - ``string_not_in_regex(names)``: strings whose decoded value is none of
   ``names`` (the keys of ``additionalProperties``), by a trie walk: at each
   trie node either end (if the node is not a name), or read a character
@@ -42,8 +43,9 @@ except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 from grammask.json_schema.regex_text import (
-    ALL_CHARACTERS, JSON_CHAR, CodePointSet, alternation, complement_ranges, group,
-    json_char_regex, normalize_ranges, repeat,
+    ALL_CHARACTERS, JSON_CHAR, MUST_ESCAPE, CodePointSet, alternation, char_class,
+    complement_ranges, contains, group, intersect_ranges, json_char_regex, normalize_ranges,
+    repeat,
 )
 
 ANY_STRING_CONTENT = repeat(JSON_CHAR, 0, None)
@@ -96,13 +98,17 @@ def parse_pattern(pattern: str):
         raise PatternUnsupported(f"cannot parse pattern {pattern!r}: {error}") from None
 
 
-def translate_pattern(pattern: str) -> tuple[str, int, Optional[int]]:
-    """(regex over encoded string content, min length, max length or None)."""
+def translate_pattern(pattern: str, ascii_escapes: bool = True) -> tuple[str, int, Optional[int]]:
+    """(regex over encoded string content, min length, max length or None).
+
+    ``ascii_escapes=False`` (used for formats) accepts printable ASCII
+    characters only raw (see ``regex_text.json_char_regex``).
+    """
     parsed = parse_pattern(pattern)
     flags = parsed.state.flags
     if flags & sre_constants.SRE_FLAG_MULTILINE:
         raise PatternUnsupported(f"multiline flag in pattern {pattern!r}")
-    translator = _PatternTranslator(flags)
+    translator = _PatternTranslator(flags, ascii_escapes)
     regex, anchored_both = translator.top(list(parsed))
     low, high = parsed.getwidth()
     if not anchored_both or high >= sre_constants.MAXREPEAT:
@@ -111,7 +117,8 @@ def translate_pattern(pattern: str) -> tuple[str, int, Optional[int]]:
 
 
 class _PatternTranslator:
-    def __init__(self, flags: int):
+    def __init__(self, flags: int, ascii_escapes: bool):
+        self.ascii_escapes = ascii_escapes
         self.ignore_case = bool(flags & sre_constants.SRE_FLAG_IGNORECASE)
         self.dot_all = bool(flags & sre_constants.SRE_FLAG_DOTALL)
 
@@ -140,17 +147,19 @@ class _PatternTranslator:
     def sequence(self, items) -> str:
         return "".join(self.item(op, argument) for op, argument in items)
 
+    def chars(self, members: CodePointSet) -> str:
+        return group(json_char_regex(members, self.ascii_escapes))
+
     def item(self, op, argument) -> str:
         if op == sre_constants.LITERAL:
-            return group(json_char_regex(self.fold(((argument, argument),))))
+            return self.chars(self.fold(((argument, argument),)))
         if op == sre_constants.NOT_LITERAL:
-            excluded = self.fold(((argument, argument),))
-            return group(json_char_regex(complement_ranges(excluded)))
+            return self.chars(complement_ranges(self.fold(((argument, argument),))))
         if op == sre_constants.ANY:
             members = ALL_CHARACTERS if self.dot_all else complement_ranges(ECMA_LINE_TERMINATORS)
-            return group(json_char_regex(members))
+            return self.chars(members)
         if op == sre_constants.IN:
-            return group(json_char_regex(self.char_set(argument)))
+            return self.chars(self.char_set(argument))
         if op == sre_constants.BRANCH:
             return alternation([self.sequence(branch) for branch in argument[1]])
         if op == sre_constants.SUBPATTERN:
@@ -239,8 +248,25 @@ FORMAT_PATTERNS = {
 
 # ------------------------------------------------------------- key exclusion
 
+MAX_EXACT_EXCLUSION_CHARS = 24
+"""Above this many name characters, ``string_not_in_regex`` uses the smaller,
+stricter form (its exact DFA grows with every escape spelling of every
+trie node)."""
+
+
 def string_not_in_regex(names: list[str]) -> str:
-    """JSON strings (quotes included) whose decoded value is not in ``names``."""
+    """JSON strings (quotes included) whose decoded value is not in ``names``.
+
+    Exact while the names have at most MAX_EXACT_EXCLUSION_CHARS characters.
+    Beyond, the union of (a) strings without escapes whose raw text is not a
+    name (a trie over raw characters only) and (b) strings, in any spelling,
+    containing a character that occurs in no name: every string accepted is
+    not a name; what is lost is only escaped spellings made solely of
+    characters the names use (e.g. ``"\u0061x"`` when some name uses a and
+    x): stricter, never looser.
+    """
+    if sum(len(name) for name in names) > MAX_EXACT_EXCLUSION_CHARS:
+        return _not_in_large(names)
     trie: dict = {}
     for name in names:
         node = trie
@@ -262,6 +288,42 @@ def _not_in_trie(node: dict) -> str:
                             + _not_in_trie(node[char]))
     else:
         branches.append(group(JSON_CHAR) + ANY_STRING_CONTENT)
+    body = alternation(branches)
+    if None in node:
+        return body if body.startswith("(?:") else f"(?:{body})"
+    return f"(?:{body})?"
+
+
+def _not_in_large(names: list[str]) -> str:
+    raw_characters = complement_ranges(MUST_ESCAPE)
+    trie: dict = {}
+    for name in names:
+        node = trie
+        for char in name:
+            node = node.setdefault(char, {})
+        node[None] = True
+    raw_only = '"' + _raw_not_in_trie(trie, raw_characters) + '"'
+    alphabet = normalize_ranges((ord(c), ord(c)) for name in names for c in name)
+    foreign = complement_ranges(alphabet)
+    branches = [raw_only]
+    if foreign:
+        branches.append('"' + ANY_STRING_CONTENT + group(json_char_regex(foreign))
+                        + ANY_STRING_CONTENT + '"')
+    return alternation(branches)
+
+
+def _raw_not_in_trie(node: dict, raw_characters: CodePointSet) -> str:
+    any_raw = repeat(char_class(raw_characters), 0, None)
+    children = sorted(key for key in node if key is not None)
+    branches = []
+    members = normalize_ranges((ord(c), ord(c)) for c in children)
+    others = intersect_ranges(raw_characters, complement_ranges(members))
+    if others:
+        branches.append(char_class(others) + any_raw)
+    for char in children:
+        if contains(raw_characters, ord(char)):
+            branches.append(char_class(((ord(char), ord(char)),))
+                            + _raw_not_in_trie(node[char], raw_characters))
     body = alternation(branches)
     if None in node:
         return body if body.startswith("(?:") else f"(?:{body})"

@@ -40,6 +40,7 @@ from grammask.grammar.ast import (
 )
 from grammask.json_schema import numbers, strings
 from grammask.json_schema.numbers import Bound, Unexpressible
+from grammask.json_schema.regex_text import repeat as repeat_text
 from grammask.json_schema.refs import RefResolver, UnresolvedRef, escape_pointer_token
 from grammask.json_schema.values import (
     JSON_TYPES, json_equal, scalar_node, simple_constraints_hold, value_has_type,
@@ -82,6 +83,13 @@ class Options:
     max_grammar_nodes: int = 500_000
     max_schema_depth: int = 128
     max_string_regex_repeat: int = 64
+
+
+MAX_REMAINDER_RULES = 1000
+"""Largest integer multipleOf step built as remainder rules (one rule per remainder)."""
+
+SMALL_REPEAT = 16
+"""Counts up to this stay a Repeat node (the front end expands them)."""
 
 
 class _Never:
@@ -133,6 +141,7 @@ class Translator:
         self.depth = 0
         self.base_uri = self.resolver.root_uri
         self._generic: dict[str, str] = {}
+        self._powers: dict[tuple[Any, int], Any] = {}
         self._ws: Optional[Node] = None
 
     # ------------------------------------------------------------ plumbing
@@ -362,6 +371,8 @@ class Translator:
             self.warn("$ref", pointer, f"{error}; any JSON value accepted instead")
             return self.generic("value")
         name = self.ref_rules.get(location)
+        if name is NEVER:
+            return NEVER
         if name is not None:
             return RuleRef(name)
         hint = location.rsplit("/", 1)[-1] if "/" in location else "root"
@@ -374,8 +385,12 @@ class Translator:
         finally:
             self.base_uri = saved_base
         if body is NEVER:
-            body = self.lit('"\\never')
-            self.warn("$ref", pointer, f"definition {reference!r} accepts no value")
+            # References made while the body was built (a cycle) need the
+            # rule to exist: a self-loop is unproductive, so normalization
+            # removes it together with every alternative that uses it.
+            self.ref_rules[location] = NEVER
+            self.define(name, RuleRef(name))
+            return NEVER
         self.define(name, body)
         return RuleRef(name)
 
@@ -539,7 +554,8 @@ class Translator:
         if not isinstance(constraint, str):
             raise self.error(pointer, "pattern must be a string")
         try:
-            content, low, high = strings.translate_pattern(constraint)
+            content, low, high = strings.translate_pattern(constraint,
+                                                           ascii_escapes=keyword == "pattern")
         except strings.PatternUnsupported as error:
             self.warn(keyword, pointer, f"{error}; any string of the allowed length accepted")
             return self.string_with_length(n_min, n_max)
@@ -550,13 +566,69 @@ class Translator:
         return self.rx('"' + content + '"')
 
     def string_with_length(self, n_min: int, n_max: Optional[int]) -> Any:
+        """A string of n_min..n_max characters.
+
+        Up to ``max_string_regex_repeat`` (``k``) characters the count sits
+        in one regex.  Beyond, chunks count the rest exactly: ``X{m}`` is
+        ``C^(m // k) X{m % k}`` with ``C = X{k}``, and ``X{0,N}`` is
+        ``O^(N // k) X{0, N % k}`` with ``O = X{0,k}`` (since
+        ``X{0,a} X{0,b} = X{0,a+b}``); powers are built by doubling
+        (``times``), so grammars stay O(log N) rules and DFAs O(k) states.
+        """
         limit = self.options.max_string_regex_repeat
         if n_max is None and n_min == 0:
             return self.generic("string")
         if n_min <= limit and (n_max is None or n_max <= limit):
             return self.rx(strings.string_regex(n_min, n_max))
-        char = self.rx(strings.JSON_CHAR)
-        return self.seq(self.lit('"'), self.repeat(char, n_min, n_max), self.lit('"'))
+        quote = self.lit('"')
+        n_chunks, n_single = divmod(n_min, limit)
+        fixed = self.seq(self.times(self._char_regex(limit, limit), n_chunks),
+                         self._char_regex(n_single, n_single) if n_single else None)
+        if n_max is None:
+            rest = self.repeat(self._char_regex(1, None), 0, 1)
+        else:
+            n_chunks, n_single = divmod(n_max - n_min, limit)
+            rest = self.seq(self.times(self.repeat(self._char_regex(1, limit), 0, 1), n_chunks),
+                            self.repeat(self._char_regex(1, n_single), 0, 1) if n_single else None)
+        return self.seq(quote, fixed, rest, quote)
+
+    def _char_regex(self, n_min: int, n_max: Optional[int]) -> Node:
+        return self.rx(repeat_text(strings.JSON_CHAR, n_min, n_max))
+
+    def times(self, unit: Any, count: int) -> Any:
+        """``unit`` repeated exactly ``count`` times, with O(log count) rules:
+        power 2^k is a rule ``P_k ::= P_{k-1} P_{k-1}``, and ``count`` is the
+        product of the powers of its binary digits."""
+        if count == 0:
+            return self.seq()
+        parts = [self._power(unit, bit) for bit in range(count.bit_length()) if count >> bit & 1]
+        return self.seq(*parts)
+
+    def _power(self, unit: Any, exponent: int) -> Any:
+        key = (unit, exponent)
+        cached = self._powers.get(key)
+        if cached is not None:
+            return cached
+        if exponent == 0:
+            node = unit
+        else:
+            half = self._power(unit, exponent - 1)
+            node = self.define(self.fresh_name(f"power_{exponent}"), self.seq(half, half))
+        self._powers[key] = node
+        return node
+
+    def counted(self, item: Any, n_min: int, n_max: Optional[int]) -> Any:
+        """``item{n_min, n_max}``: small counts as a Repeat node, large ones
+        by doubling (``times``) so no rule chain grows with the count."""
+        if n_max is not None and n_max <= SMALL_REPEAT:
+            return self.repeat(item, n_min, n_max)
+        fixed = self.times(item, n_min) if n_min > SMALL_REPEAT else self.repeat(item, n_min,
+                                                                                 n_min)
+        if n_max is None:
+            rest = self.repeat(item, 0, None)
+        else:
+            rest = self.times(self.repeat(item, 0, 1), n_max - n_min)
+        return self.seq(fixed, rest)
 
     def number_node(self, schema: dict, pointer: str, integer: bool) -> Any:
         low = high = None
@@ -566,6 +638,11 @@ class Translator:
             if keyword not in schema:
                 continue
             value = schema[keyword]
+            if keyword in ("exclusiveMinimum", "exclusiveMaximum") and isinstance(value, bool):
+                continue  # draft 4: a flag on minimum/maximum, read below
+            if keyword in ("minimum", "maximum"):
+                flag = schema.get("exclusiveMinimum" if is_low else "exclusiveMaximum")
+                strict = flag is True
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise self.error(pointer, f"{keyword} must be a number")
             bound = Bound(numbers.to_fraction(value), strict)
@@ -583,13 +660,53 @@ class Translator:
         if step is not None:
             regex = self._multiple_of(step, low, high, integer, pointer)
             if regex is not False:
-                return NEVER if regex is None else self.rx(regex)
+                if regex is None:
+                    return NEVER
+                return self.rx(regex) if isinstance(regex, str) else regex
         regex = numbers.integer_regex(low, high) if integer else numbers.number_regex(low, high)
         if regex is None:
             return NEVER
         if not integer and low is None and high is None:
             return self.generic("number")
         return self.rx(regex)
+
+    def _remainder_rules(self, step: int) -> Node:
+        """Integers divisible by ``step`` as a right-linear grammar of the
+        remainder automaton: ``R_r`` reads the remaining digits with remainder
+        ``r`` so far and may end when ``r == 0`` (one rule per remainder)."""
+        prefix = self.fresh_name(f"multiple_of_{step}")
+        names: dict[int, str] = {}
+        pending = [0]
+        bodies: dict[int, list] = {}
+
+        def digits_to(remainder: int, first: int) -> dict[int, list[int]]:
+            targets: dict[int, list[int]] = {}
+            for digit in range(first, 10):
+                targets.setdefault((remainder * 10 + digit) % step, []).append(digit)
+            return targets
+
+        start_targets = digits_to(0, 1)
+        pending.extend(start_targets)
+        while pending:
+            remainder = pending.pop()
+            if remainder in names:
+                continue
+            names[remainder] = f"{prefix}_{remainder}"
+            self.used_names.add(names[remainder])
+            targets = digits_to(remainder, 0)
+            bodies[remainder] = list(targets.items())
+            pending.extend(t for t in targets if t not in names)
+        for remainder, targets in bodies.items():
+            alternatives = [self.seq()] if remainder == 0 else []
+            for target, digit_list in targets:
+                alternatives.append(self.seq(self.rx(_digit_class(digit_list)),
+                                             RuleRef(names[target])))
+            self.define(names[remainder], self.alt(alternatives))
+        first = self.alt([self.lit("0")] + [
+            self.seq(self.rx(_digit_class(digit_list)), RuleRef(names[target]))
+            for target, digit_list in start_targets.items()])
+        return self.seq(self.repeat(self.lit("-"), 0, 1), first,
+                        self.repeat(self.rx("\\.0+"), 0, 1))
 
     def _multiple_of(self, step: Any, low, high, integer: bool, pointer: str):
         """Regex / None (empty) for multipleOf, or False when only warned about."""
@@ -602,6 +719,8 @@ class Translator:
                     return numbers.integer_regex(low, high)
                 return numbers.integer_multiple_regex(int(fraction), low, high)
             except Unexpressible as error:
+                if low is None and high is None and fraction <= MAX_REMAINDER_RULES:
+                    return self._remainder_rules(int(fraction))
                 self.warn("multipleOf", pointer, f"{error}: not enforced")
                 return False
         if integer:
@@ -613,6 +732,12 @@ class Translator:
             return numbers.decimal_places_regex(len(places[1]))
         self.warn("multipleOf", pointer, f"multipleOf {step}: not enforced")
         return False
+
+
+def _digit_class(digits: list[int]) -> str:
+    if len(digits) == 1:
+        return str(digits[0])
+    return "[" + "".join(str(d) for d in digits) + "]"
 
 
 def has_constraints_value(keyword: str, value: Any) -> bool:

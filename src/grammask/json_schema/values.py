@@ -2,8 +2,9 @@
 
 What it computes: for a JSON value, a node matching the JSON texts that
 denote a value *equal* to it in JSON Schema's sense (numbers by value, so
-``1``, ``1.0`` and ``1.00`` are all the integer one; strings by decoded
-code points, so ``"\\u0041"`` is ``"A"``; arrays element-wise).  Objects
+``1``, ``1.0`` and ``1.00`` are all the integer one; strings in their canonical
+spellings: printable ASCII raw, any other character raw or escaped, as
+``json.dumps`` writes them with or without ``ensure_ascii``; arrays element-wise).  Objects
 are matched with their members in the order the schema lists them (a
 documented restriction: any other order is rejected, never a wrong value
 accepted).  Numbers are matched in plain decimal form (sign, digits, zero
@@ -29,7 +30,9 @@ from typing import Any
 
 from grammask.grammar.ast import Literal, Regex
 from grammask.json_schema.numbers import decimal_digits, to_fraction
-from grammask.json_schema.regex_text import escape_literal, json_string_literal_regex
+from grammask.json_schema.regex_text import (
+    escape_literal, is_plain_text, json_string_literal_regex,
+)
 
 JSON_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
 
@@ -137,7 +140,12 @@ def scalar_node(value: Any):
             raise ValueError(f"non-finite number {value!r} is not JSON")
         return Regex(number_literal_regex(value))
     if isinstance(value, str):
-        if not value:
-            return Literal(b'""')
-        return Regex(json_string_literal_regex(value))
+        return string_literal_node(value)
     return None
+
+
+def string_literal_node(text: str):
+    """The canonical spellings of one string (a Literal when there is only one)."""
+    if is_plain_text(text):
+        return Literal(b'"' + text.encode("ascii") + b'"')
+    return Regex(json_string_literal_regex(text))

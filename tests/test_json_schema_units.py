@@ -1,0 +1,312 @@
+"""Unit tests of the JSON Schema regex builders against independent oracles.
+
+Oracles: Python integers / fractions for number ranges, ``json.dumps`` for
+string encodings, Python ``re`` (with ECMA adjustments) for patterns,
+``datetime`` / ``ipaddress`` / ``uuid`` for formats.  The regexes are run
+with Python ``re`` here (they are written in the Rust/Python common subset);
+the end-to-end tests run them through the Rust DFAs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import re
+import uuid
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grammask.json_schema.numbers import (
+    Bound, Unexpressible, decimal_places_regex, integer_multiple_regex, integer_range,
+    integer_regex, number_regex,
+)
+from grammask.json_schema.regex_text import (
+    JSON_CHAR, fixed_width_range, json_char_regex, json_string_literal_regex, normalize_ranges,
+)
+from grammask.json_schema.strings import (
+    FORMAT_PATTERNS, PatternUnsupported, string_not_in_regex, string_regex, translate_pattern,
+)
+
+
+def full(regex: str, text: str) -> bool:
+    return re.fullmatch(regex, text) is not None
+
+
+# ------------------------------------------------------------------ integers
+
+@pytest.mark.parametrize("lo", [None, -120, -37, -10, -9, -1, 0, 1, 9, 10, 99, 100, 101])
+@pytest.mark.parametrize("hi", [None, -100, -10, -1, 0, 1, 5, 9, 10, 42, 99, 100, 999])
+def test_integer_range_exhaustive_small(lo, hi):
+    regex = integer_range(lo, hi)
+    for value in range(-1200, 1201):
+        inside = (lo is None or value >= lo) and (hi is None or value <= hi)
+        assert (regex is not None and full(regex, str(value))) == inside, (lo, hi, value)
+    if regex is not None:
+        for text in ("", "-", "00", "01", "-01", "+1", "1.5", "1e2"):
+            assert not full(regex, text), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-10**30, 10**30), st.integers(0, 10**25), st.integers(-10**31, 10**31))
+def test_integer_range_large_hypothesis(lo, width, probe):
+    hi = lo + width
+    regex = integer_range(lo, hi)
+    for value in (probe, lo, hi, lo - 1, hi + 1, (lo + hi) // 2):
+        assert full(regex, str(value)) == (lo <= value <= hi), (lo, hi, value)
+
+
+def test_integer_regex_accepts_zero_fraction_and_negative_zero():
+    regex = integer_regex(Bound(Fraction(-3), False), Bound(Fraction(7, 2), True))
+    accepted = {"-3", "0", "-0", "3", "3.0", "2.000", "-3.0"}
+    for text in accepted:
+        assert full(regex, text), text
+    for text in ("-4", "4", "3.5", "1.01", "4.0", "1e0"):
+        assert not full(regex, text), text
+
+
+def test_no_sixteen_digit_cap():
+    regex = integer_regex(None, None)
+    assert full(regex, "12345678901234567890123456789")
+    bounded = integer_regex(Bound(Fraction(0), False), Bound(Fraction(10**20), False))
+    assert full(bounded, str(10**20)) and not full(bounded, str(10**20 + 1))
+
+
+# ------------------------------------------------------------------- decimals
+
+_DECIMALS = [Fraction(Decimal(x)) for x in ("-2.5", "-1", "-0.05", "0", "0.5", "1.25", "3", "10.05")]
+
+
+def _spellings(value: Fraction) -> list[str]:
+    text = format(Decimal(value.numerator) / Decimal(value.denominator), "f")
+    forms = [text, text + ("0" if "." in text else ".0")]
+    if value == 0:
+        forms += ["-0", "-0.0"]
+    return forms
+
+
+@pytest.mark.parametrize("low", [None] + [(v, s) for v in _DECIMALS for s in (False, True)])
+@pytest.mark.parametrize("high", [None] + [(v, s) for v in _DECIMALS for s in (False, True)])
+def test_number_bounds_exhaustive_grid(low, high):
+    low_bound = None if low is None else Bound(*low)
+    high_bound = None if high is None else Bound(*high)
+    regex = number_regex(low_bound, high_bound)
+    for hundredths in range(-1200, 1201, 1):
+        value = Fraction(hundredths, 100)
+        inside = (low_bound is None or (value > low_bound.value if low_bound.strict
+                                        else value >= low_bound.value)) and \
+                 (high_bound is None or (value < high_bound.value if high_bound.strict
+                                         else value <= high_bound.value))
+        for text in _spellings(value):
+            assert (regex is not None and full(regex, text)) == inside, (low, high, text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.decimals(-1000, 1000, places=3), st.booleans(), st.decimals(-1000, 1000, places=3),
+       st.booleans(), st.decimals(-2000, 2000, places=4))
+def test_number_bounds_hypothesis(low, low_strict, high, high_strict, probe):
+    low_bound = Bound(Fraction(low), low_strict)
+    high_bound = Bound(Fraction(high), high_strict)
+    regex = number_regex(low_bound, high_bound)
+    value = Fraction(probe)
+    inside = (value > low_bound.value if low_strict else value >= low_bound.value) and \
+             (value < high_bound.value if high_strict else value <= high_bound.value)
+    text = format(probe.normalize() if probe != 0 else Decimal(0), "f")
+    assert (regex is not None and full(regex, text)) == inside, (low, high, text)
+
+
+def test_zero_bounds_keep_exponents():
+    positive = number_regex(Bound(Fraction(0), True), None)
+    for text in ("1e5", "0.1E-3", "2", "0.0001"):
+        assert full(positive, text), text
+    for text in ("0", "0e5", "-1e5", "-0.0", "0.000"):
+        assert not full(positive, text), text
+    non_positive = number_regex(None, Bound(Fraction(0), False))
+    assert full(non_positive, "-1e5") and full(non_positive, "0e3") and not full(non_positive, "1")
+
+
+def test_multiples():
+    regex = integer_multiple_regex(4, None, None)
+    for value in range(-500, 501):
+        assert full(regex, str(value)) == (value % 4 == 0), value
+    bounded = integer_multiple_regex(7, Bound(Fraction(10), False), Bound(Fraction(100), True))
+    for value in range(-10, 120):
+        assert full(bounded, str(value)) == (10 <= value < 100 and value % 7 == 0), value
+    with pytest.raises(Unexpressible):
+        integer_multiple_regex(3, None, None)
+    places = decimal_places_regex(2)
+    assert full(places, "1.25") and full(places, "1.250") and not full(places, "1.255")
+
+
+# ------------------------------------------------------------ string encodings
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(min_size=0, max_size=8))
+def test_any_string_in_any_dumps_spelling(text):
+    for encoded in (json.dumps(text), json.dumps(text, ensure_ascii=False)):
+        assert full(string_regex(0, None), encoded)
+        assert full(string_regex(len(text), len(text)), encoded)
+        if text:
+            assert not full(string_regex(len(text) + 1, None), encoded)
+            assert not full(string_regex(0, len(text) - 1), encoded)
+
+
+def test_hex_escapes_in_either_case_and_surrogate_pairs():
+    for spelling in ('"\\u00e9"', '"\\u00E9"', '"\\ud83d\\ude00"', '"\\uD83D\\uDE00"'):
+        assert full(string_regex(1, 1), spelling), spelling
+    for spelling in ('"\\ud83d"', '"\\ude00x"', '"\\u12"', '"\\x41"', '"\x01"'):
+        assert not full(string_regex(0, None), spelling), spelling
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 0x10FFFF), st.integers(0, 300))
+def test_json_char_sets(code_point, width):
+    if 0xD800 <= code_point <= 0xDFFF:
+        return
+    members = normalize_ranges([(max(0, code_point - width), code_point + width)])
+    outside = normalize_ranges([(code_point + width + 1, code_point + 2 * width + 1)])
+    char = chr(code_point)
+    for encoded in (json.dumps(char)[1:-1], json.dumps(char, ensure_ascii=False)[1:-1]):
+        assert full(json_char_regex(members), encoded)
+        if outside:
+            assert not full(json_char_regex(outside), encoded)
+
+
+def test_fixed_width_hex_ranges():
+    regex = fixed_width_range(0x0A5, 0x3F0, 3, 16)
+    for value in range(0, 0x1000):
+        for text in (f"{value:03x}", f"{value:03X}"):
+            assert full(regex, text) == (0x0A5 <= value <= 0x3F0), text
+
+
+def test_literal_canonical_spellings():
+    regex = json_string_literal_regex('a"é\n/')
+    for spelling in (json.dumps('a"é\n/'), json.dumps('a"é\n/', ensure_ascii=False),
+                     '"a\\u0022\\u00E9\\u000a/"'):
+        assert full(regex, spelling), spelling
+    assert not full(regex, '"\\u0061\\"\\u00e9\\n/"')
+    assert full(json_string_literal_regex("a", ascii_escapes=True), '"\\u0061"')
+    assert full(JSON_CHAR, "\\/")
+
+
+# ------------------------------------------------------------------- patterns
+
+_PATTERNS = [r"^[a-z]+$", r"abc", r"^a|b$", r"^\d{3}-\d{2}$", r"(?i)^ab$", r"^.*$", r'^[^"]*$',
+             r"x+y?", r"^(foo|bar)\s?$", r"^$", r"é", r"^[\u0000-\u001f]$", r"^a{2,3}b*$",
+             r"[0-9]", r"^\w+@\w+\.com$", r"^(?:a|bc)+$"]
+_ALPHABET = ["a", "b", "c", "x", "y", "z", "A", "B", "1", "2", "-", " ", '"', "\\", "\n", "é",
+             "\U0001F600", "f", "o", "r", "@", ".", "m", "_"]
+
+
+def _ecma_search(pattern: str, text: str) -> bool:
+    """ECMA-262 semantics through Python re: $ only at the end, ASCII \\d \\w."""
+    adjusted = pattern.replace("$", r"\Z")
+    return re.search(adjusted, text, re.ASCII if ("\\w" in pattern or "\\d" in pattern)
+                     else 0) is not None
+
+
+@pytest.mark.parametrize("pattern", _PATTERNS)
+@settings(max_examples=250, deadline=None)
+@given(st.lists(st.sampled_from(_ALPHABET), max_size=7))
+def test_pattern_matches_ecma_search_on_encoded_strings(pattern, chars):
+    text = "".join(chars)
+    content, _, _ = translate_pattern(pattern)
+    expected = _ecma_search(pattern, text)
+    for encoded in (json.dumps(text), json.dumps(text, ensure_ascii=False)):
+        assert full('"' + content + '"', encoded) == expected, (pattern, encoded)
+
+
+def test_pattern_length_range():
+    assert translate_pattern(r"^\d{3}-\d{2}$")[1:] == (6, 6)
+    assert translate_pattern(r"^a+$")[1:] == (1, None)
+    assert translate_pattern(r"abc")[1:] == (3, None)
+
+
+@pytest.mark.parametrize("pattern", [r"(a)\1", r"a(?=b)", r"a(?!b)", r"\bword\b", r"a^b",
+                                     r"\p{L}", r"(?m)^a$"])
+def test_unsupported_pattern_constructs(pattern):
+    with pytest.raises(PatternUnsupported):
+        translate_pattern(pattern)
+
+
+# -------------------------------------------------------------------- formats
+
+def _format_regex(name):
+    return '"' + translate_pattern(FORMAT_PATTERNS[name], ascii_escapes=False)[0] + '"'
+
+
+def test_date_format_exact_against_datetime():
+    regex = _format_regex("date")
+    for year in list(range(1, 40)) + list(range(1890, 2110)) + [2400, 2800, 9999]:
+        for month in range(0, 14):
+            for day in (0, 1, 28, 29, 30, 31, 32):
+                text = f"{year:04d}-{month:02d}-{day:02d}"
+                try:
+                    datetime.date.fromisoformat(text)
+                    valid = True
+                except ValueError:
+                    valid = False
+                assert full(regex, json.dumps(text)) == valid, text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.datetimes(min_value=datetime.datetime(1, 1, 1)), st.booleans())
+def test_date_time_and_time_formats(moment, utc):
+    suffix = "Z" if utc else "+05:30"
+    text = moment.isoformat() + suffix
+    assert full(_format_regex("date-time"), json.dumps(text))
+    assert full(_format_regex("time"), json.dumps(moment.time().isoformat() + suffix))
+    assert not full(_format_regex("date-time"), json.dumps(moment.isoformat()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.uuids())
+def test_ipv4_and_uuid_formats(address, identifier):
+    assert full(_format_regex("ipv4"), json.dumps(str(ipaddress.IPv4Address(address))))
+    assert full(_format_regex("uuid"), json.dumps(str(identifier)))
+    assert full(_format_regex("uuid"), json.dumps(str(identifier).upper()))
+
+
+@pytest.mark.parametrize("text", ["256.1.1.1", "1.2.3", "01.2.3.4", "1.2.3.4.5", "a.b.c.d"])
+def test_ipv4_rejects(text):
+    try:
+        ipaddress.IPv4Address(text)
+        valid = True
+    except ValueError:
+        valid = False
+    assert full(_format_regex("ipv4"), json.dumps(text)) == valid
+
+
+def test_email_uri_uuid_examples():
+    assert full(_format_regex("email"), '"joe.bloggs@example.com"')
+    assert not full(_format_regex("email"), '"joe@"')
+    assert full(_format_regex("uri"), '"https://example.com/a?b=c#d"')
+    assert not full(_format_regex("uri"), '"//no-scheme"')
+    assert not full(_format_regex("uuid"), json.dumps(str(uuid.uuid4())[:-1]))
+
+
+# ------------------------------------------------------------- key exclusion
+
+@pytest.mark.parametrize("names", [["a", "ab", "abc", "b", "", "é"],
+                                   [f"property_{i}_name" for i in range(12)]])
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", "é", '"', "p", "r", "o", "_", "1"]), max_size=5))
+def test_not_in_names_never_accepts_a_name(names, chars):
+    regex = string_not_in_regex(names)
+    text = "".join(chars)
+    for encoded in (json.dumps(text), json.dumps(text, ensure_ascii=False)):
+        if text in names:
+            assert not full(regex, encoded), encoded
+    if text not in names:
+        assert full(regex, json.dumps(text, ensure_ascii=False)) or not text.isascii() \
+            or "\\" in json.dumps(text), text
+
+
+def test_not_in_small_set_is_exact_in_every_spelling():
+    regex = string_not_in_regex(["ab"])
+    assert not full(regex, '"\\u0061b"')
+    assert full(regex, '"\\u0061c"')
