@@ -113,3 +113,18 @@ def test_transformers_fast_tokenizer(llama3_tokenizer, llama3_vocab):
     text = SAMPLE_TEXTS[1]
     ids = wrapped.encode(text, add_special_tokens=False)
     assert vocab.decode_bytes(ids) == text.encode("utf-8") == wrapped.decode(ids).encode("utf-8")
+
+
+class SlowSentencePieceTokenizer:
+    """The attributes a transformers 4 slow (SentencePiece) tokenizer exposes, and nothing else."""
+
+    def __init__(self, processor):
+        self.sp_model = processor
+        self.eos_token_id = processor.eos_id()
+        self.all_special_ids = [processor.unk_id(), processor.bos_id(), processor.eos_id()]
+
+
+def test_slow_sentencepiece_tokenizer_goes_through_its_model(mistral_v1_processor, mistral_v1_vocab):
+    vocab = Vocabulary.from_tokenizer(SlowSentencePieceTokenizer(mistral_v1_processor))
+    assert vocab == mistral_v1_vocab
+    assert vocab.tokenizer_kind == "sentencepiece"

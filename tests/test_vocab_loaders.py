@@ -258,3 +258,30 @@ def test_random_text_round_trip_sentencepiece(mistral_v3_processor, mistral_v3_v
     decoded = mistral_v3_processor.decode(ids).encode("utf-8")
     # the dummy prefix "▁" starts every non-empty encoding; decode drops that one space
     assert rebuilt == (b" " + decoded if ids else b"")
+
+
+def test_tekken_vocab_size_option_and_bad_files(tekken_path, tmp_path):
+    small = Vocabulary.from_tekken(tekken_path, vocab_size=2000)
+    assert small.size == 2000 and len(small.allowed_text_token_ids) == 1000
+    assert small.tokenizer.encode("ab") and max(small.tokenizer.encode("hello world")) < 2000
+    with pytest.raises(VocabularyError):
+        Vocabulary.from_tekken(tekken_path, vocab_size=10**7)
+    bad = tmp_path / "tekken.json"
+    bad.write_text('{"config": {}}')
+    with pytest.raises(VocabularyError):
+        Vocabulary.from_tekken(bad)
+    with pytest.raises(VocabularyError):
+        Vocabulary.from_tekken(tmp_path / "absent.json")
+
+
+def test_gpt2_byte_map_matches_tokenizers_byte_level():
+    """The inverse map is checked against the tokenizers library's own ByteLevel pre-tokenizer."""
+    tokenizers = pytest.importorskip("tokenizers")
+    from grammask.vocab.encodings import BYTE_TO_UNICODE, byte_level_to_bytes
+
+    byte_level = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    assert set(BYTE_TO_UNICODE.values()) == set(byte_level.alphabet())
+    for text in ["\x00\x01 \t\n~", "é", "日", "😀", "\u07ff\u0800\uffff\U00010000\U0010ffff"]:
+        (mapped, _), = byte_level.pre_tokenize_str(text)
+        assert byte_level_to_bytes(mapped) == text.encode("utf-8")
+    assert byte_level_to_bytes("<tool call>") == b"<tool call>"  # a space is outside the map

@@ -12,9 +12,8 @@ What it computes
                              used to find EOS ids when a tokenizer does not say.
 
 Invariants
-    ``byte_level_to_bytes`` is total on the 256 code points of the map and
-    raises ``KeyError`` on any other code point (the caller decides whether the
-    string is an added token written as plain text).
+    ``byte_level_to_bytes`` inverts the map exactly on strings over its 256
+    code points; any other string is taken as UTF-8 text.
 """
 
 from __future__ import annotations
@@ -55,13 +54,13 @@ UNICODE_TO_BYTE: dict[str, int] = {char: byte for byte, char in BYTE_TO_UNICODE.
 
 
 def byte_level_to_bytes(token: str) -> bytes:
-    """Undo the GPT-2 byte map; ``KeyError`` if a character is outside the map."""
-    return bytes([UNICODE_TO_BYTE[char] for char in token])
-
-
-def is_byte_level_string(token: str) -> bool:
-    """True when every character of ``token`` is in the GPT-2 byte map."""
-    return all(char in UNICODE_TO_BYTE for char in token)
+    """Undo the GPT-2 byte map.  A token with a character outside the map is not
+    byte-level (an added token written as text): its UTF-8 is returned, as the
+    ``tokenizers`` ByteLevel decoder does."""
+    try:
+        return bytes([UNICODE_TO_BYTE[char] for char in token])
+    except KeyError:
+        return token.encode("utf-8", errors="surrogateescape")
 
 
 def byte_piece_value(piece: str) -> Optional[int]:

@@ -45,7 +45,7 @@ from grammask.errors import VocabularyError
 from grammask.vocab.encodings import (
     END_TOKEN_NAMES,
     SENTENCEPIECE_SPACE,
-    UNICODE_TO_BYTE,
+    byte_level_to_bytes,
     byte_piece_value,
 )
 
@@ -235,10 +235,7 @@ def _parse(buffer: Any, path: str) -> GGUFTokenizerMetadata:
 
 def _normal_token_bytes(text: str, encoding: str) -> bytes:
     if encoding == "byte_level":
-        try:
-            return bytes([UNICODE_TO_BYTE[char] for char in text])
-        except KeyError:
-            return text.encode("utf-8", errors="surrogateescape")
+        return byte_level_to_bytes(text)
     return text.replace(SENTENCEPIECE_SPACE, " ").encode("utf-8", errors="surrogateescape")
 
 

@@ -49,7 +49,7 @@ from grammask.errors import VocabularyError
 from grammask.vocab.encodings import (
     END_TOKEN_NAMES,
     SENTENCEPIECE_SPACE,
-    UNICODE_TO_BYTE,
+    byte_level_to_bytes,
     byte_piece_value,
 )
 
@@ -105,10 +105,7 @@ def _has_byte_fallback(tokenizer: Any) -> bool:
 def _model_token_bytes(token: str, encoding: str, byte_fallback: bool,
                        continuing_prefix: str) -> bytes:
     if encoding == "byte_level":
-        try:
-            return bytes([UNICODE_TO_BYTE[char] for char in token])
-        except KeyError:
-            return token.encode("utf-8")
+        return byte_level_to_bytes(token)
     if encoding == "wordpiece":
         if continuing_prefix and token.startswith(continuing_prefix):
             return token[len(continuing_prefix):].encode("utf-8")

@@ -213,10 +213,13 @@ class Vocabulary:
         return vocabulary_from_tiktoken(cls, encoding, eos_token_ids)
 
     @classmethod
-    def from_tekken(cls, path: Any) -> "Vocabulary":
-        """From a Mistral ``tekken*.json`` file, through tiktoken (see ``loaders_tiktoken``)."""
+    def from_tekken(cls, path: Any, vocab_size: Optional[int] = None) -> "Vocabulary":
+        """From a Mistral ``tekken*.json`` file, through tiktoken (see ``loaders_tiktoken``).
+
+        ``vocab.tokenizer`` is a ``tiktoken.Encoding`` whose ``encode`` returns Mistral's ids.
+        """
         from grammask.vocab.loaders_tiktoken import vocabulary_from_tekken
-        return vocabulary_from_tekken(cls, path)
+        return vocabulary_from_tekken(cls, path, vocab_size)
 
     @classmethod
     def from_sentencepiece(cls, model_path_or_processor: Any, eos_token_ids: Any = None) -> "Vocabulary":
