@@ -21,7 +21,7 @@ cdef struct Item:
 
 
 # Leo memo entry: completing (nt, set_id) is equivalent to completing
-# (top_nt, top_origin) (top_nt == -1: no Leo item there).
+# (top_nt, top_origin), the top of its Leo chain.
 cdef struct LeoEntry:
     int64_t key        # (set_id << 32) | nt, -1 for an empty slot
     uint64_t serial    # serial of set set_id when computed (stale if different)
@@ -49,7 +49,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
     # One Leo memo entry kept next to each set (the hash table below holds the
     # rest), so right recursion touches only recent, cached memory.
     cdef int32_t* set_leo_nts            # [sets_capacity] nt of the entry, -1 none
-    cdef int64_t* set_leo_tops           # [sets_capacity] its top (or LEO_NONE)
+    cdef int64_t* set_leo_tops           # [sets_capacity] its top
     cdef Py_ssize_t n_sets
     cdef Py_ssize_t sets_capacity
     cdef uint64_t next_serial

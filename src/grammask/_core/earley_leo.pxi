@@ -31,7 +31,8 @@ cdef int64_t _leo_step(EarleyRecognizer self, Py_ssize_t set_id, int32_t nt) noe
 cdef int64_t _leo_top(EarleyRecognizer self, Py_ssize_t set_id, int32_t nt) noexcept nogil:
     """Top of the Leo chain from completing (nt, set_id): the completion
     it is equivalent to, LEO_NONE if there is no Leo item, LEO_ERROR on
-    memory error.  Memoizes every (set, nt) it walks through."""
+    memory error.  Memoizes every (set, nt) of the chain it walks (values
+    are always real tops, never LEO_NONE)."""
     cdef Py_ssize_t depth = 0, capacity
     cdef int64_t key = _pair_key(set_id, nt)
     cdef int64_t value, step
@@ -41,9 +42,10 @@ cdef int64_t _leo_top(EarleyRecognizer self, Py_ssize_t set_id, int32_t nt) noex
             break
         step = _leo_step(self, <Py_ssize_t>(key >> 32), <int32_t>(key & LOW32))
         if step == LEO_NONE:
+            # Not memoized: recomputing scans the set once, as the normal
+            # completion that follows does anyway; memoizing only chain
+            # entries keeps the memo small and cache-resident.
             value = LEO_NONE
-            if not _leo_store(self, key, LEO_NONE):
-                return LEO_ERROR
             break
         if depth == self.chain_capacity:
             capacity = _pow2_at_least(self.chain_capacity * 2)
@@ -85,10 +87,7 @@ cdef bint _leo_lookup(EarleyRecognizer self, int64_t key, int64_t* value) noexce
         entry = &self.leo_entries[slot]
         if entry.key == key:
             if set_id < self.n_sets and entry.serial == self.set_serials[set_id]:
-                if entry.top_nt < 0:
-                    value[0] = LEO_NONE
-                else:
-                    value[0] = _pair_key(entry.top_origin, entry.top_nt)
+                value[0] = _pair_key(entry.top_origin, entry.top_nt)
                 return True
             return False
         slot = (slot + 1) & mask
@@ -140,12 +139,8 @@ cdef bint _leo_store(EarleyRecognizer self, int64_t key, int64_t value) noexcept
     set_id = <Py_ssize_t>(key >> 32)
     self.leo_entries[slot].key = key
     self.leo_entries[slot].serial = self.set_serials[set_id]
-    if value == LEO_NONE:
-        self.leo_entries[slot].top_nt = -1
-        self.leo_entries[slot].top_origin = -1
-    else:
-        self.leo_entries[slot].top_nt = <int32_t>(value & LOW32)
-        self.leo_entries[slot].top_origin = <int32_t>(value >> 32)
+    self.leo_entries[slot].top_nt = <int32_t>(value & LOW32)
+    self.leo_entries[slot].top_origin = <int32_t>(value >> 32)
     return True
 
 # ----------------------------------------------------------------------
