@@ -4,8 +4,8 @@ What it computes
     ``vocabulary_from_tiktoken``: tiktoken stores token bytes directly (its
     mergeable ranks are ``bytes -> id``), so each id's bytes are
     ``encoding.decode_single_token_bytes(id)``; ids in no table (cl100k has
-    gaps at 100256 and 100261-100275) are unused (None).  Every id of
-    ``encoding._special_tokens`` is special; its bytes are its spelling.
+    gaps at 100256 and 100261-100275) are unused (None).  Every special token
+    (``encoding.special_tokens_set``) is special; its bytes are its spelling.
 
     ``tekken_encoding`` / ``vocabulary_from_tekken``: a ``tekken*.json`` file
     (mistral-common) lists byte-level BPE ranks (base64 bytes) and a config
@@ -44,9 +44,10 @@ TEKKEN_DEFAULT_SPECIAL_NAMES = (
 
 def vocabulary_from_tiktoken(cls: type, encoding: Any, eos_token_ids: Any = None):
     """``Vocabulary.from_tiktoken``: see the module docstring."""
-    if not (hasattr(encoding, "decode_single_token_bytes") and hasattr(encoding, "n_vocab")):
+    if not all(hasattr(encoding, name) for name in
+               ("decode_single_token_bytes", "encode_single_token", "special_tokens_set", "n_vocab")):
         raise VocabularyError(f"from_tiktoken expects a tiktoken.Encoding, got {type(encoding).__name__}")
-    special_tokens: dict[str, int] = dict(getattr(encoding, "_special_tokens", {}) or {})
+    special_tokens = {name: encoding.encode_single_token(name) for name in encoding.special_tokens_set}
     special_names_by_id = {token_id: name for name, token_id in special_tokens.items()}
     token_bytes: list[Optional[bytes]] = [None] * encoding.n_vocab
     for token_id in range(encoding.n_vocab):
@@ -110,7 +111,6 @@ def tekken_encoding(path: Any, vocab_size: Optional[int] = None) -> Any:
 def vocabulary_from_tekken(cls: type, path: Any, vocab_size: Optional[int] = None):
     """``Vocabulary.from_tekken``: the tiktoken vocabulary of ``tekken_encoding(path)``, EOS ``</s>``."""
     encoding = tekken_encoding(path, vocab_size)
-    eos = encoding._special_tokens.get("</s>")
-    if eos is None:
+    if "</s>" not in encoding.special_tokens_set:
         raise VocabularyError(f"{path}: no </s> special token to use as EOS")
-    return vocabulary_from_tiktoken(cls, encoding, [eos])
+    return vocabulary_from_tiktoken(cls, encoding, [encoding.encode_single_token("</s>")])

@@ -159,12 +159,11 @@ class Vocabulary:
         if self._fingerprint is None:
             digest = hashlib.sha256(b"grammask-vocabulary-v1")
             digest.update(struct.pack("<q", self.size))
-            for data in self.token_bytes:
-                if data is None:
-                    digest.update(b"\xff\xff\xff\xff")
-                else:
-                    digest.update(struct.pack("<I", len(data)))
-                    digest.update(data)
+            # lengths (-1 for None) fix where each token's bytes start and end in the blob
+            lengths = np.fromiter((-1 if data is None else len(data) for data in self.token_bytes),
+                                  dtype="<i8", count=self.size)
+            digest.update(lengths.tobytes())
+            digest.update(b"".join(data for data in self.token_bytes if data is not None))
             digest.update(np.asarray(self.eos_token_ids, dtype="<i8").tobytes())
             digest.update(np.asarray(sorted(self.special_token_ids), dtype="<i8").tobytes())
             self._fingerprint = digest.hexdigest()
