@@ -1,0 +1,35 @@
+"""Canonical-tokenization filters: which next tokens keep the output canonically tokenized.
+
+``build_canonical_filter(vocab_or_tokenizer)`` returns a ``CanonicalFilter``
+(see ``filter.py`` for the interface the engine calls) or None when no exact
+filter is known for the tokenizer.  Backends: byte-level BPE with a
+pre-tokenizer regex (``pretokenized_bpe``), SentencePiece BPE
+(``sentencepiece_bpe``), WordPiece (``wordpiece``); the BPE pair test lives
+in ``bpe``.  Seeds: DESIGN.md section 5.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from grammask.canonical.filter import CanonicalFilter
+
+__all__ = ["CanonicalFilter", "build_canonical_filter"]
+
+
+def _source_of(vocab_or_tokenizer: Any):
+    """(tokenizer object, vocab size or None, extra special ids) from a Vocabulary or a tokenizer."""
+    tokenizer = getattr(vocab_or_tokenizer, "tokenizer", None)
+    if tokenizer is not None and hasattr(vocab_or_tokenizer, "special_token_ids"):
+        return tokenizer, vocab_or_tokenizer.size, frozenset(vocab_or_tokenizer.special_token_ids)
+    return vocab_or_tokenizer, None, frozenset()
+
+
+def build_canonical_filter(vocab_or_tokenizer: Any) -> Optional[CanonicalFilter]:
+    """A canonical filter for this vocabulary / tokenizer, or None if none is exact for it."""
+    from grammask.canonical.factory import filter_for_tokenizer
+
+    tokenizer, vocab_size, special_ids = _source_of(vocab_or_tokenizer)
+    if tokenizer is None:
+        return None
+    return filter_for_tokenizer(tokenizer, vocab_size, special_ids)

@@ -1,0 +1,261 @@
+"""Merge trees, spines and the adjacent-pair canonicality test of byte-pair encoding.
+
+What it computes
+    For a BPE vocabulary given as token bytes plus a *merge rule*
+    (``pair_rule(left_bytes, right_bytes) -> priority | None``, lower priority
+    merges first, ties go to the leftmost pair), ``MergeTable`` derives each
+    token's merge tree by running BPE on the token's own bytes, and answers:
+
+    * ``pair_allowed(t1, t2)``: BPE(bytes(t1) + bytes(t2)) == [t1, t2];
+    * ``forbidden_after(t1)``: every t2 for which that fails (sorted int32).
+
+    Pair test (Tran-Thien 2024, Algorithm 3; Vieira et al. 2025; Berglund et
+    al.): walking the *right spine* of t1 (t1, its right child, that child's
+    right child, ...) and the *left spine* of t2, the pair conflicts iff some
+    spine nodes r, l can merge with priority q such that q < priority of r's
+    parent merge inside t1 (strict: on a tie the parent, to the left, wins)
+    and q <= priority of l's parent merge inside t2 (on a tie the crossing
+    merge, to the left, wins).  The whole token is its own spine root with an
+    infinite parent priority.  Priorities come from ranks / merge lists /
+    scores, never from token ids.
+
+Data layout
+    Per token id: ``merge_priority`` (int64, priority of the merge that builds
+    the token, ``NO_PRIORITY`` for base symbols and unreachable tokens),
+    ``left_child`` / ``right_child`` (int32, -1 for base symbols),
+    ``reachable`` (bool: BPE on the token's bytes yields the token).
+    Crossing merges, grouped by left operand: ``merge_offsets[r]..[r+1]`` into
+    ``merge_right`` (right operand id) and ``merge_priorities`` (sorted
+    ascending within each group).  Left-spine membership, grouped by the
+    spine node l: ``spine_offsets[l]..[l+1]`` into ``spine_tokens`` (tokens
+    whose left spine holds l) and ``spine_parent_priorities`` (priority of
+    l's parent inside that token, ascending; ``NO_PRIORITY`` when l is the
+    token itself).  Memory is O(sum of spine lengths + number of merges), not
+    O(V^2): forbidden sets are derived per step and cached by the caller.
+
+Invariants
+    ``merge_priority[t] > merge_priority[child]`` for every reachable token
+    (checked at build); unreachable tokens (BPE of their bytes is not the
+    token) are reported in ``unreachable_ids`` and are never allowed after any
+    token (``forbidden_after`` includes them), since BPE never emits them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+NO_PRIORITY = np.iinfo(np.int64).max
+"""Priority of 'no parent merge' (the spine root) and of base symbols."""
+
+PairRule = Callable[[bytes, bytes], Optional[int]]
+
+
+def bpe_merge(pieces: list, pair_rule: PairRule) -> tuple[list, Optional[tuple]]:
+    """Run BPE on a list of byte strings.
+
+    Repeatedly merges the adjacent pair of lowest priority (leftmost on ties)
+    until no pair merges.  Returns the merged pieces and the last merge made,
+    ``(left, right, priority)`` or None.
+    """
+    parts = list(pieces)
+    priorities = [pair_rule(parts[i], parts[i + 1]) for i in range(len(parts) - 1)]
+    last_merge = None
+    while parts:
+        best_index = -1
+        best = None
+        for index, priority in enumerate(priorities):
+            if priority is not None and (best is None or priority < best):
+                best = priority
+                best_index = index
+        if best_index < 0:
+            break
+        last_merge = (parts[best_index], parts[best_index + 1], best)
+        parts[best_index:best_index + 2] = [parts[best_index] + parts[best_index + 1]]
+        del priorities[best_index]
+        if best_index > 0:
+            priorities[best_index - 1] = pair_rule(parts[best_index - 1], parts[best_index])
+        if best_index < len(parts) - 1:
+            priorities[best_index] = pair_rule(parts[best_index], parts[best_index + 1])
+    return parts, last_merge
+
+
+def _ranges_to_indices(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Concatenate ``arange(s, e)`` for each (s, e) pair, vectorized."""
+    lengths = ends - starts
+    keep = lengths > 0
+    starts, lengths = starts[keep], lengths[keep]
+    if len(starts) == 0:
+        return np.zeros(0, dtype=np.int64)
+    total = int(lengths.sum())
+    offsets = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    return np.arange(total, dtype=np.int64) + offsets
+
+
+class MergeTable:
+    """Merge trees of a BPE vocabulary and the pair test; see the module docstring.
+
+    ``token_bytes[i]`` is token i's bytes (None: unused or special, never
+    part of BPE).  ``base_ids`` are the symbols BPE starts from (bytes for
+    byte-level BPE, characters for SentencePiece); ``split_base(data)`` cuts a
+    token's bytes into those symbols.
+    """
+
+    def __init__(self, token_bytes: Sequence[Optional[bytes]], pair_rule: PairRule,
+                 split_base: Callable[[bytes], list]):
+        self.n_tokens = len(token_bytes)
+        self.token_bytes = list(token_bytes)
+        self.pair_rule = pair_rule
+        self.id_of: dict[bytes, int] = {}
+        for token_id, data in enumerate(token_bytes):
+            if data is not None and data not in self.id_of:
+                self.id_of[data] = token_id
+        n = self.n_tokens
+        self.merge_priority = np.full(n, NO_PRIORITY, dtype=np.int64)
+        self.left_child = np.full(n, -1, dtype=np.int32)
+        self.right_child = np.full(n, -1, dtype=np.int32)
+        self.reachable = np.zeros(n, dtype=bool)
+        for token_id, data in enumerate(token_bytes):
+            if data is None or self.id_of.get(data) != token_id:
+                continue
+            base = split_base(data)
+            if len(base) == 1:
+                self.reachable[token_id] = True
+                continue
+            parts, last_merge = bpe_merge(base, pair_rule)
+            if len(parts) != 1 or last_merge is None:
+                continue
+            left_id, right_id = self.id_of.get(last_merge[0]), self.id_of.get(last_merge[1])
+            if left_id is None or right_id is None:
+                continue
+            self.merge_priority[token_id] = last_merge[2]
+            self.left_child[token_id] = left_id
+            self.right_child[token_id] = right_id
+            self.reachable[token_id] = True
+        # A child may itself be unreachable only in broken tables; then so is the parent.
+        changed = True
+        while changed:
+            has_children = self.left_child >= 0
+            bad = has_children & self.reachable & ~(
+                self.reachable[np.maximum(self.left_child, 0)]
+                & self.reachable[np.maximum(self.right_child, 0)])
+            changed = bool(bad.any())
+            self.reachable[bad] = False
+        self.unreachable_ids = np.flatnonzero(
+            ~self.reachable & np.array([d is not None for d in token_bytes], dtype=bool)
+        ).astype(np.int32)
+        self._build_merge_index()
+        self._build_spine_index()
+
+    # -- construction -------------------------------------------------------
+    def _build_merge_index(self) -> None:
+        """All crossing merges (r, l) -> priority, grouped by r, sorted by priority."""
+        lefts, rights, priorities = [], [], []
+        id_of = self.id_of
+        for token_id in np.flatnonzero(self.reachable & (self.left_child >= 0)):
+            data = self.token_bytes[token_id]
+            for cut in range(1, len(data)):
+                left_id = id_of.get(data[:cut])
+                right_id = id_of.get(data[cut:])
+                if left_id is None or right_id is None:
+                    continue
+                if not (self.reachable[left_id] and self.reachable[right_id]):
+                    continue
+                priority = self.pair_rule(data[:cut], data[cut:])
+                if priority is None:
+                    continue
+                lefts.append(left_id)
+                rights.append(right_id)
+                priorities.append(priority)
+        lefts_array = np.asarray(lefts, dtype=np.int64)
+        order = np.lexsort((np.asarray(priorities, dtype=np.int64), lefts_array))
+        self.merge_right = np.asarray(rights, dtype=np.int32)[order]
+        self.merge_priorities = np.asarray(priorities, dtype=np.int64)[order]
+        counts = np.bincount(lefts_array, minlength=self.n_tokens)
+        self.merge_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self.n_merges = len(self.merge_right)
+
+    def _spine(self, token_id: int, child: np.ndarray) -> list:
+        """[(node, parent priority)] from the token down one side."""
+        spine = [(token_id, NO_PRIORITY)]
+        node = token_id
+        while child[node] >= 0:
+            parent_priority = int(self.merge_priority[node])
+            node = int(child[node])
+            spine.append((node, parent_priority))
+        return spine
+
+    def _build_spine_index(self) -> None:
+        nodes, tokens, parent_priorities = [], [], []
+        for token_id in np.flatnonzero(self.reachable):
+            for node, parent_priority in self._spine(int(token_id), self.left_child):
+                nodes.append(node)
+                tokens.append(token_id)
+                parent_priorities.append(parent_priority)
+        nodes_array = np.asarray(nodes, dtype=np.int64)
+        parent_array = np.asarray(parent_priorities, dtype=np.int64)
+        order = np.lexsort((parent_array, nodes_array))
+        self.spine_tokens = np.asarray(tokens, dtype=np.int32)[order]
+        self.spine_parent_priorities = parent_array[order]
+        counts = np.bincount(nodes_array, minlength=self.n_tokens)
+        self.spine_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+
+    # -- queries ------------------------------------------------------------
+    def right_spine(self, token_id: int) -> list:
+        return self._spine(token_id, self.right_child)
+
+    def left_spine(self, token_id: int) -> list:
+        return self._spine(token_id, self.left_child)
+
+    def pair_allowed(self, first_id: int, second_id: int) -> bool:
+        """True iff BPE keeps ``first_id`` and ``second_id`` apart (both reachable)."""
+        if not (self.reachable[first_id] and self.reachable[second_id]):
+            return False
+        left_spine = self.left_spine(second_id)
+        for right_node, right_parent in self.right_spine(first_id):
+            for left_node, left_parent in left_spine:
+                priority = self.pair_rule(self.token_bytes[right_node], self.token_bytes[left_node])
+                if priority is not None and priority < right_parent and priority <= left_parent:
+                    return False
+        return True
+
+    def forbidden_after(self, first_id: int) -> np.ndarray:
+        """Sorted int32 ids t2 with ``pair_allowed(first_id, t2)`` false (unreachable ids included)."""
+        if not self.reachable[first_id]:
+            return np.flatnonzero(np.array([d is not None for d in self.token_bytes])).astype(np.int32)
+        chunks = [self.unreachable_ids.astype(np.int64)]
+        for right_node, right_parent in self.right_spine(first_id):
+            start, end = self.merge_offsets[right_node], self.merge_offsets[right_node + 1]
+            if start == end:
+                continue
+            cut = start + int(np.searchsorted(self.merge_priorities[start:end], right_parent, side="left"))
+            if cut == start:
+                continue
+            lefts = self.merge_right[start:cut]
+            priorities = self.merge_priorities[start:cut]
+            spine_starts = self.spine_offsets[lefts]
+            spine_ends = self.spine_offsets[lefts + 1]
+            firsts = _batched_lower_bound(self.spine_parent_priorities, spine_starts, spine_ends, priorities)
+            chunks.append(self.spine_tokens[_ranges_to_indices(firsts, spine_ends)].astype(np.int64))
+        return np.unique(np.concatenate(chunks)).astype(np.int32)
+
+
+def _batched_lower_bound(values: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                         keys: np.ndarray) -> np.ndarray:
+    """For each i, the first index j in [starts[i], ends[i]) with values[j] >= keys[i].
+
+    ``values`` is sorted ascending inside each range.  Binary search run on all
+    ranges at once (about log2(max range) numpy passes).
+    """
+    low = starts.copy()
+    high = ends.copy()
+    while True:
+        active = low < high
+        if not active.any():
+            return low
+        middle = (low + high) // 2
+        go_right = active & (values[np.minimum(middle, len(values) - 1)] < keys)
+        go_left = active & ~go_right
+        low = np.where(go_right, middle + 1, low)
+        high = np.where(go_left, middle, high)

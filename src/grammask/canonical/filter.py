@@ -1,0 +1,113 @@
+"""The engine-facing canonical filter: states, forbidden ids, bitset masking, caching.
+
+What it computes
+    ``CanonicalFilter`` wraps one tokenizer's canonicality rules (a *backend*:
+    pure BPE, pre-tokenized byte-level BPE, SentencePiece BPE or WordPiece)
+    behind the interface the engine calls: ``initial_state``, ``advance``,
+    ``forbidden_token_ids``, ``apply``, ``is_allowed``,
+    ``is_complete_canonical``.  Token t is allowed after ids iff ids + [t] is a
+    prefix of the canonical encoding of some text starting with their bytes.
+    Special tokens are outside the filter: never forbidden here (the engine
+    decides about EOS, e.g. with ``is_complete_canonical``).
+
+Data layout
+    States are immutable and hashable (the engine keeps a stack of them for
+    rollback).  Per state, a *keep* bitset (uint32[ceil(V/32)], bit t%32 of
+    word t//32 set = t allowed) is cached in an LRU of ``cache_size`` states
+    (16 KB each for 131k tokens), so ``apply`` on a repeated state is one
+    vectorized AND.
+
+Backend protocol
+    ``initial_state()``, ``advance(state, token_id)``,
+    ``allowed_mask(state) -> bool[V]``, ``is_allowed(state, token_id)``,
+    ``is_complete(state)``, ``vocab_size``, ``never_filtered_ids`` (ids left
+    alone: special and unused).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Iterable
+
+import numpy as np
+
+
+class CanonicalFilter:
+    """Per-step canonical-tokenization mask for one tokenizer; see the module docstring."""
+
+    def __init__(self, name: str, backend: Any, cache_size: int = 2048):
+        self.name = name
+        self.backend = backend
+        self.vocab_size = int(backend.vocab_size)
+        self.n_words = (self.vocab_size + 31) // 32
+        never = np.zeros(self.vocab_size, dtype=bool)
+        ids = np.asarray(sorted(backend.never_filtered_ids), dtype=np.int64)
+        never[ids[(ids >= 0) & (ids < self.vocab_size)]] = True
+        self._never_filtered = never
+        self._cache: OrderedDict = OrderedDict()
+        self.cache_size = cache_size
+        self.n_cache_misses = 0
+
+    def __repr__(self) -> str:
+        return f"CanonicalFilter({self.name!r}, vocab_size={self.vocab_size})"
+
+    # -- states -------------------------------------------------------------
+    def initial_state(self, context_token_ids: Iterable[int] = ()):
+        """The state at the start of the output, optionally after the prompt's last tokens."""
+        state = self.backend.initial_state()
+        for token_id in context_token_ids:
+            state = self.backend.advance(state, int(token_id))
+        return state
+
+    def advance(self, state, token_id: int):
+        """The state after ``token_id`` (a new object; ``state`` is unchanged)."""
+        return self.backend.advance(state, int(token_id))
+
+    # -- masks ----------------------------------------------------------------
+    def _entry(self, state):
+        entry = self._cache.get(state)
+        if entry is not None:
+            self._cache.move_to_end(state)
+            return entry
+        self.n_cache_misses += 1
+        allowed = self.backend.allowed_mask(state) | self._never_filtered
+        forbidden = np.flatnonzero(~allowed).astype(np.int32)
+        padded = np.zeros(self.n_words * 32, dtype=bool)
+        padded[:self.vocab_size] = allowed
+        padded[self.vocab_size:] = True
+        keep = np.packbits(padded.reshape(-1, 32)[:, ::-1], axis=1).view(">u4").reshape(-1)
+        keep = keep.astype(np.uint32)
+        entry = (forbidden, keep)
+        self._cache[state] = entry
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return entry
+
+    def forbidden_token_ids(self, state) -> np.ndarray:
+        """Sorted int32 ids that would make the sequence non-canonical as the next token."""
+        return self._entry(state)[0]
+
+    def keep_bitset(self, state) -> np.ndarray:
+        """uint32[ceil(V/32)]: bit set = token allowed by the filter (special tokens always set)."""
+        return self._entry(state)[1]
+
+    def apply(self, state, bitset: np.ndarray) -> np.ndarray:
+        """Clear the forbidden tokens' bits of an int32/uint32 bitset (1-D, ceil(V/32) words) in place."""
+        keep = self._entry(state)[1]
+        np.bitwise_and(bitset, keep.view(bitset.dtype)[:bitset.shape[-1]], out=bitset)
+        return bitset
+
+    def is_allowed(self, state, token_id: int) -> bool:
+        token_id = int(token_id)
+        if not 0 <= token_id < self.vocab_size:
+            return False
+        if self._never_filtered[token_id]:
+            return True
+        entry = self._cache.get(state)
+        if entry is not None:
+            return bool((entry[1][token_id >> 5] >> (token_id & 31)) & 1)
+        return bool(self.backend.is_allowed(state, token_id))
+
+    def is_complete_canonical(self, state) -> bool:
+        """The tokens so far are the canonical encoding of their text if the text ended here."""
+        return bool(self.backend.is_complete(state))

@@ -1,0 +1,447 @@
+"""Canonicality state for byte-level BPE behind a pre-tokenizer regex (cl100k, Llama-3, Qwen2, tekken, GPT-2).
+
+What it computes
+    A token sequence is canonical iff (1) every pre-token boundary of its text
+    (``regex.findall(pattern, text)``) is a token boundary and (2) inside each
+    pre-token every adjacent pair passes the BPE pair test (``bpe.MergeTable``).
+    During generation the text is a prefix, and boundaries near its end depend
+    on characters not produced yet (``\\s+(?!\\S)``, greedy ``\\p{L}+``,
+    ``\\p{N}{1,3}``...).  The state keeps the *region* since the last boundary
+    that no continuation can move, with the token cuts inside it and the pair
+    verdict at each cut.  A candidate token is checked by scanning region +
+    token + a *probe* continuation (end of text, or one character of each
+    character class, see ``pretokenizer``) with the real pattern: it is
+    allowed if for some probe every pre-token boundary in the text is a cut,
+    and every cut that is not a boundary joins a pair that BPE keeps apart.
+
+    ``forbidden_token_ids`` evaluates tokens by *shape* (their class sequence,
+    leading continuation bytes and trailing incomplete character), so one scan
+    decides every token of a shape; the only per-token part is the pair test
+    with the last token, a sorted id array from ``MergeTable.forbidden_after``.
+
+Data layout
+    ``PretokenState`` (frozen, hashable): ``last_id``, ``region`` (class
+    representatives since the last fixed boundary), ``cuts`` (tuple of
+    (offset, pair_ok) strictly inside the region), ``partial`` (bytes of an
+    incomplete character at the end), ``partial_cut`` (None if that character
+    began inside a token, else the pair verdict at its start).  Shapes:
+    ``shape_of_token`` int32[V] (-1 = never allowed: special, unused,
+    unreachable or invalid UTF-8) into ``shapes`` (lead, body, tail).
+
+Invariants and limits
+    Exact with respect to the pattern for every continuation among the probes;
+    a boundary that only a continuation of two or more further characters
+    could produce is not explored (it could only make the filter stricter).
+    When the last pre-token continues past the end (no boundary at the end for
+    the chosen probe), the existence of a next token that BPE keeps apart
+    from the last one is assumed, not checked; ``is_complete_canonical``
+    (end-of-text probe) is exact.  Tests compare against the tokenizer's own
+    encode on every prefix, on perturbed sequences and on random walks.
+
+Seeds: DESIGN.md section 5; tran-thien-2024-regex-constraints-appendix.txt
+(Algorithm 3/4); cognetta-okazaki-tokenization-as-fst.txt section 6.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from grammask.canonical.bpe import MergeTable
+from grammask.canonical.pretokenizer import Scanner
+
+class _Variable:
+    def __repr__(self) -> str:
+        return "VARIABLE"
+
+
+_VARIABLE = _Variable()
+"""Marker of the cut at the candidate token's start, whose pair verdict is per token."""
+
+
+@dataclass(frozen=True)
+class PretokenState:
+    last_id: int = -1
+    region: str = ""
+    cuts: tuple = ()
+    partial: bytes = b""
+    partial_cut: Optional[bool] = None
+
+
+def _utf8_length(lead: int) -> int:
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    if 0xF0 <= lead <= 0xF4:
+        return 4
+    return 0
+
+
+def split_utf8_fragment(data: bytes):
+    """(n leading continuation bytes, complete text, trailing incomplete bytes) or None if invalid."""
+    lead = 0
+    while lead < len(data) and 0x80 <= data[lead] <= 0xBF:
+        lead += 1
+    if lead > 3:
+        return None
+    end = len(data)
+    tail_start = end
+    index = lead
+    while index < end:
+        length = _utf8_length(data[index])
+        if length == 0:
+            return None
+        if index + length > end:
+            tail_start = index
+            if any(not 0x80 <= byte <= 0xBF for byte in data[index + 1:]):
+                return None
+            break
+        index += length
+    try:
+        text = data[lead:tail_start].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    tail = data[tail_start:]
+    if tail and not _valid_lead(tail):
+        return None
+    return lead, text, tail
+
+
+def _valid_lead(tail: bytes) -> bool:
+    from grammask.canonical.pretokenizer import utf8_completion_range
+    return utf8_completion_range(tail) is not None
+
+
+class PretokenizedBPE:
+    """The canonicality rules of one byte-level BPE tokenizer with a pre-tokenizer pattern."""
+
+    def __init__(self, merges: MergeTable, pattern: str, vocab_size: int,
+                 excluded_ids: Sequence[int] = ()):
+        self.merges = merges
+        self.scanner = Scanner(pattern)
+        self.classes = self.scanner.classes
+        self.vocab_size = vocab_size
+        self.probes = ("",) + tuple(
+            char for index, char in enumerate(self.classes.representatives)
+            if index != self.classes.surrogate_class)
+        shape_ids: dict = {}
+        self.shapes: list = []
+        self.shape_of_token = np.full(vocab_size, -1, dtype=np.int32)
+        self.token_split: list = [None] * vocab_size
+        excluded = set(int(i) for i in excluded_ids)
+        represent = self.classes.represent
+        continuation_ids = []
+        for token_id in range(min(vocab_size, merges.n_tokens)):
+            data = merges.token_bytes[token_id]
+            if data is None or token_id in excluded or not merges.reachable[token_id]:
+                continue
+            split = split_utf8_fragment(data)
+            if split is None:
+                continue
+            lead, text, tail = split
+            self.token_split[token_id] = (lead, represent(text), tail)
+            if lead:
+                continuation_ids.append(token_id)
+                continue
+            key = (represent(text), tail)
+            shape_id = shape_ids.get(key)
+            if shape_id is None:
+                shape_id = shape_ids[key] = len(self.shapes)
+                self.shapes.append(key)
+            self.shape_of_token[token_id] = shape_id
+        self.continuation_ids = np.asarray(continuation_ids, dtype=np.int32)
+        self.never_filtered_ids = frozenset(excluded) | frozenset(
+            token_id for token_id in range(vocab_size)
+            if token_id >= merges.n_tokens or merges.token_bytes[token_id] is None)
+        self._pair_cache: OrderedDict = OrderedDict()
+        self.n_shapes = len(self.shapes)
+        by_first: dict = {}
+        for shape_id, (text, _tail) in enumerate(self.shapes):
+            by_first.setdefault(text[:1], []).append(shape_id)
+        self.shapes_by_first_char = {char: np.asarray(ids, dtype=np.int64) for char, ids in by_first.items()}
+        self._alone_codes: Optional[np.ndarray] = None
+        self._feasible_memo: dict = {}
+
+    # -- the core check -----------------------------------------------------
+    def _feasible(self, region: str, cuts: tuple, tail_classes: Optional[tuple],
+                  end_is_cut: bool) -> tuple:
+        """(ok whatever the variable cut's pair verdict, ok if that pair holds), over all probes.
+
+        ``cuts``: (offset, verdict) with verdict True/False/_VARIABLE.  With a
+        trailing incomplete character (``tail_classes``: its possible classes)
+        a boundary at the region's end is a boundary inside a token unless
+        ``end_is_cut``.
+        """
+        key = (region, cuts, tail_classes, end_is_cut)
+        found = self._feasible_memo.get(key)
+        if found is not None:
+            return found
+        probes = tail_classes if tail_classes is not None else self.probes
+        n_region = len(region)
+        cut_offsets = {offset for offset, _ in cuts}
+        boundaries_of = self.scanner.boundaries
+        ok_without = ok_with = False
+        for probe in probes:
+            feasible = True
+            inside = set()
+            for boundary in boundaries_of(region + probe):
+                if boundary >= n_region:
+                    if boundary == n_region and tail_classes is not None:
+                        feasible = end_is_cut
+                        inside.add(boundary)
+                    break
+                if boundary not in cut_offsets:
+                    feasible = False
+                    break
+                inside.add(boundary)
+            if not feasible:
+                continue
+            needs_variable = False
+            for offset, verdict in cuts:
+                if offset in inside or verdict is True:
+                    continue
+                if verdict is _VARIABLE:
+                    needs_variable = True
+                else:
+                    feasible = False
+                    break
+            if not feasible:
+                continue
+            ok_with = True
+            if not needs_variable:
+                ok_without = True
+                break
+        result = (ok_without, ok_with)
+        self._feasible_memo[key] = result
+        return result
+
+    def _extend(self, state: PretokenState, completed: str, text: str, tail: bytes, starts_mid_char: bool):
+        """Region, cuts, trailing partial bytes, partial-char cut flag after appending a token.
+
+        The token's own start cut gets the verdict ``_VARIABLE`` (it is at a
+        character boundary only when ``starts_mid_char`` is false).
+        """
+        region = state.region
+        cuts = state.cuts
+        if starts_mid_char:
+            if state.partial_cut is not None:
+                cuts = cuts + ((len(region), state.partial_cut),)
+            region = region + completed
+            partial = state.partial if not completed else b""
+        else:
+            if region:
+                cuts = cuts + ((len(region), _VARIABLE),)
+            partial = b""
+        region = region + text
+        if starts_mid_char and not completed:
+            return region, cuts, state.partial + tail, state.partial_cut
+        new_partial = partial + tail
+        partial_cut: Optional[bool] = None
+        if tail and not text and not starts_mid_char:
+            partial_cut = _VARIABLE if region else True
+        return region, cuts, new_partial, partial_cut
+
+    def _verdict(self, state: PretokenState, completed: str, text: str, tail: bytes,
+                 starts_mid_char: bool) -> int:
+        """0 forbidden, 1 allowed iff the pair with the last token holds, 2 allowed."""
+        region, cuts, partial, partial_cut = self._extend(state, completed, text, tail, starts_mid_char)
+        tail_classes = self.classes.completion_classes(partial) if partial else None
+        if partial and tail_classes == ():
+            return 0
+        end_is_cut = partial_cut is not None
+        ok_without, ok_with = self._feasible(region, cuts, tail_classes, end_is_cut)
+        if starts_mid_char:
+            return 1 if ok_with or ok_without else 0
+        if ok_without:
+            return 2
+        return 1 if ok_with else 0
+
+    def _continuation_parts(self, state: PretokenState, token_id: int):
+        """(completed char rep, text rep, tail) for a token continuing ``state.partial``, or None."""
+        lead, text, tail = self.token_split[token_id]
+        data = self.merges.token_bytes[token_id]
+        need = _utf8_length(state.partial[0]) - len(state.partial)
+        if lead == len(data) and lead < need:
+            return "", "", data
+        if lead != need:
+            return None
+        completed = (state.partial + data[:need]).decode("utf-8", errors="replace")
+        return self.classes.represent(completed), text, tail
+
+    def _allowed_mask(self, state: PretokenState, pair_forbidden: Optional[np.ndarray]) -> np.ndarray:
+        """bool[V]: tokens allowed next; ``pair_forbidden`` = sorted ids failing the pair test with the last token."""
+        allowed = np.zeros(self.vocab_size, dtype=bool)
+        if state.partial:
+            for token_id in self.continuation_ids.tolist():
+                parts = self._continuation_parts(state, token_id)
+                if parts is not None and self._verdict(state, parts[0], parts[1], parts[2], True):
+                    allowed[token_id] = True
+            if pair_forbidden is not None:
+                allowed[pair_forbidden] = False
+            return allowed
+        codes = self._shape_codes(state)
+        codes = np.concatenate((codes, np.zeros(1, dtype=np.int8)))
+        token_codes = codes[self.shape_of_token]
+        allowed = token_codes == 2
+        conditional = token_codes == 1
+        if pair_forbidden is not None:
+            conditional[pair_forbidden] = False
+        return allowed | conditional
+
+    def _shape_codes(self, state: PretokenState) -> np.ndarray:
+        """Verdict (0/1/2) of every shape after ``state`` (no partial character pending).
+
+        Shortcut: when every continuation starting with a character of class c
+        puts a fixed set of boundaries on the region, the region's last one at
+        its end, a token starting with c begins a fresh pre-token and its
+        verdict is its verdict at the start of a text (computed once).
+        """
+        if self._alone_codes is None:
+            self._alone_codes = np.fromiter(
+                (self._verdict(PretokenState(), "", text, tail, False) for text, tail in self.shapes),
+                dtype=np.int8, count=self.n_shapes)
+        if not state.region:
+            return self._alone_codes
+        codes = np.zeros(self.n_shapes, dtype=np.int8)
+        region = state.region
+        n_region = len(region)
+        boundaries_of = self.scanner.boundaries
+        for first, shape_ids in self.shapes_by_first_char.items():
+            fixed = None
+            if first:
+                fixed = boundaries_of(region + first)
+                fixed = tuple(b for b in fixed if b <= n_region)
+                for probe in self.probes:
+                    ends = tuple(b for b in boundaries_of(region + first + probe) if b <= n_region)
+                    if ends != fixed:
+                        fixed = None
+                        break
+            if fixed and fixed[-1] == n_region:
+                cut_offsets = {offset for offset, _ in state.cuts}
+                feasible = all(b in cut_offsets for b in fixed[:-1]) and all(
+                    offset in fixed or verdict for offset, verdict in state.cuts)
+                if feasible:
+                    codes[shape_ids] = self._alone_codes[shape_ids]
+                continue
+            for shape_id in shape_ids.tolist():
+                text, tail = self.shapes[shape_id]
+                codes[shape_id] = self._verdict(state, "", text, tail, False)
+        return codes
+
+    def token_verdict(self, state: PretokenState, token_id: int) -> int:
+        """0 forbidden, 1 allowed iff the pair test holds, 2 allowed."""
+        if not 0 <= token_id < self.vocab_size or self.token_split[token_id] is None:
+            return 0
+        if state.partial:
+            parts = self._continuation_parts(state, token_id)
+            return 0 if parts is None else self._verdict(state, parts[0], parts[1], parts[2], True)
+        lead, text, tail = self.token_split[token_id]
+        if lead:
+            return 0
+        return self._verdict(state, "", text, tail, False)
+
+    def _advance(self, state: PretokenState, token_id: int, pair_ok: bool) -> PretokenState:
+        """The state after ``token_id``; ``pair_ok`` is the pair verdict with ``state.last_id``.
+
+        A token that cannot be placed (special, invalid UTF-8 here) starts afresh.
+        """
+        if not 0 <= token_id < self.vocab_size or self.token_split[token_id] is None:
+            return PretokenState()
+        if state.partial:
+            parts = self._continuation_parts(state, token_id)
+            if parts is None:
+                return PretokenState()
+            region, cuts, partial, partial_cut = self._extend(state, parts[0], parts[1], parts[2], True)
+        else:
+            lead, text, tail = self.token_split[token_id]
+            if lead:
+                return PretokenState()
+            region, cuts, partial, partial_cut = self._extend(state, "", text, tail, False)
+        cuts = tuple((offset, pair_ok if verdict is _VARIABLE else verdict) for offset, verdict in cuts)
+        if partial_cut is _VARIABLE:
+            partial_cut = pair_ok
+        return self._trim(PretokenState(token_id, region, cuts, partial, partial_cut))
+
+    def _trim(self, state: PretokenState) -> PretokenState:
+        """Drop the region's prefix up to the last boundary every probe agrees on."""
+        region = state.region
+        n_region = len(region)
+        if not n_region:
+            return state
+        if state.partial:
+            probes = self.classes.completion_classes(state.partial)
+        else:
+            probes = self.probes
+        common = None
+        for probe in probes:
+            ends = tuple(b for b in self.scanner.boundaries(region + probe) if b <= n_region)
+            if state.partial and ends and ends[-1] == n_region and state.partial_cut is None:
+                ends = ends[:-1]
+            if common is None:
+                common = ends
+            else:
+                length = 0
+                while length < min(len(common), len(ends)) and common[length] == ends[length]:
+                    length += 1
+                common = common[:length]
+            if not common:
+                return state
+        cut = common[-1]
+        cuts = tuple((offset - cut, verdict) for offset, verdict in state.cuts if offset > cut)
+        partial_cut = state.partial_cut
+        if cut == n_region and state.partial:
+            partial_cut = True
+        return PretokenState(state.last_id, region[cut:], cuts, state.partial, partial_cut)
+
+    def is_complete_text(self, state: PretokenState) -> bool:
+        """The text so far, ended here, is canonically tokenized by these tokens (end-of-text probe)."""
+        if state.partial:
+            return False
+        boundaries = self.scanner.boundaries(state.region)
+        cut_offsets = {offset for offset, _ in state.cuts}
+        if any(boundary not in cut_offsets for boundary in boundaries[:-1]):
+            return False
+        return all(offset in boundaries or verdict for offset, verdict in state.cuts)
+
+    # -- backend protocol (see filter.py) -----------------------------------
+    def initial_state(self) -> PretokenState:
+        return PretokenState()
+
+    def pair_forbidden(self, last_id: int) -> np.ndarray:
+        """Sorted ids failing the pair test after ``last_id`` (LRU-cached)."""
+        found = self._pair_cache.get(last_id)
+        if found is None:
+            found = self.merges.forbidden_after(last_id)
+            self._pair_cache[last_id] = found
+            if len(self._pair_cache) > 1024:
+                self._pair_cache.popitem(last=False)
+        else:
+            self._pair_cache.move_to_end(last_id)
+        return found
+
+    def _pair_ok(self, state: PretokenState, token_id: int) -> bool:
+        if state.last_id < 0:
+            return True
+        return bool(self.merges.pair_allowed(state.last_id, token_id))
+
+    def advance(self, state: PretokenState, token_id: int) -> PretokenState:
+        return self._advance(state, token_id, self._pair_ok(state, token_id))
+
+    def allowed_mask(self, state: PretokenState) -> np.ndarray:
+        pair_forbidden = self.pair_forbidden(state.last_id) if state.last_id >= 0 else None
+        return self._allowed_mask(state, pair_forbidden)
+
+    def is_allowed(self, state: PretokenState, token_id: int) -> bool:
+        verdict = self.token_verdict(state, token_id)
+        if verdict == 2:
+            return True
+        return verdict == 1 and self._pair_ok(state, token_id)
+
+    def is_complete(self, state: PretokenState) -> bool:
+        return self.is_complete_text(state)

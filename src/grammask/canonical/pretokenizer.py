@@ -1,0 +1,225 @@
+"""Pre-tokenizer regex as a scanner over character classes.
+
+What it computes
+    Byte-level BPE tokenizers (GPT-2, cl100k / Llama-3, Qwen2, tekken) first
+    split text with ``regex.findall(pattern, text)`` into pre-tokens and run
+    BPE inside each.  Where those splits fall depends only on which of the
+    pattern's *atoms* (character classes such as ``\\p{L}``, ``[^\\s\\p{L}\\p{N}]``,
+    ``\\s``, and literal characters such as ``'`` or case-insensitive ``s``)
+    each character belongs to.  ``CharClasses`` partitions all code points by
+    their atom memberships; replacing every character by its class's
+    representative leaves every match boundary of the pattern unchanged, so the
+    scanner runs the *real* pattern (``regex`` module) on short representative
+    strings and memoizes the boundaries.
+
+Data layout
+    ``class_of``: int16[0x110000] code point -> class id; ``representatives``:
+    str, one character per class.  ``boundaries(text)`` returns the tuple of
+    match end offsets (characters) of ``regex.finditer(pattern, text)``.
+
+Invariants
+    Two strings with the same class sequence have the same match boundaries
+    (the classes refine every atom); tests fuzz this against ``regex.findall``
+    on real text.  Surrogates map to their own class and never occur in text.
+
+Seed: DESIGN.md section 5; tran-thien-2024-regex-constraints-appendix.txt.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+import numpy as np
+import regex
+
+N_CODE_POINTS = 0x110000
+
+
+def _bracket_end(pattern: str, start: int) -> int:
+    """Index just past the ``]`` closing the bracket expression opened at ``start``."""
+    index = start + 1
+    if index < len(pattern) and pattern[index] == "^":
+        index += 1
+    if index < len(pattern) and pattern[index] == "]":
+        index += 1
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            if pattern[index - 1] in "pP" and index < len(pattern) and pattern[index] == "{":
+                index = pattern.index("}", index) + 1
+            continue
+        if char == "[":
+            index = _bracket_end(pattern, index)
+            continue
+        if char == "]":
+            return index + 1
+        index += 1
+    raise ValueError(f"unclosed bracket in pre-tokenizer pattern {pattern!r}")
+
+
+def pattern_atoms(pattern: str) -> list:
+    """The character-level atoms of a pre-tokenizer pattern, each as a standalone regex.
+
+    Atoms are bracket expressions, escapes (``\\p{..}``, ``\\s``, ``\\S``,
+    ``\\d``, ``\\w``, escaped characters) and literal characters; inside a
+    ``(?i:`` group they are taken case-insensitively.  Group syntax,
+    quantifiers and anchors are skipped.
+    """
+    atoms = []
+    case_stack = [False]
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        insensitive = case_stack[-1]
+        prefix = "(?i)" if insensitive else ""
+        if char == "(":
+            if pattern.startswith("(?i:", index):
+                case_stack.append(True)
+                index += 4
+            elif pattern.startswith(("(?=", "(?!"), index):
+                case_stack.append(insensitive)
+                index += 3
+            elif pattern.startswith(("(?<=", "(?<!"), index):
+                case_stack.append(insensitive)
+                index += 4
+            elif pattern.startswith("(?", index):
+                end = index + 2
+                while end < len(pattern) and pattern[end] not in ":)":
+                    end += 1
+                case_stack.append(insensitive or "i" in pattern[index + 2:end])
+                index = end + 1
+            else:
+                case_stack.append(insensitive)
+                index += 1
+        elif char == ")":
+            if len(case_stack) > 1:
+                case_stack.pop()
+            index += 1
+        elif char == "[":
+            end = _bracket_end(pattern, index)
+            atoms.append(prefix + pattern[index:end])
+            index = end
+        elif char == "\\":
+            end = index + 2
+            if pattern[index + 1] in "pP" and end < len(pattern) and pattern[end] == "{":
+                end = pattern.index("}", end) + 1
+            atoms.append(prefix + pattern[index:end])
+            index = end
+        elif char == "{":
+            index = pattern.index("}", index) + 1
+        elif char in "|?*+^$.":
+            if char == ".":
+                atoms.append(".")
+            index += 1
+        else:
+            atoms.append(prefix + regex.escape(char))
+            index += 1
+    return sorted(set(atoms))
+
+
+def _cache_dir() -> str:
+    return os.environ.get("GRAMMASK_CACHE_DIR",
+                          os.path.join(os.path.expanduser("~"), ".cache", "grammask"))
+
+
+class CharClasses:
+    """Partition of all code points by membership in a pattern's atoms; see module docstring."""
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self.atoms = pattern_atoms(pattern)
+        key = hashlib.sha256(("v1\0" + pattern).encode("utf-8")).hexdigest()[:24]
+        path = os.path.join(_cache_dir(), f"charclasses-{key}.npy")
+        class_of = None
+        if os.path.exists(path):
+            try:
+                class_of = np.load(path)
+            except (OSError, ValueError):
+                class_of = None
+        if class_of is None or class_of.shape != (N_CODE_POINTS,):
+            class_of = self._compute()
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                temporary = f"{path}.{os.getpid()}.tmp.npy"
+                np.save(temporary, class_of)
+                os.replace(temporary, path)
+            except OSError:
+                pass
+        self.class_of = class_of
+        self.n_classes = int(class_of.max()) + 1
+        first = np.full(self.n_classes, -1, dtype=np.int64)
+        code_points = np.arange(N_CODE_POINTS)
+        is_surrogate = (code_points >= 0xD800) & (code_points < 0xE000)
+        valid = code_points[~is_surrogate]
+        order = np.unique(class_of[valid], return_index=True)
+        first[order[0]] = valid[order[1]]
+        self.representatives = "".join(chr(int(c)) if c >= 0 else "\ufffd" for c in first)
+        self.surrogate_class = int(class_of[0xD800])
+
+    def _compute(self) -> np.ndarray:
+        code_points = np.arange(N_CODE_POINTS)
+        valid = code_points[(code_points < 0xD800) | (code_points >= 0xE000)]
+        text = "".join(map(chr, valid.tolist()))
+        signature = np.zeros(N_CODE_POINTS, dtype=np.int64)
+        signature[0xD800:0xE000] = -1
+        for bit, atom in enumerate(self.atoms):
+            member = np.zeros(len(text), dtype=bool)
+            for match in regex.finditer(f"(?:{atom})+", text):
+                member[match.start():match.end()] = True
+            signature[valid] |= member.astype(np.int64) << bit
+        _, inverse = np.unique(signature, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int16)
+
+    def represent(self, text: str) -> str:
+        """``text`` with each character replaced by its class representative."""
+        representatives = self.representatives
+        class_of = self.class_of
+        return "".join(representatives[class_of[ord(char)]] for char in text)
+
+    @functools.lru_cache(maxsize=4096)
+    def completion_classes(self, lead: bytes) -> tuple:
+        """Class representatives of the characters whose UTF-8 starts with ``lead`` (1-3 bytes)."""
+        span = utf8_completion_range(lead)
+        if span is None:
+            return ()
+        classes = np.unique(self.class_of[span[0]:span[1] + 1])
+        classes = classes[classes != self.surrogate_class]
+        return tuple(self.representatives[int(c)] for c in classes)
+
+
+_UTF8_MIN = {2: 0x80, 3: 0x800, 4: 0x10000}
+_UTF8_MAX = {2: 0x7FF, 3: 0xFFFF, 4: 0x10FFFF}
+
+
+def utf8_completion_range(lead: bytes):
+    """(lowest, highest) code point whose UTF-8 encoding starts with the incomplete ``lead``, or None."""
+    first = lead[0]
+    if first < 0xC2 or first > 0xF4:
+        return None
+    length = 2 if first < 0xE0 else 3 if first < 0xF0 else 4
+    if len(lead) >= length or any(not 0x80 <= byte <= 0xBF for byte in lead[1:]):
+        return None
+    value = first & (0x7F >> length)
+    for byte in lead[1:]:
+        value = (value << 6) | (byte & 0x3F)
+    missing_bits = 6 * (length - len(lead))
+    low = max(value << missing_bits, _UTF8_MIN[length])
+    high = min((value << missing_bits) | ((1 << missing_bits) - 1), _UTF8_MAX[length])
+    return (low, high) if low <= high else None
+
+
+class Scanner:
+    """Memoized match boundaries of a pre-tokenizer pattern on representative strings."""
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self.compiled = regex.compile(pattern)
+        self.classes = CharClasses(pattern)
+
+    @functools.lru_cache(maxsize=1 << 18)
+    def boundaries(self, text: str) -> tuple:
+        """End offsets of the pattern's consecutive matches over ``text`` (characters)."""
+        return tuple(match.end() for match in self.compiled.finditer(text))
