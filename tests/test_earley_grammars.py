@@ -1,9 +1,10 @@
 """Earley core on real grammars from the front end (Grammar(...).lnf).
 
 Oracles: the verdicts in ../shared/workloads/gbnf-tests (checked with
-llama.cpp's grammar engine), Python's ``json`` module for JSON documents, and
+llama.cpp's grammar engine), Python's ``json`` module for JSON documents,
 ``tests/lnf_reference.py`` (the front end's plain Python Earley over the same
-LNF arrays) for prefix viability after every byte.
+LNF arrays) for prefix viability after every byte, and ``tests/reference.py``
+(fixpoint over the AST, regex module) for random grammars end to end.
 """
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ import json
 import pathlib
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
 
+from grammask.errors import GrammarError
 from grammask.grammar import Grammar
 from grammask._core.earley import EarleyRecognizer, compiled_tables
 
+from grammar_strategies import compare_on_short_strings, grammar_asts
 from lnf_reference import LNFRecognizer
+from reference import ReferenceRecognizer
 
 WORKLOADS = pathlib.Path("/work/shared/workloads")
 CASE_FILES = ["llama_cpp_grammar_integration.json", "llama_cpp_json_schema.json",
@@ -97,3 +102,28 @@ def test_arithmetic_grammar_accepts_its_input(dialect):
     assert recognizer.push_bytes(data), data[:80]
     assert recognizer.is_accepting()
     assert not recognizer.push_byte(ord(")"))
+
+
+class EarleyAdapter:
+    """The core with the reference's interface (fresh recognizer per call)."""
+
+    def __init__(self, grammar):
+        self.tables = compiled_tables(grammar.lnf)
+
+    def viable_prefix(self, data: bytes) -> bool:
+        return EarleyRecognizer(self.tables).push_bytes(data)
+
+    def accepts(self, data: bytes) -> bool:
+        return recognizes(self.tables, data)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(grammar_asts())
+def test_random_front_end_grammars_against_ast_reference(ast):
+    """Whole pipeline (front end, Rust DFAs, core) against the AST reference:
+    nullable and non-productive rules, every terminal kind."""
+    try:
+        grammar = Grammar.from_ast(ast)
+    except GrammarError:
+        assume(False)
+    assert compare_on_short_strings(ReferenceRecognizer(ast), EarleyAdapter(grammar), max_length=4) >= 1
