@@ -79,6 +79,10 @@ def _parse_body(scanner: Scanner, config: Config):
             word = scanner.read_word(is_word_char)
             _skip_space(scanner, newlines=False)
             if scanner.startswith("::="):
+                if builder.depth:
+                    raise scanner.error(f"expected ')' to close the group opened at line "
+                                        f"{builder.open_line_column()}, found the definition of '{word}'",
+                                        position, position + len(word))
                 raise scanner.error(f"expected the end of the previous rule before the definition of "
                                     f"'{word}': a rule ends at the end of its line", position,
                                     position + len(word))

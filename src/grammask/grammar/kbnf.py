@@ -75,7 +75,7 @@ def _parse_body(scanner: Scanner, config: Config):
         _skip_trivia(scanner)
         char = scanner.peek()
         position = scanner.pos
-        if char == ";" and builder.depth == 0:
+        if char == ";":
             body = builder.finish(position)
             scanner.pos += 1
             return body
@@ -88,7 +88,13 @@ def _parse_body(scanner: Scanner, config: Config):
         elif char == "#":
             builder.add(_read_regex(scanner))
         elif is_name_char(char):
-            builder.add(RuleRef(scanner.read_word(is_name_char), Span(position, scanner.pos)))
+            word = scanner.read_word(is_name_char)
+            end = scanner.pos
+            _skip_trivia(scanner)
+            if scanner.startswith("::="):
+                raise scanner.error(f"expected ';' to end the previous rule before the definition of "
+                                    f"'{word}'", position, end)
+            builder.add(RuleRef(word, Span(position, end)))
         elif char in "([{":
             builder.open({"(": "group", "[": "option", "{": "repeat"}[char])
             scanner.pos += 1

@@ -132,6 +132,11 @@ class ExpressionBuilder:
     def depth(self) -> int:
         return len(self.frames) - 1
 
+    def open_line_column(self) -> str:
+        """'line L, column C' of the innermost open group."""
+        line, column = self.scanner.source.line_column(self.frames[-1].open_pos)
+        return f"{line}, column {column}"
+
     def add(self, node: Node) -> None:
         self.frames[-1].items.append(node)
 
@@ -184,8 +189,8 @@ class ExpressionBuilder:
         if self.depth:
             frame = self.frames[-1]
             raise self.scanner.error(
-                f"expected '{GROUP_CLOSERS[frame.kind]}' to close the group opened at column "
-                f"{self.scanner.source.line_column(frame.open_pos)[1]}, found {describe(self.scanner.peek())}")
+                f"expected '{GROUP_CLOSERS[frame.kind]}' to close the group opened at line "
+                f"{self.open_line_column()}, found {describe(self.scanner.peek())}")
         return self._alternation(self.frames[0], end)
 
     def _sequence(self, frame: _Frame, end: int) -> Node:

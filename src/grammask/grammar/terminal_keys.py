@@ -192,11 +192,13 @@ class TerminalCompiler:
     def _located(self, key: tuple, error: RegexError) -> RegexError:
         rule, span, source = self.origins.get(key, (None, None, None))
         where = f" in rule '{rule}'" if rule else ""
+        excerpt = ""
         if span is not None and source is not None:
             line, column = source.line_column(span.start)
-            where += f" (line {line}, column {column})\n{source.excerpt(span)}"
-        position = f" at position {error.position} of the pattern" if error.position is not None else ""
-        return RegexError(f"invalid regex {key[1]!r}{position}{where}: {error.reason or error}",
+            where += f" (line {line}, column {column})"
+            excerpt = "\n" + source.excerpt(span)
+        position = f" at character {error.position} of the pattern" if error.position is not None else ""
+        return RegexError(f"invalid regex {key[1]!r}{position}{where}: {error.reason or error}{excerpt}",
                           pattern=error.pattern or str(key[1]), position=error.position,
                           reason=error.reason or str(error))
 
