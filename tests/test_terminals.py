@@ -136,6 +136,12 @@ def test_step_and_is_accepting_follow_the_tables():
     assert dfa.step(state, ord("a")) == dfa.dead
     assert not dfa.is_accepting(dfa.step(dfa.start, ord("a")))
     assert dfa.run(b"a\xff") == dfa.dead
+    assert dfa.run(b"bb", state=dfa.run(b"a")) == dfa.run(b"abb")
+    lines = dfa.dump().splitlines()
+    assert len(lines) == dfa.n_states
+    assert lines[0].startswith("D") and lines[dfa.start][1] == ">"
+    assert all((line[2] == "*") == dfa.is_accepting(state) for state, line in enumerate(lines))
+    assert "61 => " in lines[dfa.start]
 
 
 def test_pickle_equality_hash_and_cache():
