@@ -53,13 +53,21 @@ BYTE_TO_UNICODE: dict[int, str] = _gpt2_bytes_to_unicode()
 UNICODE_TO_BYTE: dict[str, int] = {char: byte for byte, char in BYTE_TO_UNICODE.items()}
 
 
+# str.translate table: map characters -> the code point equal to their byte (then
+# latin-1 encodes them as that byte); code points <= 255 outside the map -> a
+# character latin-1 cannot encode, so such strings fall back to UTF-8.
+_OUTSIDE_MAP = "\U00010000"
+_BYTE_LEVEL_TABLE = {code_point: _OUTSIDE_MAP for code_point in range(256)}
+_BYTE_LEVEL_TABLE.update({ord(char): byte for char, byte in UNICODE_TO_BYTE.items()})
+
+
 def byte_level_to_bytes(token: str) -> bytes:
     """Undo the GPT-2 byte map.  A token with a character outside the map is not
     byte-level (an added token written as text): its UTF-8 is returned, as the
     ``tokenizers`` ByteLevel decoder does."""
     try:
-        return bytes([UNICODE_TO_BYTE[char] for char in token])
-    except KeyError:
+        return token.translate(_BYTE_LEVEL_TABLE).encode("latin-1")
+    except UnicodeEncodeError:
         return token.encode("utf-8", errors="surrogateescape")
 
 

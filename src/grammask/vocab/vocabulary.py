@@ -109,16 +109,16 @@ class Vocabulary:
                  tokenizer_kind: Optional[str] = None, gguf_metadata: Any = None):
         if isinstance(token_bytes, (bytes, str)) or not hasattr(token_bytes, "__len__"):
             raise VocabularyError("token_bytes must be a list of bytes or None, one per token id")
-        entries: list[Optional[bytes]] = []
-        for token_id, data in enumerate(token_bytes):
-            if data is None or type(data) is bytes:
-                entries.append(data)
-            elif isinstance(data, (bytearray, memoryview, bytes)):
-                entries.append(bytes(data))
-            else:
-                raise VocabularyError(
-                    f"token {token_id}: bytes expected (or None for an unused id), "
-                    f"got {type(data).__name__} {data!r:.60}", token_id=token_id)
+        entries: list[Optional[bytes]] = list(token_bytes)
+        if not set(map(type, entries)) <= {bytes, type(None)}:
+            for token_id, data in enumerate(entries):
+                if data is None or type(data) is bytes:
+                    continue
+                if not isinstance(data, (bytearray, memoryview, bytes)):
+                    raise VocabularyError(
+                        f"token {token_id}: bytes expected (or None for an unused id), "
+                        f"got {type(data).__name__} {data!r:.60}", token_id=token_id)
+                entries[token_id] = bytes(data)
         size = len(entries)
         if size == 0:
             raise VocabularyError("a vocabulary needs at least one token")
@@ -133,10 +133,10 @@ class Vocabulary:
         self.token_bytes = TokenBytesTable(entries)
         self.eos_token_ids = eos
         self.special_token_ids = special
-        allowed = np.fromiter(
-            (token_id for token_id, data in enumerate(entries)
-             if data and token_id not in special),
-            dtype=np.int32)
+        is_text = np.fromiter((data is not None and len(data) > 0 for data in entries),
+                              dtype=bool, count=size)
+        is_text[list(special)] = False
+        allowed = np.flatnonzero(is_text).astype(np.int32)
         allowed.setflags(write=False)
         self.allowed_text_token_ids = allowed
         self.tokenizer = tokenizer
