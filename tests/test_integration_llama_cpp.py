@@ -219,3 +219,38 @@ def test_an_error_in_the_callback_stops_generation_and_is_reraised(llm):
 def test_generate_rejects_stop_strings(llm, person_compiled):
     with pytest.raises(TypeError, match="stop"):
         generate(llm, person_compiled, "x", stop=["}"])
+
+
+def _load_example(name: str):
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, os.path.dirname(path)
+
+
+@pytest.mark.parametrize("name, schema_file", [("extract_person", "person.json"),
+                                               ("list_of_objects", "books.json"),
+                                               ("function_call", "tool_call.json")])
+def test_json_examples_produce_valid_documents(llm, capsys, name, schema_file):
+    jsonschema = pytest.importorskip("jsonschema")
+    module, folder = _load_example(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = module.main([], llm=llm)
+    assert result.complete, result.text
+    with open(os.path.join(folder, "schemas", schema_file), encoding="utf-8") as handle:
+        jsonschema.validate(json.loads(result.text), json.load(handle))
+    assert capsys.readouterr().out.strip()
+
+
+def test_gbnf_example_output_is_a_viable_sentence_prefix(llm, capsys):
+    module, _ = _load_example("gbnf_grammar")
+    path = module.default_grammar()
+    reference = ReferenceRecognizer(parse_gbnf(open(path, encoding="utf-8").read()))
+    result = module.main(["--max-tokens", "40"], llm=llm)
+    data = result.engine.output_bytes()
+    assert reference.accepts(data) if result.complete else reference.viable_prefix(data)
+    assert capsys.readouterr().out.startswith("- ")
