@@ -285,3 +285,15 @@ def test_gpt2_byte_map_matches_tokenizers_byte_level():
         (mapped, _), = byte_level.pre_tokenize_str(text)
         assert byte_level_to_bytes(mapped) == text.encode("utf-8")
     assert byte_level_to_bytes("<tool call>") == b"<tool call>"  # a space is outside the map
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyzABC0123456789 .,;:!?'\"(){}[]-_\n\té日"),
+                    max_size=60))
+def test_random_text_wordpiece_convention(bert_plain, bert_vocab, text):
+    from tokenizers import decoders
+
+    encoding = bert_plain.encode(text, add_special_tokens=False)
+    rebuilt = bert_vocab.decode_bytes(encoding.ids)
+    expected = decoders.WordPiece(prefix="##", cleanup=False).decode(encoding.tokens)
+    assert rebuilt == (b" " + expected.encode("utf-8") if encoding.ids else b"")
