@@ -100,14 +100,9 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef bint same_top_set(self, EarleyRecognizer other) noexcept nogil
 
     # Internals
-    cdef bint _reserve_items(self, Py_ssize_t extra) noexcept nogil
-    cdef bint _reserve_sets(self) noexcept nogil
-    cdef int _dedup_insert(self, Item* candidate, Py_ssize_t set_start, Py_ssize_t set_end) noexcept nogil
     cdef bint _add_item(self, int32_t dot, int32_t origin, int32_t progress, int32_t nt,
                         Py_ssize_t set_start) noexcept nogil
     cdef bint _advance(self, Item item, Py_ssize_t set_start) noexcept nogil
-    cdef bint _enqueue_completion(self, int32_t nt, int32_t origin) noexcept nogil
-    cdef bint _mark_done(self, int64_t key) noexcept nogil
     cdef Py_ssize_t _begin_set(self) noexcept nogil
     cdef bint _close_set(self, Py_ssize_t set_start) noexcept nogil
     cdef bint _predict(self, Py_ssize_t set_start) noexcept nogil

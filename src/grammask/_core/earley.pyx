@@ -62,6 +62,11 @@ chain to its top and memoizes it per (set, nt), so right recursion costs O(1)
 per byte instead of O(depth).  The chain never steps past (start, 0), so
 acceptance is never skipped.
 
+Files: this one (set building, the byte-recognizer interface, the token-mask
+hooks, the Python API); earley_buffers.pxi (buffer growth, per-set scratch
+hash tables); earley_leo.pxi (Leo memo, compaction); earley_tables.pyx (the
+flat grammar and DFA tables shared by all recognizers of a grammar).
+
 Compaction (``compact``): items in the kept sets have their (nt, origin)
 folded to the top of their Leo chain, then every set that is neither within
 the rollback horizon nor referenced (transitively) by an origin is dropped and
@@ -235,7 +240,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         if self._begin_set() < 0:
             return
         self.predicted_stamps[start_id] = self.dedup_stamp
-        if not self._reserve_items(tables.nonterminal_production_offsets[start_id + 1]
+        if not _reserve_items(self, tables.nonterminal_production_offsets[start_id + 1]
                                    - tables.nonterminal_production_offsets[start_id]):
             return
         for p in range(tables.nonterminal_production_offsets[start_id],
@@ -265,76 +270,12 @@ cdef class EarleyRecognizer(ByteRecognizer):
             raise MemoryError("Earley recognizer: out of memory")
 
     # ------------------------------------------------------------------
-    # Buffers
-    # ------------------------------------------------------------------
-
-    cdef bint _reserve_items(self, Py_ssize_t extra) noexcept nogil:
-        cdef Py_ssize_t needed = self.n_items + extra
-        cdef Py_ssize_t capacity
-        cdef Item* grown
-        if needed > self.max_items:
-            self.error_code = ERROR_LIMIT
-            return False
-        if needed <= self.items_capacity:
-            return True
-        capacity = self.items_capacity * 2
-        while capacity < needed:
-            capacity *= 2
-        grown = <Item*>realloc(self.items, capacity * sizeof(Item))
-        if grown == NULL:
-            self.error_code = ERROR_MEMORY
-            return False
-        self.items = grown
-        self.items_capacity = capacity
-        return True
-
-    cdef bint _reserve_sets(self) noexcept nogil:
-        # Room for the set being built at index n_sets (and set_starts[n_sets + 1]).
-        cdef Py_ssize_t capacity
-        cdef void* p
-        if self.n_sets < self.sets_capacity:
-            return True
-        capacity = self.sets_capacity * 2
-        p = realloc(self.set_starts, (capacity + 1) * sizeof(int64_t))
-        if p == NULL:
-            self.error_code = ERROR_MEMORY
-            return False
-        self.set_starts = <int64_t*>p
-        p = realloc(self.set_nt_starts, capacity * sizeof(int64_t))
-        if p == NULL:
-            self.error_code = ERROR_MEMORY
-            return False
-        self.set_nt_starts = <int64_t*>p
-        p = realloc(self.set_serials, capacity * sizeof(uint64_t))
-        if p == NULL:
-            self.error_code = ERROR_MEMORY
-            return False
-        self.set_serials = <uint64_t*>p
-        p = realloc(self.set_accepting, capacity * sizeof(uint8_t))
-        if p == NULL:
-            self.error_code = ERROR_MEMORY
-            return False
-        self.set_accepting = <uint8_t*>p
-        p = realloc(self.set_leo_nts, capacity * sizeof(int32_t))
-        if p == NULL:
-            self.error_code = ERROR_MEMORY
-            return False
-        self.set_leo_nts = <int32_t*>p
-        p = realloc(self.set_leo_tops, capacity * sizeof(int64_t))
-        if p == NULL:
-            self.error_code = ERROR_MEMORY
-            return False
-        self.set_leo_tops = <int64_t*>p
-        self.sets_capacity = capacity
-        return True
-
-    # ------------------------------------------------------------------
     # Building one set
     # ------------------------------------------------------------------
 
     cdef Py_ssize_t _begin_set(self) noexcept nogil:
         """Start set n_sets; returns its first item index, or -1 on error."""
-        if not self._reserve_sets():
+        if not _reserve_sets(self, ):
             return -1
         self.set_serials[self.n_sets] = self.next_serial
         self.dedup_stamp = self.next_serial
@@ -342,41 +283,6 @@ cdef class EarleyRecognizer(ByteRecognizer):
         self.n_done = 0
         self.n_queued = 0
         return self.n_items
-
-    cdef int _dedup_insert(self, Item* candidate, Py_ssize_t set_start, Py_ssize_t set_end) noexcept nogil:
-        """Insert ``candidate`` into the dedup table of items[set_start:set_end]
-        (stamped ``dedup_stamp``).  Returns 1 if it is new (the caller then
-        stores it at set_end), 0 if already present, -1 on memory error."""
-        cdef Py_ssize_t n_present = set_end - set_start
-        cdef Py_ssize_t capacity, mask, slot, i
-        cdef uint64_t stamp = self.dedup_stamp
-        if (n_present + 1) * 2 > self.dedup_capacity:
-            capacity = _pow2_at_least((n_present + 1) * 4)
-            free(self.dedup_slots)
-            free(self.dedup_stamps)
-            self.dedup_slots = <int32_t*>malloc(capacity * sizeof(int32_t))
-            self.dedup_stamps = <uint64_t*>calloc(capacity, sizeof(uint64_t))
-            if self.dedup_slots == NULL or self.dedup_stamps == NULL:
-                self.dedup_capacity = 0
-                self.error_code = ERROR_MEMORY
-                return -1
-            self.dedup_capacity = capacity
-            mask = capacity - 1
-            for i in range(n_present):
-                slot = <Py_ssize_t>(_item_hash(&self.items[set_start + i]) & <uint64_t>mask)
-                while self.dedup_stamps[slot] == stamp:
-                    slot = (slot + 1) & mask
-                self.dedup_stamps[slot] = stamp
-                self.dedup_slots[slot] = <int32_t>i
-        mask = self.dedup_capacity - 1
-        slot = <Py_ssize_t>(_item_hash(candidate) & <uint64_t>mask)
-        while self.dedup_stamps[slot] == stamp:
-            if _same_item(&self.items[set_start + self.dedup_slots[slot]], candidate):
-                return 0
-            slot = (slot + 1) & mask
-        self.dedup_stamps[slot] = stamp
-        self.dedup_slots[slot] = <int32_t>n_present
-        return 1
 
     cdef bint _add_item(self, int32_t dot, int32_t origin, int32_t progress, int32_t nt,
                         Py_ssize_t set_start) noexcept nogil:
@@ -386,9 +292,9 @@ cdef class EarleyRecognizer(ByteRecognizer):
         candidate.origin = origin
         candidate.progress = progress
         candidate.nt = nt
-        if not self._reserve_items(1):
+        if not _reserve_items(self, 1):
             return False
-        inserted = self._dedup_insert(&candidate, set_start, self.n_items)
+        inserted = _dedup_insert(self, &candidate, set_start, self.n_items)
         if inserted < 0:
             return False
         if inserted == 1:
@@ -399,69 +305,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef bint _advance(self, Item item, Py_ssize_t set_start) noexcept nogil:
         """The post-dot symbol of ``item`` has just been matched."""
         if self.grammar.symbol_is_last[item.dot]:
-            return self._enqueue_completion(item.nt, item.origin)
+            return _enqueue_completion(self, item.nt, item.origin)
         return self._add_item(item.dot + 1, item.origin, 0, item.nt, set_start)
-
-    cdef bint _mark_done(self, int64_t key) noexcept nogil:
-        """Record completion ``key`` for the set being built; False if it was
-        already recorded (error_code is set if memory ran out)."""
-        cdef Py_ssize_t capacity, mask, slot, i
-        cdef uint64_t stamp = self.dedup_stamp
-        cdef int64_t* old_keys
-        cdef uint64_t* old_stamps
-        cdef Py_ssize_t old_capacity
-        if (self.n_done + 1) * 2 > self.done_capacity:
-            old_keys = self.done_keys
-            old_stamps = self.done_stamps
-            old_capacity = self.done_capacity
-            capacity = _pow2_at_least((self.n_done + 1) * 4)
-            self.done_keys = <int64_t*>malloc(capacity * sizeof(int64_t))
-            self.done_stamps = <uint64_t*>calloc(capacity, sizeof(uint64_t))
-            if self.done_keys == NULL or self.done_stamps == NULL:
-                free(old_keys)
-                free(old_stamps)
-                self.done_capacity = 0
-                self.error_code = ERROR_MEMORY
-                return False
-            self.done_capacity = capacity
-            mask = capacity - 1
-            for i in range(old_capacity):
-                if old_stamps[i] == stamp:
-                    slot = <Py_ssize_t>(_mix64(<uint64_t>old_keys[i]) & <uint64_t>mask)
-                    while self.done_stamps[slot] == stamp:
-                        slot = (slot + 1) & mask
-                    self.done_stamps[slot] = stamp
-                    self.done_keys[slot] = old_keys[i]
-            free(old_keys)
-            free(old_stamps)
-        mask = self.done_capacity - 1
-        slot = <Py_ssize_t>(_mix64(<uint64_t>key) & <uint64_t>mask)
-        while self.done_stamps[slot] == stamp:
-            if self.done_keys[slot] == key:
-                return False
-            slot = (slot + 1) & mask
-        self.done_stamps[slot] = stamp
-        self.done_keys[slot] = key
-        self.n_done += 1
-        return True
-
-    cdef bint _enqueue_completion(self, int32_t nt, int32_t origin) noexcept nogil:
-        cdef int64_t key = _pair_key(origin, nt)
-        cdef Py_ssize_t capacity
-        cdef int64_t* grown
-        if not self._mark_done(key):
-            return self.error_code == ERROR_NONE
-        if self.n_queued == self.queue_capacity:
-            capacity = _pow2_at_least(self.queue_capacity * 2)
-            grown = <int64_t*>realloc(self.completion_queue, capacity * sizeof(int64_t))
-            if grown == NULL:
-                self.error_code = ERROR_MEMORY
-                return False
-            self.completion_queue = grown
-            self.queue_capacity = capacity
-        self.completion_queue[self.n_queued] = key
-        self.n_queued += 1
-        return True
 
     cdef bint _close_set(self, Py_ssize_t set_start) noexcept nogil:
         """Completions then predictions for the set being built (index n_sets,
@@ -486,7 +331,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
                     self.n_items = set_start
                     return False
                 if top != LEO_NONE:
-                    if not self._mark_done(top):
+                    if not _mark_done(self, top):
                         if self.error_code != ERROR_NONE:
                             self.n_items = set_start
                             return False
@@ -528,7 +373,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
             self.predicted_stamps[b] = stamp
             n_new = (tables.nonterminal_production_offsets[b + 1]
                      - tables.nonterminal_production_offsets[b])
-            if not self._reserve_items(n_new):
+            if not _reserve_items(self, n_new):
                 return False
             for p in range(tables.nonterminal_production_offsets[b],
                            tables.nonterminal_production_offsets[b + 1]):
@@ -959,4 +804,5 @@ cdef class EarleyRecognizer(ByteRecognizer):
         return self.same_top_set(other)
 
 
+include "earley_buffers.pxi"
 include "earley_leo.pxi"

@@ -210,7 +210,7 @@ cdef bint _compact(EarleyRecognizer self, Py_ssize_t keep_last_sets) noexcept no
                              old_nt_start if part == 0 else old_end):
                 candidate = self.items[idx]
                 # 1: new, 0: duplicate, -1: no memory for the table (keep it)
-                inserted = self._dedup_insert(&candidate, new_start, write)
+                inserted = _dedup_insert(self, &candidate, new_start, write)
                 if inserted != 0:
                     self.items[write] = candidate
                     write += 1
