@@ -100,7 +100,7 @@ class TokenTrie:
         self.token_ids = token_ids
         self.token_end_nodes = token_end_nodes
         self.vocab_size = vocab_size
-        self.max_depth = int(node_depths.max()) if len(node_depths) else 0
+        self.max_depth = int(node_depths.max())
         ranges = np.zeros((256, 2), dtype=np.int32)
         child = 1
         root_end = int(node_subtree_ends[0])
@@ -148,13 +148,11 @@ class TokenTrie:
         sorted_ids = np.fromiter(itertools.chain.from_iterable(groups), dtype=np.int64,
                                  count=len(token_ids))
         lengths = np.fromiter(map(len, distinct), dtype=np.int64, count=len(distinct))
-        offsets = np.zeros(len(distinct), dtype=np.int64)
-        if len(distinct):
-            offsets[1:] = np.cumsum(lengths)[:-1]
+        offsets = np.cumsum(lengths) - lengths
         blob = np.frombuffer(b"".join(distinct), dtype=np.uint8)
         lcps = _longest_common_prefixes(blob, offsets, lengths)
         n_new = lengths - lcps
-        first_nodes = 1 + np.concatenate(([0], np.cumsum(n_new)[:-1])) if len(distinct) else n_new
+        first_nodes = 1 + np.cumsum(n_new) - n_new
         n_nodes = 1 + int(n_new.sum())
         owner = np.repeat(np.arange(len(distinct)), n_new)
         node_index = np.arange(1, n_nodes)
