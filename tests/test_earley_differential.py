@@ -217,3 +217,36 @@ def test_utf8_split_at_every_position(split):
         chunk = data[position:position + split]
         assert recognizer.push_bytes(chunk) == reference.viable(data[:position + len(chunk)])
         assert recognizer.is_accepting() == reference.accepts(data[:position + len(chunk)])
+
+
+@examples(1000)
+@given(grammars(), st.lists(st.tuples(st.sampled_from(["push", "pop", "compact", "end", "copy"]),
+                                      st.integers(0, 255), st.integers(-3, 40)), max_size=30))
+def test_random_operations_never_crash(lnf, operations):
+    """Any byte, any pop count, any compaction, any (k, state) for the mask
+    hooks: no crash, typed errors only, and allowed bytes stay exact with
+    respect to push (every allowed byte pushes, no other byte does)."""
+    recognizer = EarleyRecognizer(lnf, rollback_horizon=None)
+    for op, value, extra in operations:
+        if op == "push":
+            recognizer.push_byte(value)
+        elif op == "pop":
+            if value % 7 <= recognizer.rollback_limit:
+                recognizer.pop(value % 7)
+            else:
+                with pytest.raises(ValueError):
+                    recognizer.pop(value % 7)
+        elif op == "compact":
+            recognizer.compact(value % 5)
+        elif op == "end":
+            n_before = recognizer.n_bytes
+            ended = recognizer.end_terminal(extra, None if value % 2 else value)
+            assert recognizer.n_bytes == n_before + (1 if ended else 0)
+        else:
+            recognizer = recognizer.copy()
+        allowed = set(recognizer.allowed_byte_values())
+        for byte in (0, 97, 98, 0xC3, 0xE2, 255, value):
+            pushed = recognizer.push_byte(byte)
+            assert pushed == (byte in allowed)
+            if pushed:
+                recognizer.pop(1)
