@@ -210,6 +210,21 @@ def eliminate_nullable(flat: FlatGrammar, compiler: TerminalCompiler, names: Nam
         new_rules[name] = expanded
     flat.rules = {name: new_rules[name] for name in flat.rules}
     flat.rules.update((name, productions) for name, productions in new_rules.items() if name not in flat.rules)
+    if flat.start_accepts_empty and any(flat.start in production for productions in flat.rules.values()
+                                        for production in productions):
+        _separate_start(flat, names)
+
+
+def _separate_start(flat: FlatGrammar, names: NameFactory) -> None:
+    """When the start accepts the empty sentence and is also used inside
+    productions, uses refer to a copy ``start__neN`` instead, so the start rule
+    alone carries the empty sentence (and ``to_ebnf`` can print it as a ``""``
+    alternative without making the uses nullable)."""
+    inner = names.fresh(flat.start, "ne")
+    flat.rules = {name: [tuple(inner if symbol == flat.start else symbol for symbol in production)
+                         for production in productions]
+                  for name, productions in flat.rules.items()}
+    flat.rules[inner] = list(flat.rules[flat.start])
 
 
 def remove_unit_rules(flat: FlatGrammar) -> None:
@@ -240,14 +255,17 @@ def remove_unit_rules(flat: FlatGrammar) -> None:
 def merge_identical_nonterminals(flat: FlatGrammar) -> None:
     """Pre: flat productions.  Post: no two nonterminals have the same set of
     productions (up to renaming the merged ones); the first in rule order (the
-    start symbol first) is kept and references are rewritten.  Repeated until
-    no merge happens."""
+    start symbol first) is kept and references are rewritten.  A start symbol
+    accepting the empty sentence is never merged (see ``_separate_start``).
+    Repeated until no merge happens."""
     while True:
         representative: dict[tuple, str] = {}
         rename: dict[str, str] = {}
         order = [flat.start] + [name for name in flat.rules if name != flat.start]
         for name in order:
             signature = tuple(sorted(flat.rules[name], key=repr))
+            if name == flat.start and flat.start_accepts_empty:
+                signature = ("start accepting the empty sentence",) + signature
             if signature in representative:
                 rename[name] = representative[signature]
             else:
@@ -300,6 +318,7 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
     remove_useless_rules(flat, compiler)
     record.append(("remove_useless_rules", flat.sizes()))
     eliminate_nullable(flat, compiler, names)
+    merge_consecutive_literals(flat)
     record.append(("eliminate_nullable", flat.sizes()))
     remove_unit_rules(flat)
     remove_useless_rules(flat, compiler)
