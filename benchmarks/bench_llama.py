@@ -5,6 +5,10 @@ What it measures
     and each mode, greedy chat completions with ``n_threads=1``:
 
     - ``unconstrained``: no logits processor, no grammar;
+    - ``noop_processor``: a logits processor that returns the scores as they
+      are: the cost of llama-cpp-python's Python hook itself (it copies the
+      candidates through a numpy record array every token), which any
+      Python-side constraint pays;
     - ``grammask``: ``grammask.integrations.llama_cpp.generate`` (the
       GrammaskLogitsProcessor, JSON ended at the root value's close);
     - ``llama_grammar``: llama.cpp's own GBNF sampler,
@@ -131,7 +135,11 @@ def run_call(llm, mode: str, schema: dict, prompt: str, max_tokens: int, grammar
         grammask_ms = 1000.0 * result.timings["grammask_s"]
         compile_ms = 1000.0 * result.timings["compile_s"]
     else:
-        kwargs = {"grammar": grammars[json.dumps(schema)]} if mode == "llama_grammar" else {}
+        kwargs = {}
+        if mode == "llama_grammar":
+            kwargs["grammar"] = grammars[json.dumps(schema)]
+        elif mode == "noop_processor":
+            kwargs["logits_processor"] = llama_cpp.LogitsProcessorList([_identity])
         response = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}],
                                               max_tokens=max_tokens, temperature=0.0, **kwargs)
         text = response["choices"][0]["message"]["content"]
@@ -145,6 +153,10 @@ def run_call(llm, mode: str, schema: dict, prompt: str, max_tokens: int, grammar
             "wall_ms": wall_ms, "prompt_eval_ms": prompt_ms, "compile_ms": compile_ms,
             "ms_per_token": generation_ms / max(n_tokens, 1), "grammask_ms": grammask_ms,
             "valid_json": _valid_json(text, schema)}
+
+
+def _identity(input_ids, scores):
+    return scores
 
 
 def _valid_json(text: str, schema: dict) -> bool:
@@ -180,7 +192,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     llm = load_model(default_model_path(), n_ctx=1024, n_threads=1)
-    modes = ["unconstrained", "grammask", "llama_grammar"]
+    modes = ["unconstrained", "noop_processor", "grammask", "llama_grammar"]
     report = {"benchmark": "bench_llama", "model": os.path.basename(default_model_path()),
               "n_threads": 1, "max_tokens": args.max_tokens, "warmup_calls": args.warmup,
               "machine": machine(),
@@ -203,7 +215,7 @@ def main(argv=None) -> int:
                       f"{call['ms_per_token']:7.1f} ms/token  valid={call['valid_json']}", file=sys.stderr)
         summary = {mode: summarize(calls[mode]) for mode in modes}
         base = summary["unconstrained"]["ms_per_token"]
-        for mode in ("grammask", "llama_grammar"):
+        for mode in ("noop_processor", "grammask", "llama_grammar"):
             summary[mode]["overhead_vs_unconstrained"] = summary[mode]["ms_per_token"] / base - 1.0
         summary["grammask"]["callback_share_of_unconstrained_token"] = \
             summary["grammask"]["grammask_ms_per_token"] / base
