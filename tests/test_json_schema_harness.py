@@ -97,27 +97,42 @@ def _inside_string(output: bytes) -> bool:
     return inside
 
 
-def _resolve(ref: str, root):
-    target = root
-    for token in ref.split("#", 1)[1].split("/")[1:] if "#" in ref else []:
-        token = token.replace("~1", "/").replace("~0", "~")
-        target = target[int(token)] if isinstance(target, list) else target.get(token, {})
-    return target
+def _resolve(ref: str, root, base: str):
+    """(target, base inside it) of a reference, for ordering members only
+    (verdicts never depend on it)."""
+    from grammask.json_schema.refs import RefResolver, UnresolvedRef
+
+    resolver = _RESOLVERS.get(id(root))
+    if resolver is None:
+        resolver = _RESOLVERS[id(root)] = RefResolver(root)
+    try:
+        target, _, target_base = resolver.resolve(ref, base or resolver.root_uri)
+    except UnresolvedRef:
+        return {}, base
+    return target, target_base
 
 
-def _schema_parts(schema, root, depth=0):
+_RESOLVERS: dict = {}
+
+
+def _schema_parts(schema, root, base="", depth=0):
     """The schemas whose properties apply to an instance, in the order the
     translator merges them ($ref target before its siblings, allOf and
     anyOf/oneOf branches after the schema's own keywords)."""
     if not isinstance(schema, dict) or depth > 20:
         return []
+    if isinstance(schema.get("$id"), str):
+        from grammask.json_schema.refs import join_uri
+
+        base = join_uri(base or "urn:grammask:root", schema["$id"]).split("#")[0]
     parts = []
     if "$ref" in schema and isinstance(schema["$ref"], str):
-        parts.extend(_schema_parts(_resolve(schema["$ref"], root), root, depth + 1))
+        target, target_base = _resolve(schema["$ref"], root, base)
+        parts.extend(_schema_parts(target, root, target_base, depth + 1))
     parts.append(schema)
     for keyword in ("allOf", "anyOf", "oneOf"):
         for branch in schema.get(keyword, []) if isinstance(schema.get(keyword), list) else []:
-            parts.extend(_schema_parts(branch, root, depth + 1))
+            parts.extend(_schema_parts(branch, root, base, depth + 1))
     return parts
 
 

@@ -18,15 +18,19 @@ boolean), so the translator can build a single grammar for it:
 - ``anyOf``/``oneOf`` of several operands distribute into a product (capped
   at ``MAX_DISTRIBUTED_BRANCHES``, else a warning and the first is kept).
 
-Keywords that cannot be combined (two different ``pattern`` or ``format``
-values, ``not``, ``multipleOf`` pairs that do not divide) keep the first
-value with a warning naming the keyword: looser, never silent.
+``multipleOf`` steps merge to their least common multiple.  Keywords that
+cannot be combined (two different ``pattern`` or ``format`` values, ``not``)
+keep the first value with a warning naming the keyword: looser, never
+silent.
 
-``const_node`` builds the node for one JSON value (containers included).
+``const_node`` builds the node for one JSON value (containers included);
+object members in any order up to ``MAX_ANY_ORDER_REQUIRED`` members (object
+equality ignores order), in the given order beyond.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from typing import Any
@@ -58,7 +62,7 @@ def both(x: Any, y: Any) -> Any:
 
 
 def merge_schemas(translator, schemas: list, pointer: str) -> Any:
-    operands = _flatten(translator, schemas, pointer, [0])
+    operands = _flatten(translator, schemas, pointer, [0], translator.base_uri)
     if any(operand is False for operand in operands):
         return False
     result: dict = {}
@@ -67,7 +71,7 @@ def merge_schemas(translator, schemas: list, pointer: str) -> Any:
     return result
 
 
-def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int]) -> list:
+def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int], base: str) -> list:
     operands: list = []
     for schema in schemas:
         if schema is True:
@@ -85,13 +89,14 @@ def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int]) -> l
                                                       "remaining references are not applied")
                     schema.pop(keyword)
                     continue
-                target, _ = translator.resolve_inline(schema.pop(keyword), pointer)
-                operands.extend(_flatten(translator, [target], pointer, n_inlined))
+                target, target_base = translator.resolve_inline(schema.pop(keyword), pointer,
+                                                                base)
+                operands.extend(_flatten(translator, [target], pointer, n_inlined, target_base))
         if "allOf" in schema:
             branches = schema.pop("allOf")
             if not isinstance(branches, list):
                 raise translator.error(pointer, "allOf must be an array")
-            operands.extend(_flatten(translator, branches, pointer, n_inlined))
+            operands.extend(_flatten(translator, branches, pointer, n_inlined, base))
         operands.append(schema)
     return operands
 
@@ -141,7 +146,7 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
         elif key == "uniqueItems":
             result[key] = bool(current) or bool(value)
         elif key == "multipleOf":
-            result[key] = _merge_steps(translator, current, value, pointer)
+            result[key] = _merge_steps(current, value)
         elif key == "dependentRequired":
             merged = dict(current)
             for name, names in value.items():
@@ -155,15 +160,11 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
     return result
 
 
-def _merge_steps(translator, first: Any, second: Any, pointer: str) -> Any:
+def _merge_steps(first: Any, second: Any) -> Any:
+    """The least common multiple of two decimal steps (multiples of both)."""
     a, b = Fraction(str(first)), Fraction(str(second))
-    if (b / a).denominator == 1:
-        return second
-    if (a / b).denominator == 1:
-        return first
-    translator.warn("multipleOf", pointer, f"multipleOf {first} and {second} together: only "
-                                           f"{first} is enforced")
-    return first
+    common = Fraction(math.lcm(a.numerator, b.numerator), math.gcd(a.denominator, b.denominator))
+    return int(common) if common.denominator == 1 else float(common)
 
 
 def _pattern_matches(pattern: str, name: str) -> bool:
@@ -218,6 +219,9 @@ def _merge_array_positions(result: dict, a: dict, b: dict) -> None:
 
 def const_node(translator, value: Any, pointer: str) -> Any:
     """The node for one JSON value (see values.py for what "equal" accepts)."""
+    from grammask.json_schema.objects import MAX_ANY_ORDER_REQUIRED
+    from grammask.json_schema.objects import _any_order as any_order_object
+
     node = scalar_node(value)
     if node is not None:
         translator._count()
@@ -235,12 +239,15 @@ def const_node(translator, value: Any, pointer: str) -> Any:
     if isinstance(value, dict):
         if not value:
             return translator.seq(translator.lit("{"), ws, translator.lit("}"))
-        members = []
-        for index, (key, item) in enumerate(value.items()):
+        members = [(key, translator.seq(string_literal_node(key), ws, translator.lit(":"), ws,
+                                        const_node(translator, item, pointer)), True)
+                   for key, item in value.items()]
+        if len(members) <= MAX_ANY_ORDER_REQUIRED:
+            return any_order_object(translator, {}, members, None, pointer)
+        separated = []
+        for index, (_, member, _) in enumerate(members):
             if index:
-                members.append(translator.comma())
-            key_node = string_literal_node(key)
-            members.append(translator.seq(key_node, ws, translator.lit(":"), ws,
-                                          const_node(translator, item, pointer)))
-        return translator.seq(translator.lit("{"), ws, *members, ws, translator.lit("}"))
+                separated.append(translator.comma())
+            separated.append(member)
+        return translator.seq(translator.lit("{"), ws, *separated, ws, translator.lit("}"))
     raise translator.error(pointer, f"not a JSON value: {value!r}")

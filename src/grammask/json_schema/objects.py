@@ -22,9 +22,11 @@ counting; a guard falls back to uncounted with a warning past
 or ``"{" ws T(0, 0) ws "}"``, so no two whitespace runs ever touch.
 
 Extra keys exclude every declared name (decoded, ``strings.string_not_in_regex``),
-so a declared property cannot sneak in with the additional schema.  With
-``any_order=True`` members and extras form a loop ``M ("," M)*``: required
-names and at-most-once are then not enforced (a warning says so).
+so a declared property cannot sneak in with the additional schema.
+``propertyNames`` (pattern, lengths, enum, const, false) is checked on
+declared names in Python and becomes the key grammar of additional
+properties when no names are declared.  With ``any_order=True`` see
+``_any_order`` (required members tracked as a subset in the rule names).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from grammask.grammar.ast import RuleRef
 from grammask.json_schema import strings
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.translator import NEVER, child_pointer, has_constraints
-from grammask.json_schema.values import string_literal_node
+from grammask.json_schema.values import simple_constraints_hold, string_literal_node
 
 MAX_COUNTED_STATES = 20_000
 MAX_ANY_ORDER_REQUIRED = 6
@@ -74,10 +76,17 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     def kv(key, value):
         return translator.seq(key, ws, translator.lit(":"), ws, value)
 
+    names_schema = schema.get("propertyNames", True)
+    name_allowed = _name_check(translator, names_schema, pointer)
+
     members: list[tuple[str, Any, bool]] = []
     declared: list[str] = []
     for name, sub in properties.items():
         declared.append(name)
+        if not name_allowed(name):
+            if name in required:
+                return NEVER
+            continue
         sub_pointer = child_pointer(pointer, "properties", name)
         matching = [s for p, s in patterns.items() if _pattern_matches(p, name)]
         if matching:
@@ -93,6 +102,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         if name in properties:
             continue
         declared.append(name)
+        if not name_allowed(name):
+            return NEVER
         matching = [s for p, s in patterns.items() if _pattern_matches(p, name)]
         sub = merge_schemas(translator, matching, pointer) if matching else additional
         value = translator.node(sub, child_pointer(pointer, "required"))
@@ -101,6 +112,12 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         members.append((name, kv(key_node(translator, name), value), True))
 
     extras = []
+    if names_schema is False:
+        patterns, additional = {}, False
+    elif has_constraints(names_schema) and (patterns or (additional is not False and declared)):
+        translator.warn("propertyNames", pointer, "checked on declared names only, not on "
+                                                  "keys of patternProperties or "
+                                                  "additionalProperties")
     for pattern, sub in patterns.items():
         sub_pointer = child_pointer(pointer, "patternProperties", pattern)
         try:
@@ -125,7 +142,10 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
                 translator.warn("patternProperties", pointer,
                                 "keys matching a pattern are also accepted with the "
                                 "additionalProperties schema")
-            if not declared:
+            if not declared and has_constraints(names_schema):
+                key = translator.node(_as_string_schema(names_schema),
+                                      child_pointer(pointer, "propertyNames"))
+            elif not declared:
                 key = translator.generic("string")
             elif sum(len(name) for name in declared) > MAX_EXCLUDED_KEY_CHARS:
                 translator.warn("additionalProperties", sub_pointer,
@@ -145,6 +165,32 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     if translator.options.any_order:
         return _any_order(translator, schema, members, extra, pointer)
     return _ordered(translator, members, extra, min_count, max_count, pointer)
+
+
+_NAME_KEYWORDS = {"pattern", "minLength", "maxLength", "enum", "const", "type", "format",
+                  "title", "description", "$comment", "default", "examples"}
+
+
+def _name_check(translator, names_schema, pointer: str):
+    """A Python predicate for declared names under ``propertyNames``."""
+    if names_schema is True or names_schema == {}:
+        return lambda name: True
+    if names_schema is False:
+        return lambda name: False
+    if not isinstance(names_schema, dict) or not set(names_schema) <= _NAME_KEYWORDS:
+        translator.warn("propertyNames", pointer, "only pattern, lengths, enum and const are "
+                                                  "supported: not enforced")
+        return lambda name: True
+    return lambda name: simple_constraints_hold(name, names_schema) and (
+        "enum" not in names_schema or name in names_schema["enum"]) and (
+        "const" not in names_schema or name == names_schema["const"])
+
+
+def _as_string_schema(names_schema: dict) -> dict:
+    """propertyNames applies to keys, which are strings."""
+    result = dict(names_schema)
+    result["type"] = "string"
+    return result
 
 
 def _count_keyword(translator, schema: dict, keyword: str, pointer: str):

@@ -39,7 +39,6 @@ from grammask.grammar.ast import (
     Alternation, GrammarAST, Literal, Node, Regex, Repeat, Rule, RuleRef, Sequence,
 )
 from grammask.json_schema import numbers, strings
-from grammask.json_schema.numbers import Bound, Unexpressible
 from grammask.json_schema.regex_text import repeat as repeat_text
 from grammask.json_schema.refs import RefResolver, UnresolvedRef, escape_pointer_token
 from grammask.json_schema.values import (
@@ -84,9 +83,6 @@ class Options:
     max_schema_depth: int = 128
     max_string_regex_repeat: int = 64
 
-
-MAX_REMAINDER_RULES = 1000
-"""Largest integer multipleOf step built as remainder rules (one rule per remainder)."""
 
 SMALL_REPEAT = 16
 """Counts up to this stay a Repeat node (the front end expands them)."""
@@ -337,7 +333,7 @@ class Translator:
         if "if" in schema:
             return self._if_then_else(schema, pointer)
         for keyword in ("dependentRequired", "dependentSchemas", "dependencies",
-                        "unevaluatedProperties", "unevaluatedItems", "propertyNames"):
+                        "unevaluatedProperties", "unevaluatedItems"):
             if keyword in schema and has_constraints_value(keyword, schema[keyword]):
                 self.warn(keyword, pointer, "not enforced")
         types = self._allowed_types(schema, pointer)
@@ -394,14 +390,17 @@ class Translator:
         self.define(name, body)
         return RuleRef(name)
 
-    def resolve_inline(self, reference: str, pointer: str) -> tuple[Any, str]:
-        """The target of a reference as a schema (for merging), with its pointer."""
+    def resolve_inline(self, reference: str, pointer: str,
+                       base: Optional[str] = None) -> tuple[Any, str]:
+        """The target of a reference as a schema (for merging), with the base
+        URI in force inside it."""
+        base = self.base_uri if base is None else base
         try:
-            target, location, _ = self.resolver.resolve(reference, self.base_uri)
+            target, _, target_base = self.resolver.resolve(reference, base)
         except UnresolvedRef as error:
             self.warn("$ref", pointer, f"{error}; any JSON value accepted instead")
-            return True, pointer
-        return target, location.split("#", 1)[1]
+            return True, base
+        return target, target_base
 
     # -------------------------------------------------------- combinators
 
@@ -631,113 +630,9 @@ class Translator:
         return self.seq(fixed, rest)
 
     def number_node(self, schema: dict, pointer: str, integer: bool) -> Any:
-        low = high = None
-        for keyword, strict, is_low in (("minimum", False, True), ("exclusiveMinimum", True, True),
-                                        ("maximum", False, False),
-                                        ("exclusiveMaximum", True, False)):
-            if keyword not in schema:
-                continue
-            value = schema[keyword]
-            if keyword in ("exclusiveMinimum", "exclusiveMaximum") and isinstance(value, bool):
-                continue  # draft 4: a flag on minimum/maximum, read below
-            if keyword in ("minimum", "maximum"):
-                flag = schema.get("exclusiveMinimum" if is_low else "exclusiveMaximum")
-                strict = flag is True
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise self.error(pointer, f"{keyword} must be a number")
-            bound = Bound(numbers.to_fraction(value), strict)
-            if numbers.significant_digits(bound.value) > numbers.MAX_SIGNIFICANT_DIGITS:
-                raise LimitExceeded("MAX_SIGNIFICANT_DIGITS", numbers.significant_digits(
-                    bound.value), numbers.MAX_SIGNIFICANT_DIGITS, f"{keyword} at #{pointer}")
-            if is_low:
-                if low is None or bound.value > low.value or (
-                        bound.value == low.value and strict):
-                    low = bound
-            elif high is None or bound.value < high.value or (
-                    bound.value == high.value and strict):
-                high = bound
-        step = schema.get("multipleOf")
-        if step is not None:
-            regex = self._multiple_of(step, low, high, integer, pointer)
-            if regex is not False:
-                if regex is None:
-                    return NEVER
-                return self.rx(regex) if isinstance(regex, str) else regex
-        regex = numbers.integer_regex(low, high) if integer else numbers.number_regex(low, high)
-        if regex is None:
-            return NEVER
-        if not integer and low is None and high is None:
-            return self.generic("number")
-        return self.rx(regex)
+        from grammask.json_schema.number_nodes import number_node
 
-    def _remainder_rules(self, step: int) -> Node:
-        """Integers divisible by ``step`` as a right-linear grammar of the
-        remainder automaton: ``R_r`` reads the remaining digits with remainder
-        ``r`` so far and may end when ``r == 0`` (one rule per remainder)."""
-        prefix = self.fresh_name(f"multiple_of_{step}")
-        names: dict[int, str] = {}
-        pending = [0]
-        bodies: dict[int, list] = {}
-
-        def digits_to(remainder: int, first: int) -> dict[int, list[int]]:
-            targets: dict[int, list[int]] = {}
-            for digit in range(first, 10):
-                targets.setdefault((remainder * 10 + digit) % step, []).append(digit)
-            return targets
-
-        start_targets = digits_to(0, 1)
-        pending.extend(start_targets)
-        while pending:
-            remainder = pending.pop()
-            if remainder in names:
-                continue
-            names[remainder] = f"{prefix}_{remainder}"
-            self.used_names.add(names[remainder])
-            targets = digits_to(remainder, 0)
-            bodies[remainder] = list(targets.items())
-            pending.extend(t for t in targets if t not in names)
-        for remainder, targets in bodies.items():
-            alternatives = [self.seq()] if remainder == 0 else []
-            for target, digit_list in targets:
-                alternatives.append(self.seq(self.rx(_digit_class(digit_list)),
-                                             RuleRef(names[target])))
-            self.define(names[remainder], self.alt(alternatives))
-        first = self.alt([self.lit("0")] + [
-            self.seq(self.rx(_digit_class(digit_list)), RuleRef(names[target]))
-            for target, digit_list in start_targets.items()])
-        return self.seq(self.repeat(self.lit("-"), 0, 1), first,
-                        self.repeat(self.rx("\\.0+"), 0, 1))
-
-    def _multiple_of(self, step: Any, low, high, integer: bool, pointer: str):
-        """Regex / None (empty) for multipleOf, or False when only warned about."""
-        if isinstance(step, bool) or not isinstance(step, (int, float)) or step <= 0:
-            raise self.error(pointer, "multipleOf must be a positive number")
-        fraction = numbers.to_fraction(step)
-        if fraction.denominator == 1:
-            try:
-                if fraction == 1:
-                    return numbers.integer_regex(low, high)
-                return numbers.integer_multiple_regex(int(fraction), low, high)
-            except Unexpressible as error:
-                if low is None and high is None and fraction <= MAX_REMAINDER_RULES:
-                    return self._remainder_rules(int(fraction))
-                self.warn("multipleOf", pointer, f"{error}: not enforced")
-                return False
-        if integer:
-            self.warn("multipleOf", pointer, "fractional step on integers: not enforced")
-            return False
-        places = numbers.decimal_digits(fraction)
-        if places is not None and places[0] == 0 and fraction.numerator == 1 \
-                and 10 ** len(places[1]) == fraction.denominator and low is None and high is None:
-            return numbers.decimal_places_regex(len(places[1]))
-        self.warn("multipleOf", pointer, f"multipleOf {step}: not enforced")
-        return False
-
-
-def _digit_class(digits: list[int]) -> str:
-    if len(digits) == 1:
-        return str(digits[0])
-    return "[" + "".join(str(d) for d in digits) + "]"
+        return number_node(self, schema, pointer, integer)
 
 
 def has_constraints_value(keyword: str, value: Any) -> bool:

@@ -75,8 +75,9 @@ def json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def number_literal_regex(value: int | float) -> str:
-    """Plain decimal spellings of a number's value (plus its json.dumps form)."""
+def number_literal_regex(value: int | float | Fraction) -> str:
+    """Plain decimal spellings of a number's value (plus its json.dumps form
+    when that uses an exponent); ``value`` may be an exact Fraction."""
     fraction = to_fraction(value)
     negative = fraction < 0
     digits = decimal_digits(abs(fraction))
@@ -89,7 +90,7 @@ def number_literal_regex(value: int | float) -> str:
         regex = f"-?{body}"
     else:
         regex = ("-" if negative else "") + body
-    dumped = json.dumps(value)
+    dumped = json.dumps(value) if isinstance(value, (int, float)) else ""
     if "e" in dumped or "E" in dumped:
         regex = f"(?:{regex}|{escape_literal(dumped)})"
     return regex
