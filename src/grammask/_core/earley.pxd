@@ -62,6 +62,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef int32_t* dedup_slots            # item index relative to the set start
     cdef uint64_t* dedup_stamps
     cdef Py_ssize_t dedup_capacity       # power of two
+    cdef Py_ssize_t dedup_n_tabled       # items of the set being built already in the table
     # pending completions (nt, origin) of the set being built
     cdef int64_t* done_keys
     cdef uint64_t* done_stamps

@@ -90,6 +90,8 @@ cdef int ERROR_MEMORY = 2
 cdef int64_t LEO_NONE = -1
 cdef int64_t LEO_ERROR = -2
 cdef int64_t LOW32 = 0xFFFFFFFF
+# Sets being built with at most this many items are deduplicated by a scan.
+cdef Py_ssize_t DEDUP_LINEAR_MAX = 8
 
 _tables_cache = weakref.WeakKeyDictionary()
 
@@ -279,6 +281,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
             return -1
         self.set_serials[self.n_sets] = self.next_serial
         self.dedup_stamp = self.next_serial
+        self.dedup_n_tabled = 0
         self.next_serial += 1
         self.n_done = 0
         self.n_queued = 0
@@ -390,14 +393,16 @@ cdef class EarleyRecognizer(ByteRecognizer):
         cdef const GrammarView* tables = self.grammar
         cdef Py_ssize_t n_total = self.n_items - set_start
         cdef Py_ssize_t idx, n_scan = 0, n_waiting = 0
+        cdef bint partitioned = True
         cdef Item* grown
         for idx in range(set_start, self.n_items):
             if not tables.symbol_is_nonterminal[self.items[idx].dot]:
                 n_scan += 1
+                partitioned = partitioned and n_scan == idx - set_start + 1
         if n_scan == 0 and not is_accepting and not force:
             self.n_items = set_start
             return False
-        if n_total > self.partition_capacity:
+        if not partitioned and n_total > self.partition_capacity:
             grown = <Item*>realloc(self.partition_scratch, n_total * sizeof(Item))
             if grown == NULL:
                 self.error_code = ERROR_MEMORY
@@ -405,14 +410,15 @@ cdef class EarleyRecognizer(ByteRecognizer):
                 return False
             self.partition_scratch = grown
             self.partition_capacity = n_total
-        # Stable partition: scan items keep their order, then waiting items.
-        for idx in range(set_start, self.n_items):
-            if tables.symbol_is_nonterminal[self.items[idx].dot]:
-                self.partition_scratch[n_waiting] = self.items[idx]
-                n_waiting += 1
-            else:
-                self.items[set_start + idx - set_start - n_waiting] = self.items[idx]
-        memcpy(&self.items[set_start + n_scan], self.partition_scratch, n_waiting * sizeof(Item))
+        # Stable partition (unless already): scan items first, then waiting items.
+        if not partitioned:
+            for idx in range(set_start, self.n_items):
+                if tables.symbol_is_nonterminal[self.items[idx].dot]:
+                    self.partition_scratch[n_waiting] = self.items[idx]
+                    n_waiting += 1
+                else:
+                    self.items[idx - n_waiting] = self.items[idx]
+            memcpy(&self.items[set_start + n_scan], self.partition_scratch, n_waiting * sizeof(Item))
         self.set_nt_starts[self.n_sets] = set_start + n_scan
         self.set_accepting[self.n_sets] = is_accepting
         self.set_leo_nts[self.n_sets] = -1

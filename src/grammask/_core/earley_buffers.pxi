@@ -66,12 +66,19 @@ cdef bint _reserve_sets(EarleyRecognizer self) noexcept nogil:
 
 
 cdef int _dedup_insert(EarleyRecognizer self, Item* candidate, Py_ssize_t set_start, Py_ssize_t set_end) noexcept nogil:
-    """Insert ``candidate`` into the dedup table of items[set_start:set_end]
-    (stamped ``dedup_stamp``).  Returns 1 if it is new (the caller then
-    stores it at set_end), 0 if already present, -1 on memory error."""
+    """Is ``candidate`` new among items[set_start:set_end]?  Returns 1 if it
+    is (the caller then stores it at set_end), 0 if already present, -1 on
+    memory error.  Small sets are scanned; from DEDUP_LINEAR_MAX items on, a
+    hash table (entries stamped ``dedup_stamp``) is filled lazily:
+    ``dedup_n_tabled`` items of the set are in it."""
     cdef Py_ssize_t n_present = set_end - set_start
     cdef Py_ssize_t capacity, mask, slot, i
     cdef uint64_t stamp = self.dedup_stamp
+    if n_present <= DEDUP_LINEAR_MAX:
+        for i in range(set_start, set_end):
+            if _same_item(&self.items[i], candidate):
+                return 0
+        return 1
     if (n_present + 1) * 2 > self.dedup_capacity:
         capacity = _pow2_at_least((n_present + 1) * 4)
         free(self.dedup_slots)
@@ -83,14 +90,16 @@ cdef int _dedup_insert(EarleyRecognizer self, Item* candidate, Py_ssize_t set_st
             self.error_code = ERROR_MEMORY
             return -1
         self.dedup_capacity = capacity
-        mask = capacity - 1
-        for i in range(n_present):
-            slot = <Py_ssize_t>(_item_hash(&self.items[set_start + i]) & <uint64_t>mask)
-            while self.dedup_stamps[slot] == stamp:
-                slot = (slot + 1) & mask
-            self.dedup_stamps[slot] = stamp
-            self.dedup_slots[slot] = <int32_t>i
+        self.dedup_n_tabled = 0
     mask = self.dedup_capacity - 1
+    while self.dedup_n_tabled < n_present:
+        i = self.dedup_n_tabled
+        slot = <Py_ssize_t>(_item_hash(&self.items[set_start + i]) & <uint64_t>mask)
+        while self.dedup_stamps[slot] == stamp:
+            slot = (slot + 1) & mask
+        self.dedup_stamps[slot] = stamp
+        self.dedup_slots[slot] = <int32_t>i
+        self.dedup_n_tabled += 1
     slot = <Py_ssize_t>(_item_hash(candidate) & <uint64_t>mask)
     while self.dedup_stamps[slot] == stamp:
         if _same_item(&self.items[set_start + self.dedup_slots[slot]], candidate):
@@ -98,6 +107,7 @@ cdef int _dedup_insert(EarleyRecognizer self, Item* candidate, Py_ssize_t set_st
         slot = (slot + 1) & mask
     self.dedup_stamps[slot] = stamp
     self.dedup_slots[slot] = <int32_t>n_present
+    self.dedup_n_tabled = n_present + 1
     return 1
 
 

@@ -204,6 +204,7 @@ cdef bint _compact(EarleyRecognizer self, Py_ssize_t keep_last_sets) noexcept no
         new_start = write
         new_nt_start = write
         self.dedup_stamp = self.next_serial
+        self.dedup_n_tabled = 0
         self.next_serial += 1
         for part in range(2):
             for idx in range(old_start if part == 0 else old_nt_start,
