@@ -127,3 +127,27 @@ def test_random_front_end_grammars_against_ast_reference(ast):
     except GrammarError:
         assume(False)
     assert compare_on_short_strings(ReferenceRecognizer(ast), EarleyAdapter(grammar), max_length=4) >= 1
+
+
+SHIPPED = pathlib.Path(__file__).resolve().parents[1] / "src" / "grammask" / "grammars"
+
+
+@pytest.mark.parametrize("document", ["generic_document.json", "ticket_instance.json",
+                                      "ticket_schema.json"])
+def test_shipped_json_grammar_on_workload_documents(document):
+    grammar = Grammar.from_ebnf((SHIPPED / "json.ebnf").read_text())
+    tables = compiled_tables(grammar.lnf)
+    data = (WORKLOADS / "bench" / document).read_bytes().strip()
+    json.loads(data)
+    assert recognizes(tables, data)
+    reference = LNFRecognizer(grammar.lnf)
+    for cut in range(0, len(data), max(1, len(data) // 25)):
+        broken = data[:cut] + b"}" + data[cut:]
+        try:
+            json.loads(broken)
+            valid = True
+        except ValueError:
+            valid = False
+        assert recognizes(tables, broken) == valid, broken[:cut + 1][-40:]
+        recognizer = EarleyRecognizer(tables)
+        assert recognizer.push_bytes(broken[:cut + 1]) == reference.viable_prefix(broken[:cut + 1])
