@@ -54,8 +54,8 @@ class FlatGrammar:
 
     def sizes(self) -> dict[str, int]:
         """Rule, production and symbol counts (for pass statistics)."""
-        n_productions = sum(len(productions) for productions in self.rules.values())
-        n_symbols = sum(len(production) for productions in self.rules.values() for production in productions)
+        n_productions = sum(map(len, self.rules.values()))
+        n_symbols = sum(sum(map(len, productions)) for productions in self.rules.values())
         return {"n_rules": len(self.rules), "n_productions": n_productions, "n_symbols": n_symbols}
 
 
@@ -125,6 +125,9 @@ def _is_empty_string(node: Node) -> bool:
 
 def _join(parent: Node, children: list[Node]) -> Node:
     kind = type(parent)
+    if len(children) > 1 and all(child is item for child, item in zip(children, parent.items)) and not any(
+            isinstance(child, kind) or (kind is Sequence and _is_empty_string(child)) for child in children):
+        return parent
     items: list[Node] = []
     for child in children:
         if isinstance(child, kind):

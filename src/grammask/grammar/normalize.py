@@ -82,45 +82,64 @@ def remove_useless_rules(flat: FlatGrammar, compiler: TerminalCompiler) -> list[
     rule of the language ``{""}`` stays even without productions once
     ``start_accepts_empty`` is set."""
     productive: set[str] = set()
-    users: dict[str, list[tuple[str, Production]]] = {}
-    pending: dict[tuple[str, int], int] = {}
+    users: dict[str, list[int]] = {}
+    pending: list[int] = []
+    owners: list[str] = []
     queue: list[str] = []
+    empty_terminals: dict[tuple, bool] = {}
     for name, productions in flat.rules.items():
-        for index, production in enumerate(productions):
+        for production in productions:
+            production_index = len(pending)
             missing = 0
             for symbol in set(production):
-                if isinstance(symbol, str):
-                    users.setdefault(symbol, []).append((name, index))
+                if symbol.__class__ is str:
+                    users.setdefault(symbol, []).append(production_index)
                     missing += 1
-                elif compiler.is_empty(symbol):
-                    missing += len(production) + 1
-            pending[(name, index)] = missing
+                else:
+                    empty = empty_terminals.get(symbol)
+                    if empty is None:
+                        empty = empty_terminals[symbol] = compiler.is_empty(symbol)
+                    if empty:
+                        missing += len(production) + 1
+            pending.append(missing)
+            owners.append(name)
             if missing == 0 and name not in productive:
                 productive.add(name)
                 queue.append(name)
     while queue:
-        symbol = queue.pop()
-        for name, index in users.get(symbol, ()):
-            pending[(name, index)] -= 1
-            if pending[(name, index)] == 0 and name not in productive:
+        for production_index in users.get(queue.pop(), ()):
+            pending[production_index] -= 1
+            name = owners[production_index]
+            if pending[production_index] == 0 and name not in productive:
                 productive.add(name)
                 queue.append(name)
     if flat.start not in productive and not (flat.start_accepts_empty and flat.start in flat.rules):
         raise GrammarError(f"the language of the start rule '{flat.start}' is empty: no finite string "
                            f"can be derived from it (check rules that only refer to themselves)")
-    for name in flat.rules:
-        flat.rules[name] = [production for index, production in enumerate(flat.rules[name])
-                            if pending[(name, index)] == 0]
+    production_index = 0
+    for name, productions in flat.rules.items():
+        kept = [production for offset, production in enumerate(productions)
+                if pending[production_index + offset] == 0]
+        production_index += len(productions)
+        flat.rules[name] = kept
+    return remove_unreachable_rules(flat)
+
+
+def remove_unreachable_rules(flat: FlatGrammar) -> list[str]:
+    """Pre: flat productions.  Post: every rule is reachable from the start
+    (the cheap half of ``remove_useless_rules``, for passes that cannot make a
+    rule unproductive).  Returns the removed names."""
     reachable = {flat.start}
     stack = [flat.start]
     while stack:
         for production in flat.rules[stack.pop()]:
             for symbol in production:
-                if isinstance(symbol, str) and symbol not in reachable:
+                if symbol.__class__ is str and symbol not in reachable:
                     reachable.add(symbol)
                     stack.append(symbol)
     removed = [name for name in flat.rules if name not in reachable]
-    flat.rules = {name: productions for name, productions in flat.rules.items() if name in reachable}
+    if removed:
+        flat.rules = {name: productions for name, productions in flat.rules.items() if name in reachable}
     return removed
 
 
@@ -272,9 +291,11 @@ def merge_identical_nonterminals(flat: FlatGrammar) -> None:
                 representative[signature] = name
         if not rename:
             return
+        renamed = rename.keys()
         flat.rules = {
-            name: list(dict.fromkeys(tuple(rename.get(symbol, symbol) if isinstance(symbol, str) else symbol
-                                           for symbol in production) for production in productions))
+            name: productions if all(renamed.isdisjoint(production) for production in productions)
+            else list(dict.fromkeys(tuple(rename.get(symbol, symbol) if symbol.__class__ is str else symbol
+                                          for symbol in production) for production in productions))
             for name, productions in flat.rules.items() if name not in rename
         }
 
@@ -325,11 +346,11 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
     record.append(("remove_unit_rules", flat.sizes()))
     deduplicate_alternatives(flat)
     merge_identical_nonterminals(flat)
-    remove_useless_rules(flat, compiler)
+    remove_unreachable_rules(flat)
     record.append(("merge_identical_nonterminals", flat.sizes()))
     compile_literal_alternations(flat)
     merge_identical_nonterminals(flat)
-    remove_useless_rules(flat, compiler)
+    remove_unreachable_rules(flat)
     record.append(("compile_literal_alternations", flat.sizes()))
     if len(flat.rules) > config.max_rules:
         raise LimitExceeded("max_rules", len(flat.rules), config.max_rules, "rules after normalization")
