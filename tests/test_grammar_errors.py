@@ -120,6 +120,13 @@ def test_rule_count_limit():
     assert info.value.limit == "max_rules"
 
 
+def test_many_huge_repetitions_stop_at_the_rule_limit():
+    text = "root ::= " + " ".join(f'"{chr(97 + i)}"{{0,10000}}' for i in range(20))
+    with pytest.raises(LimitExceeded) as info:
+        Grammar.from_gbnf(text)
+    assert info.value.limit == "max_rules"
+
+
 def test_dfa_state_limit_is_reported():
     with pytest.raises(LimitExceeded) as info:
         Grammar.from_ebnf('start ::= #"[ab]*a[ab]{12}";', config=Config(max_dfa_states=100))

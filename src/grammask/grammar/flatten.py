@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from grammask.errors import LimitExceeded
 from grammask.grammar.ast import (
     Alternation,
     AnyChar,
@@ -208,7 +209,7 @@ def flatten_nested_groups(bodies: dict[str, Node], start: str, compiler: Termina
     return flat
 
 
-def expand_repetitions(flat: FlatGrammar, names: NameFactory) -> None:
+def expand_repetitions(flat: FlatGrammar, names: NameFactory, max_rules: Optional[int] = None) -> None:
     """Pre: helpers in ``flat.repeats`` have no productions.  Post: ``repeats``
     is empty and each helper derives its repetition (empty productions allowed):
 
@@ -217,7 +218,9 @@ def expand_repetitions(flat: FlatGrammar, names: NameFactory) -> None:
     - ``E(k)`` (exactly k): ``E(k) ::= E(k//2) E(k//2) [X]``, log k rules
     - ``U(j)`` (0 to j): ``U(j) ::= () | X U(j-1)``, j rules, unambiguous
 
-    Helpers E and U are shared by every repetition of the same item.
+    Helpers E and U are shared by every repetition of the same item.  Raises
+    ``LimitExceeded("max_rules")`` as soon as the rule count passes ``max_rules``,
+    so huge counts cost bounded work.
     """
     exact: dict[tuple[Symbol, int], Symbol] = {}
     upto: dict[tuple[Symbol, int], str] = {}
@@ -241,6 +244,9 @@ def expand_repetitions(flat: FlatGrammar, names: NameFactory) -> None:
                 name = names.fresh(base, f"u{size}_")
                 upto[key] = name
                 flat.rules[name] = [(), (item,) if previous is None else (item, previous)]
+                if max_rules is not None and len(flat.rules) > max_rules:
+                    raise LimitExceeded("max_rules", len(flat.rules), max_rules,
+                                        f"rules while expanding the repetitions of rule '{base}'")
             previous = upto[key]
         return upto[(item, count)]
 

@@ -332,7 +332,7 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
     result = NormalizedGrammar(flat, compiler)
     record = result.pass_sizes
     record.append(("flatten_nested_groups", flat.sizes()))
-    expand_repetitions(flat, names)
+    expand_repetitions(flat, names, config.max_rules)
     record.append(("expand_repetitions", flat.sizes()))
     merge_consecutive_literals(flat)
     record.append(("merge_consecutive_literals", flat.sizes()))
