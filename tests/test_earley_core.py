@@ -144,6 +144,7 @@ def test_max_items_limit_raises_and_keeps_state():
             recognizer.push_byte(ord("a"))
             pushed += 1
     assert info.value.limit == "max_earley_items" and info.value.maximum == 40
+    assert info.value.given > 40 and "max_earley_items=" in str(info.value)
     assert recognizer.n_bytes == pushed
     assert recognizer.is_accepting()
     with pytest.raises(LimitExceeded):

@@ -57,6 +57,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef Py_ssize_t n_dropped_sets       # sets removed by compaction (bytes before the kept ones)
     cdef uint64_t compaction_epoch
     cdef int error_code                  # 0 ok, 1 max_items exceeded, 2 out of memory
+    cdef Py_ssize_t n_items_requested    # items a push needed when max_items was hit
 
     # Scratch (never copied): dedup of items of the set being built
     cdef int32_t* dedup_slots            # item index relative to the set start

@@ -25,8 +25,10 @@ Data layout (declared in earley.pxd):
   * Completed items are never stored: a completion is a pair (nt, origin)
     processed while the set is built, deduplicated per set.
   * Predictions are deduplicated per set by nonterminal (``predicted_stamps``).
-  * Leo memo: a hash table keyed by (set, nt), filled lazily, validated by the
-    set's serial number (sets popped and pushed again get new serials).
+  * Leo memo, filled lazily with the (set, nt) entries of Leo chains: one
+    slot stored next to each set (right recursion then touches only recent
+    memory) plus a hash table for the rest, validated by the set's serial
+    number (sets popped and pushed again get new serials).
 
 Algorithm for one byte (set n = n_sets is built from the top set n - 1):
   1. scan: every scan item of the top set whose terminal accepts the byte is
@@ -73,9 +75,9 @@ the rollback horizon nor referenced (transitively) by an origin is dropped and
 origins are renumbered.  Popping below the horizon raises afterwards.
 """
 
-from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, uint32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy
 
 from grammask.config import Config
 from grammask.errors import LimitExceeded
@@ -141,8 +143,6 @@ cdef inline Py_ssize_t _pow2_at_least(Py_ssize_t n) noexcept nogil:
         capacity *= 2
     return capacity
 
-
-ctypedef unsigned int uint32_t
 
 
 cdef class EarleyRecognizer(ByteRecognizer):
@@ -266,7 +266,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         cdef int code = self.error_code
         self.error_code = ERROR_NONE
         if code == ERROR_LIMIT:
-            raise LimitExceeded("max_earley_items", None, self.max_items,
+            raise LimitExceeded("max_earley_items", self.n_items_requested, self.max_items,
                                 f"Earley items after {self.n_bytes} bytes")
         if code == ERROR_MEMORY:
             raise MemoryError("Earley recognizer: out of memory")
@@ -277,7 +277,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
 
     cdef Py_ssize_t _begin_set(self) noexcept nogil:
         """Start set n_sets; returns its first item index, or -1 on error."""
-        if not _reserve_sets(self, ):
+        if not _reserve_sets(self):
             return -1
         self.set_serials[self.n_sets] = self.next_serial
         self.dedup_stamp = self.next_serial
@@ -321,7 +321,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         cdef int32_t nt, origin
         cdef bint is_accepting = False
         cdef Item item
-        # Phase 2: completions (origins < new_set_id, so their sets are final).
+        # Phase 2: completions (origins < n_sets, so their sets are final).
         while head < self.n_queued:
             key = self.completion_queue[head]
             head += 1

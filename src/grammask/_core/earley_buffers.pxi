@@ -8,6 +8,7 @@ cdef bint _reserve_items(EarleyRecognizer self, Py_ssize_t extra) noexcept nogil
     cdef Py_ssize_t capacity
     cdef Item* grown
     if needed > self.max_items:
+        self.n_items_requested = needed
         self.error_code = ERROR_LIMIT
         return False
     if needed <= self.items_capacity:
