@@ -151,3 +151,22 @@ def test_shipped_json_grammar_on_workload_documents(document):
         assert recognizes(tables, broken) == valid, broken[:cut + 1][-40:]
         recognizer = EarleyRecognizer(tables)
         assert recognizer.push_bytes(broken[:cut + 1]) == reference.viable_prefix(broken[:cut + 1])
+
+
+def test_optional_chain_stays_small():
+    """DESIGN.md pitfall: ``x? x? ... x?`` must not blow up per byte."""
+    grammar = Grammar.from_ebnf("start ::= " + " ".join(['"a"?'] * 60) + ' "b";')
+    recognizer = EarleyRecognizer(grammar.lnf)
+    assert recognizer.push_bytes(b"a" * 60 + b"b") and recognizer.is_accepting()
+    assert not EarleyRecognizer(grammar.lnf).push_bytes(b"a" * 61)
+    assert max(recognizer.stats()["items_per_set"]) <= 8
+
+
+def test_deep_nesting_has_no_recursion_limit():
+    """DESIGN.md pitfall: deep nesting must not overflow a stack."""
+    grammar = Grammar.from_gbnf((WORKLOADS / "gbnf" / "json.gbnf").read_text(), start="root")
+    depth = 20_000
+    recognizer = EarleyRecognizer(grammar.lnf)
+    assert recognizer.push_bytes(b'{"a": ' + b"[" * depth + b"]" * depth + b"}")
+    assert recognizer.is_accepting()
+    assert not recognizer.push_byte(ord("]"))
