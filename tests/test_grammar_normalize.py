@@ -167,6 +167,15 @@ def test_nullable_regex_terminal_is_made_optional():
                              max_length=5, alphabet=b"<>0x")
 
 
+def test_terminal_matching_only_the_empty_string_disappears():
+    grammar = Grammar.from_ebnf('start ::= "a" #e"x*" "b" | #e"y*" "c";')
+    assert check_invariants(grammar.lnf) == []
+    assert grammar.lnf.dfas == []
+    recognizer = LNFRecognizer(grammar.lnf)
+    assert recognizer.accepts(b"ab") and recognizer.accepts(b"c")
+    assert not recognizer.accepts(b"axb") and not recognizer.accepts(b"yc")
+
+
 def test_language_of_only_the_empty_string():
     grammar = Grammar.from_gbnf('root ::= "" | ("")*')
     assert grammar.start_accepts_empty

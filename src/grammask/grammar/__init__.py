@@ -14,6 +14,20 @@ construction, so every error surfaces there; the object is immutable after.
 - ``to_ebnf()``: the normalized grammar as KBNF (re-parses to the same grammar)
 
 ``builtin(name)`` loads a grammar shipped in ``grammask/grammars/``.
+
+Limits (``Config`` fields; each violation raises ``LimitExceeded`` naming the
+field, the size asked for and the maximum):
+
+- ``max_nesting`` (1,000): nesting depth of groups in source text (for ASTs
+  from programs: composite-node depth up to ``2 * max_nesting + 2``);
+- ``max_repetition`` (10,000): the largest bound of ``{m,n}`` (work and size
+  of its expansion are O(log m + (n - m)));
+- ``max_rules`` (100,000): nonterminals while expanding repetitions and after
+  normalization;
+- ``max_dfa_states`` / ``max_dfa_bytes``: one regex terminal's DFA.
+
+Parsing and every pass use explicit stacks, so deep input never raises
+``RecursionError``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ numpy, C-contiguous):
   used by ``to_ebnf``.
 
 Invariants (checked by ``check_invariants``): no empty production, non-empty
-literals, no unit production, every nonterminal reachable and productive
+literals, every DFA terminal matches some non-empty string, no unit production, every nonterminal reachable and productive
 (except the start of the language ``{""}``, which has no production).
 Terminal ids are given in order of first use; DFA ids likewise.
 """
@@ -193,6 +193,10 @@ def check_invariants(lnf: LNF) -> list[str]:
     for terminal_id in range(lnf.n_terminals):
         if lnf.terminal_kinds[terminal_id] == TERMINAL_LITERAL and not lnf.literal(terminal_id):
             problems.append(f"terminal {terminal_id} is an empty literal")
+        if lnf.terminal_kinds[terminal_id] == TERMINAL_DFA:
+            dfa = lnf.dfas[int(lnf.terminal_dfa_ids[terminal_id])]
+            if not (dfa.transitions[dfa.start] != dfa.dead).any():
+                problems.append(f"terminal {terminal_id} (DFA) matches no non-empty string")
     productive: set[int] = set()
     changed = True
     while changed:

@@ -74,10 +74,13 @@ def deduplicate_alternatives(flat: FlatGrammar) -> None:
         flat.rules[name] = list(dict.fromkeys(productions))
 
 
-def remove_useless_rules(flat: FlatGrammar, compiler: TerminalCompiler) -> list[str]:
+def remove_useless_rules(flat: FlatGrammar, compiler: TerminalCompiler, after_nullable: bool = False) -> list[str]:
     """Pre: flat productions (empty ones allowed).  Post: every production
     consists of productive symbols and every rule is productive and reachable
-    from the start.  Returns the removed names.  Raises GrammarError when the
+    from the start.  With ``after_nullable`` a terminal counts as productive
+    only if it matches a non-empty string (after ``eliminate_nullable`` a
+    terminal stands for its non-empty matches).  Returns the removed names.
+    Raises GrammarError when the
     start symbol itself is not productive (the language is empty); the start
     rule of the language ``{""}`` stays even without productions once
     ``start_accepts_empty`` is set."""
@@ -98,7 +101,8 @@ def remove_useless_rules(flat: FlatGrammar, compiler: TerminalCompiler) -> list[
                 else:
                     empty = empty_terminals.get(symbol)
                     if empty is None:
-                        empty = empty_terminals[symbol] = compiler.is_empty(symbol)
+                        empty = empty_terminals[symbol] = (not compiler.has_nonempty_match(symbol)
+                                                           if after_nullable else compiler.is_empty(symbol))
                     if empty:
                         missing += len(production) + 1
             pending.append(missing)
@@ -342,7 +346,7 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
     merge_consecutive_literals(flat)
     record.append(("eliminate_nullable", flat.sizes()))
     remove_unit_rules(flat)
-    remove_useless_rules(flat, compiler)
+    remove_useless_rules(flat, compiler, after_nullable=True)
     record.append(("remove_unit_rules", flat.sizes()))
     deduplicate_alternatives(flat)
     merge_identical_nonterminals(flat)

@@ -210,6 +210,16 @@ class TerminalCompiler:
             return not key[1]
         return self.dfa(key).is_empty_language
 
+    def has_nonempty_match(self, key: tuple) -> bool:
+        """Some string of at least one byte matches (what a terminal stands
+        for once nullable elimination made it optional)."""
+        if key[0] == "lit":
+            return True
+        if key[0] == "class":
+            return bool(key[1])
+        dfa = self.dfa(key)
+        return not dfa.is_empty_language and bool((dfa.transitions[dfa.start] != dfa.dead).any())
+
     def is_nullable(self, key: tuple) -> bool:
         """The terminal matches the empty string."""
         if key[0] in ("lit", "class"):
