@@ -697,6 +697,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
 
     @property
     def n_earley_sets(self):
+        """Earley sets held (n_bytes + 1 until compaction drops some)."""
         return self.n_sets
 
     def snapshot(self):
@@ -762,7 +763,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         cdef Py_ssize_t s
         sizes = [int(self.set_starts[s + 1] - self.set_starts[s]) for s in range(self.n_sets)]
         memory = (self.items_capacity * sizeof(Item)
-                  + self.sets_capacity * (4 * sizeof(int64_t) + sizeof(uint64_t) + sizeof(int32_t)
+                  + self.sets_capacity * (3 * sizeof(int64_t) + sizeof(uint64_t) + sizeof(int32_t)
                                       + sizeof(uint8_t))
                   + self.dedup_capacity * (sizeof(int32_t) + sizeof(uint64_t))
                   + self.done_capacity * (sizeof(int64_t) + sizeof(uint64_t))
@@ -804,9 +805,11 @@ cdef class EarleyRecognizer(ByteRecognizer):
         return ok
 
     def top_state_hash(self):
+        """Python access to state_hash (see there for what it covers)."""
         return self.state_hash()
 
     def has_same_top_set(self, EarleyRecognizer other):
+        """Python access to same_top_set."""
         return self.same_top_set(other)
 
 
