@@ -94,7 +94,9 @@ def build_lnf(flat: FlatGrammar, compiler: TerminalCompiler) -> LNF:
     canonical order: productions of a rule sorted, nonterminals numbered in
     breadth-first order of first use from the start (so equal grammars give
     equal arrays and equal printouts)."""
-    rules = {name: sorted(productions, key=_production_order) for name, productions in flat.rules.items()}
+    printed: dict[tuple, tuple] = {}
+    rules = {name: sorted(productions, key=lambda production: _production_order(production, printed))
+             for name, productions in flat.rules.items()}
     names = [flat.start]
     seen = {flat.start}
     for name in names:
@@ -166,18 +168,22 @@ def build_lnf(flat: FlatGrammar, compiler: TerminalCompiler) -> LNF:
     )
 
 
-def _production_order(production) -> tuple:
+def _production_order(production, printed: dict) -> tuple:
     """Sort key: names, then terminals by their KBNF printout (so a class and
-    the regex it prints as sort alike)."""
+    the regex it prints as sort alike); ``printed`` caches terminal keys."""
     key = []
     for symbol in production:
-        if isinstance(symbol, str):
+        if symbol.__class__ is str:
             key.append((0, symbol))
-        else:
+            continue
+        order = printed.get(symbol)
+        if order is None:
             try:
-                key.append((1, key_to_kbnf(symbol)))
+                order = (1, key_to_kbnf(symbol))
             except GrammarError:
-                key.append((2, repr(symbol)))
+                order = (2, repr(symbol))
+            printed[symbol] = order
+        key.append(order)
     return tuple(key)
 
 

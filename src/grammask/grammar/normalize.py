@@ -204,6 +204,10 @@ def eliminate_nullable(flat: FlatGrammar, compiler: TerminalCompiler, names: Nam
     for name, productions in list(flat.rules.items()):
         expanded: list[Production] = []
         for production in productions:
+            if nullable.isdisjoint(production):
+                if production:
+                    expanded.append(production)
+                continue
             items: list[tuple[Symbol, bool]] = []
             index = 0
             while index < len(production):
