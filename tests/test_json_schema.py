@@ -381,3 +381,28 @@ def test_pydantic_types_and_unions():
     good = [1, {"street": "a", "zip_code": "12345"}]
     assert adapter.validate_python(good) and matcher.accepts(json.dumps(good))
     assert not matcher.accepts(json.dumps([1, {"street": "a", "zip_code": "1234"}]))
+
+
+# -------------------------------------------------------------- multipleOf
+
+@pytest.mark.parametrize("step", [7, 1.5, 0.01, 0.125, 4, 12])
+def test_multiple_of_exact_against_fractions(step):
+    from decimal import Decimal
+    from fractions import Fraction
+
+    matcher = SchemaMatcher({"type": "number", "multipleOf": step})
+    exact_step = Fraction(str(step))
+    for eighths in range(-400, 401):
+        value = Fraction(eighths, 8)
+        text = format(Decimal(eighths) / Decimal(8), "f")
+        assert matcher.accepts(text) == ((value / exact_step).denominator == 1), text
+    assert matcher.accepts("0") and matcher.accepts("-0")
+
+
+def test_integer_zero_fraction_depends_on_draft():
+    draft4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "integer"}
+    assert not SchemaMatcher(draft4).accepts("7.0") and SchemaMatcher(draft4).accepts("7")
+    assert SchemaMatcher({"type": "integer"}).accepts("7.0")
+    draft4_multiple = dict(draft4, multipleOf=3)
+    assert not SchemaMatcher(draft4_multiple).accepts("9.0")
+    assert SchemaMatcher(draft4_multiple).accepts("9")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from grammask._core.earley import EarleyRecognizer
 from grammask.grammar import Grammar
+from grammask.json_schema import GrammarWarning
 
 WORKLOADS = Path("/work/shared/workloads")
 if not WORKLOADS.exists():
@@ -33,7 +34,9 @@ class SchemaMatcher:
             warnings.simplefilter("always")
             self.grammar = Grammar.from_json_schema(schema, **options)
             self.lnf = self.grammar.lnf
-        self.warnings = [w.message for w in caught]
+        self.warnings = [w.message for w in caught if isinstance(w.message, GrammarWarning)]
+        self.other_warnings = [w.message for w in caught
+                               if not isinstance(w.message, GrammarWarning)]
 
     def recognizer(self) -> EarleyRecognizer:
         return EarleyRecognizer(self.lnf)

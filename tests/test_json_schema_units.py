@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.json_schema.numbers import (
-    Bound, Unexpressible, decimal_places_regex, integer_multiple_regex, integer_range,
+    Bound, decimal_digits as decimal_digits_of, decimal_places_regex, integer_range,
     integer_regex, number_regex,
 )
 from grammask.json_schema.regex_text import (
@@ -129,17 +129,10 @@ def test_zero_bounds_keep_exponents():
     assert full(non_positive, "-1e5") and full(non_positive, "0e3") and not full(non_positive, "1")
 
 
-def test_multiples():
-    regex = integer_multiple_regex(4, None, None)
-    for value in range(-500, 501):
-        assert full(regex, str(value)) == (value % 4 == 0), value
-    bounded = integer_multiple_regex(7, Bound(Fraction(10), False), Bound(Fraction(100), True))
-    for value in range(-10, 120):
-        assert full(bounded, str(value)) == (10 <= value < 100 and value % 7 == 0), value
-    with pytest.raises(Unexpressible):
-        integer_multiple_regex(3, None, None)
+def test_decimal_places():
     places = decimal_places_regex(2)
     assert full(places, "1.25") and full(places, "1.250") and not full(places, "1.255")
+    assert full(places, "-3") and not full(places, "1e2")
 
 
 # ------------------------------------------------------------ string encodings
@@ -310,3 +303,31 @@ def test_not_in_small_set_is_exact_in_every_spelling():
     regex = string_not_in_regex(["ab"])
     assert not full(regex, '"\\u0061b"')
     assert full(regex, '"\\u0061c"')
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.none(), st.fractions(-10**6, 10**6, max_denominator=10**6)), st.booleans(),
+       st.one_of(st.none(), st.fractions(-10**6, 10**6, max_denominator=10**6)), st.booleans(),
+       st.floats(allow_nan=False, allow_infinity=False))
+def test_bounded_numbers_accept_json_dumps_floats_soundly(low, low_strict, high, high_strict, x):
+    """Every accepted spelling is inside the bounds; json.dumps spellings
+    (exponent forms included) of values inside are accepted, except exponent
+    forms within one decade of a non-zero bound (documented)."""
+    if low is not None and decimal_digits_of(low) is None:
+        low = None
+    if high is not None and decimal_digits_of(high) is None:
+        high = None
+    low_bound = None if low is None else Bound(low, low_strict)
+    high_bound = None if high is None else Bound(high, high_strict)
+    regex = number_regex(low_bound, high_bound)
+    text = json.dumps(x)
+    value = Fraction(Decimal(text))
+    inside = ((low is None or (value > low if low_strict else value >= low))
+              and (high is None or (value < high if high_strict else value <= high)))
+    matched = regex is not None and full(regex, text)
+    if matched:
+        assert inside, (low, high, text)
+    near_bound = any(b is not None and b != 0 and Fraction(1, 10) <= abs(value / b) <= 10
+                     for b in (low, high))
+    if inside and ("e" not in text or not near_bound):
+        assert matched, (low, high, text)

@@ -80,7 +80,8 @@ def number_node(translator, schema: dict, pointer: str, integer: bool) -> Any:
         node = _multiple_of(translator, numbers.to_fraction(step), low, high, integer, pointer)
         if node is not None:
             return node
-    regex = numbers.integer_regex(low, high) if integer else numbers.number_regex(low, high)
+    regex = numbers.integer_regex(low, high, translator.integer_zero_fraction) if integer \
+        else numbers.number_regex(low, high)
     if regex is None:
         return NEVER
     if not integer and low is None and high is None:
@@ -113,6 +114,9 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
             kept = [v for v in values if _inside(v, low, high)]
             if not kept:
                 return NEVER
+            if integer and not translator.integer_zero_fraction:
+                return translator.alt([translator.rx(numbers.integer_range(int(v), int(v)))
+                                       for v in kept])
             return translator.alt([translator.rx(number_literal_regex(v)) for v in kept])
     if low is not None or high is not None:
         translator.warn("multipleOf", pointer, f"multipleOf {step} with bounds and more than "
@@ -131,10 +135,12 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
         translator.warn("multipleOf", pointer, f"multipleOf {step} needs {modulus} remainders "
                                                f"(> {MAX_REMAINDER_STATES}): not enforced")
         return None
+    fraction_allowed = not integer or translator.integer_zero_fraction
     if modulus == 1:
-        return translator.rx(numbers.decimal_places_regex(n_places) if n_places
-                             else numbers.INTEGER)
-    return _remainder_rules(translator, modulus, n_places, float(step))
+        if n_places:
+            return translator.rx(numbers.decimal_places_regex(n_places))
+        return translator.rx(numbers.integer_regex(None, None, fraction_allowed))
+    return _remainder_rules(translator, modulus, n_places, float(step), fraction_allowed)
 
 
 def _digit_class(digits: list[int]) -> str:
@@ -143,7 +149,8 @@ def _digit_class(digits: list[int]) -> str:
     return "[" + "".join(str(d) for d in digits) + "]"
 
 
-def _remainder_rules(translator, modulus: int, n_places: int, step: float) -> Any:
+def _remainder_rules(translator, modulus: int, n_places: int, step: float,
+                     fraction_allowed: bool) -> Any:
     prefix = translator.fresh_name(f"multiple_of_{step}")
     names: dict[tuple, str] = {}
     bodies: dict[tuple, list] = {}
@@ -171,7 +178,7 @@ def _remainder_rules(translator, modulus: int, n_places: int, step: float) -> An
     start_states = {}
     for digit in range(1, 10):
         start_states.setdefault(("I", digit % modulus, 0), []).append(digit)
-    pending = list(start_states) + [("D", 0, 0)]
+    pending = list(start_states) + ([("D", 0, 0)] if fraction_allowed else [])
     while pending:
         state = pending.pop()
         if state in names:
@@ -179,7 +186,7 @@ def _remainder_rules(translator, modulus: int, n_places: int, step: float) -> An
         names[state] = f"{prefix}_{state[0].lower()}{state[1]}_{state[2]}"
         translator.used_names.add(names[state])
         edges = transitions(state)
-        if state[0] == "I":
+        if state[0] == "I" and fraction_allowed:
             edges = edges + [(None, ("D", state[1], 0))]
         bodies[state] = edges
         pending.extend(target for _, target in edges if target not in names)
@@ -192,8 +199,10 @@ def _remainder_rules(translator, modulus: int, n_places: int, step: float) -> An
             head = translator.lit(".") if digits is None else translator.rx(_digit_class(digits))
             alternatives.append(translator.seq(head, RuleRef(names[target])))
         translator.define(names[state], translator.alt(alternatives))
-    zero = translator.seq(translator.lit("0"), translator.repeat(
-        translator.seq(translator.lit("."), RuleRef(names["D", 0, 0])), 0, 1))
+    zero = translator.lit("0")
+    if fraction_allowed:
+        zero = translator.seq(zero, translator.repeat(
+            translator.seq(translator.lit("."), RuleRef(names["D", 0, 0])), 0, 1))
     first = translator.alt([zero] + [
         translator.seq(translator.rx(_digit_class(digits)), RuleRef(names[state]))
         for state, digits in start_states.items()])

@@ -14,11 +14,14 @@ Representation rules (documented choices, all sound: never accepting a
 number outside the interval):
 
 - integers: ``-?(0|[1-9][0-9]*)`` optionally followed by ``.0+`` (JSON
-  Schema counts ``1.0`` as an integer); ``-0`` is zero.  No exponent form.
+  Schema since draft 6 counts ``1.0`` as an integer; draft 4 does not, and
+  the caller turns it off); ``-0`` is zero.  No exponent form.
 - numbers without bounds, or whose finite bounds are all zero: the full JSON
   grammar including exponents (the sign and a non-zero mantissa decide).
-- numbers with a non-zero bound: plain decimals without exponent (deciding
-  ``x >= c`` on ``m e k`` forms is not a regular language in general).
+- numbers with a non-zero bound: plain decimals, plus exponent spellings
+  with a normalized mantissa (``d.ddd e k``, what ``json.dumps`` writes)
+  whose whole decade lies inside the bounds (``exponent_forms``); deciding
+  ``x >= c`` on arbitrary ``m e k`` forms is not a regular language.
 
 Invariants: every regex returned matches only literals whose value is inside
 the interval, and every plain decimal (integer) literal inside it; ``None`` is
@@ -168,13 +171,15 @@ def integer_bounds(low: Optional[Bound], high: Optional[Bound]) -> tuple[Optiona
     return lo, hi
 
 
-def integer_regex(low: Optional[Bound], high: Optional[Bound]) -> Optional[str]:
-    """Integer literals (with optional ``.0+``) inside the bounds."""
+def integer_regex(low: Optional[Bound], high: Optional[Bound],
+                  zero_fraction: bool = True) -> Optional[str]:
+    """Integer literals inside the bounds, with an optional ``.0+`` unless
+    ``zero_fraction`` is False (draft 4, where 1.0 is not an integer)."""
     lo, hi = integer_bounds(low, high)
     body = integer_range(lo, hi)
     if body is None:
         return None
-    return _wrap(body) + INTEGER_ZERO_FRACTION
+    return _wrap(body) + (INTEGER_ZERO_FRACTION if zero_fraction else "")
 
 
 # ------------------------------------------------------------- decimal bounds
@@ -341,54 +346,81 @@ def number_regex(low: Optional[Bound], high: Optional[Bound]) -> Optional[str]:
         branches = [regex for name, regex in (("positive", positive), ("zero", zero),
                                               ("negative", negative)) if allowed[name]]
         return alternation(branches) if branches else None
-    return decimal_range(low, high)
+    plain = decimal_range(low, high)
+    scientific = exponent_forms(low, high)
+    branches = [regex for regex in (plain, scientific) if regex is not None]
+    return alternation(branches) if branches else None
+
+
+def _exponent_bounds(low: Optional[Bound], high: Optional[Bound]):
+    """Integers e with every value of [10^e, 10^(e+1)) in (low, high), as
+    (e_min or None, e_max or None, empty)."""
+    def smallest_at_least(bound: Bound) -> int:
+        exponent = math.floor(math.log10(bound.value)) - 2
+        while Fraction(10) ** exponent < bound.value or (
+                bound.strict and Fraction(10) ** exponent == bound.value):
+            exponent += 1
+        return exponent
+
+    def largest_below(limit: Fraction) -> int:
+        exponent = math.floor(math.log10(limit)) + 2
+        while Fraction(10) ** (exponent + 1) > limit:
+            exponent -= 1
+        return exponent
+
+    e_min = None if low is None or low.value <= 0 else smallest_at_least(low)
+    e_max = None if high is None else (largest_below(high.value) if high.value > 0 else -10**9)
+    return e_min, e_max
+
+
+def _signed_exponent(e_min: Optional[int], e_max: Optional[int]) -> Optional[str]:
+    """Exponent digits (optional sign and leading zeros) with value in [e_min, e_max]."""
+    if e_min is not None and e_max is not None and e_min > e_max:
+        return None
+    branches = []
+    if e_max is None or e_max >= 0:
+        positive = nonnegative_integer_range(max(e_min, 0) if e_min is not None else 0, e_max)
+        if positive is not None:
+            branches.append("\\+?0*" + _wrap(positive))
+    if e_min is None or e_min < 0:
+        magnitude_low = 1 if e_max is None or e_max >= 0 else -e_max
+        magnitude_high = None if e_min is None else -e_min
+        negative = nonnegative_integer_range(magnitude_low, magnitude_high)
+        if negative is not None:
+            branches.append("-0*" + _wrap(negative))
+    return alternation(branches) if branches else None
+
+
+def exponent_forms(low: Optional[Bound], high: Optional[Bound]) -> Optional[str]:
+    """Exponent spellings ``d.ddd e k`` (one non-zero digit before the point,
+    as ``json.dumps`` writes very small and very large floats) whose whole
+    decade ``[10^k, 10^(k+1))`` lies inside the bounds, with either sign,
+    plus zero mantissas when zero is inside.  Sound (every value matched is
+    inside) and covers every normalized spelling of values not within one
+    decade of a non-zero bound."""
+    mantissa = "[1-9](?:\\.[0-9]+)?"
+    branches = []
+    e_min, e_max = _exponent_bounds(low, high)
+    exponent = _signed_exponent(e_min, e_max)
+    if exponent is not None:
+        branches.append(f"{mantissa}[eE]{_wrap(exponent)}")
+    mirrored_low = None if high is None else Bound(-high.value, high.strict)
+    mirrored_high = None if low is None else Bound(-low.value, low.strict)
+    e_min, e_max = _exponent_bounds(mirrored_low, mirrored_high)
+    exponent = _signed_exponent(e_min, e_max)
+    if exponent is not None:
+        branches.append(f"-{mantissa}[eE]{_wrap(exponent)}")
+    zero = Fraction(0)
+    if (low is None or low.value < zero or (low.value == zero and not low.strict)) and \
+            (high is None or high.value > zero or (high.value == zero and not high.strict)):
+        branches.append(f"-?{_ZERO_MANTISSA}[eE][+\\-]?[0-9]+")
+    return alternation(branches) if branches else None
 
 
 # ---------------------------------------------------------------- multipleOf
 
 MAX_ENUMERATED_MULTIPLES = 256
-
-
-class Unexpressible(Exception):
-    """A constraint this module cannot state as a regex (the caller warns)."""
-
-
-def integer_multiple_regex(step: int, low: Optional[Bound], high: Optional[Bound]) -> Optional[str]:
-    """Integers that are multiples of ``step`` inside the bounds, when expressible.
-
-    Expressible: a bounded range with at most MAX_ENUMERATED_MULTIPLES
-    multiples (listed), or no bounds with ``step`` dividing a power of ten
-    (decided by the last digits).  Returns None for an empty set and raises
-    ``Unexpressible`` otherwise.
-    """
-    lo, hi = integer_bounds(low, high)
-    if lo is not None and hi is not None:
-        first = -((-lo) // step) * step
-        if first > hi:
-            return None
-        count = (hi - first) // step + 1
-        if count > MAX_ENUMERATED_MULTIPLES:
-            raise Unexpressible(f"{count} multiples of {step} in [{lo}, {hi}]")
-        values = [first + index * step for index in range(count)]
-        literals = [str(value) for value in values]
-        if 0 in values:
-            literals.append("-0")
-        return _wrap(alternation(literals)) + INTEGER_ZERO_FRACTION
-    if lo is not None or hi is not None:
-        raise Unexpressible(f"multiples of {step} with a one-sided bound")
-    n_suffix_digits = 0
-    while 10 ** n_suffix_digits % step != 0:
-        n_suffix_digits += 1
-        if n_suffix_digits > 3:
-            raise Unexpressible(f"multiples of {step} (not a divisor of 1000)")
-    small = [str(value) for value in range(0, 10 ** n_suffix_digits, step)]
-    suffixes = [str(value).rjust(n_suffix_digits, "0") for value in range(0, 10 ** n_suffix_digits, step)]
-    branches = list(small)
-    if n_suffix_digits:
-        branches.append("[1-9][0-9]*" + alternation(suffixes))
-    else:
-        branches.append("[1-9][0-9]*")
-    return "-?" + _wrap(alternation(branches)) + INTEGER_ZERO_FRACTION
+"""Bounded multipleOf ranges with at most this many multiples are listed."""
 
 
 def decimal_places_regex(n_places: int) -> str:

@@ -10,14 +10,18 @@ JSON string text, for constraints stated on the *decoded* string:
 - ``translate_pattern(p)``: the JSON Schema ``pattern`` (ECMA-262 syntax,
   *search* semantics: unanchored unless ``^``/``$`` say otherwise) parsed
   with Python's own regex parser (``re._parser``) and re-emitted character
-  set by character set as ``json_char_regex`` alternatives.  ECMA meanings
-  are used where they differ from Python: ``\\d`` ``\\w`` are ASCII, ``\\s``
-  is ECMA white space, ``.`` excludes the four line terminators, ``$`` is
-  the end of the string only.  Unsupported (``PatternUnsupported``):
+  set by character set as ``json_char_regex`` alternatives.  Where ECMA-262
+  (the specification) and Python's ``re`` (what validators such as
+  ``jsonschema`` run) differ, the grammar accepts only what both accept, so
+  it is never looser under either reading: ``\\d`` ``\\w`` are ASCII, ``\\s``
+  is the white space both agree on, ``\\D`` ``\\W`` ``\\S`` exclude what either
+  counts as digit/word/space, ``.`` excludes the four ECMA line
+  terminators, ``$`` is the end of the string only.  Unsupported (``PatternUnsupported``):
   backreferences, look-around, word boundaries, anchors other than at the
   start/end of a top-level alternative, ``\\p{..}`` classes.
 - ``FORMAT_PATTERNS``: date, time, date-time (RFC 3339, with real month
-  lengths and leap years), email, uuid, uri, uri-reference, ipv4, hostname
+  lengths and leap years; second 60 is refused, since a leap second is only
+  valid at 23:59:60 UTC, which an offset makes non-regular to state), email, uuid, uri, uri-reference, ipv4, hostname
   written as anchored patterns and translated like user patterns, with
   printable ASCII accepted raw only (their DFAs stay small; json.dumps never
   escapes those characters).
@@ -43,7 +47,7 @@ except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 from grammask.json_schema.regex_text import (
-    ALL_CHARACTERS, JSON_CHAR, MUST_ESCAPE, CodePointSet, alternation, char_class,
+    ALL_CHARACTERS, JSON_CHAR, MAX_CODE_POINT, MUST_ESCAPE, CodePointSet, alternation, char_class,
     complement_ranges, contains, group, intersect_ranges, json_char_regex, normalize_ranges,
     repeat,
 )
@@ -71,14 +75,41 @@ def string_regex(n_min: int, n_max: Optional[int]) -> str:
 
 # ------------------------------------------------------------------- patterns
 
-_CATEGORY_SETS = {
-    sre_constants.CATEGORY_DIGIT: ECMA_DIGIT,
-    sre_constants.CATEGORY_NOT_DIGIT: complement_ranges(ECMA_DIGIT),
-    sre_constants.CATEGORY_WORD: ECMA_WORD,
-    sre_constants.CATEGORY_NOT_WORD: complement_ranges(ECMA_WORD),
-    sre_constants.CATEGORY_SPACE: ECMA_SPACE,
-    sre_constants.CATEGORY_NOT_SPACE: complement_ranges(ECMA_SPACE),
-}
+_python_sets: dict[str, CodePointSet] = {}
+
+
+def python_class(escape: str) -> CodePointSet:
+    """The code points Python's ``re`` matches with ``\\d``, ``\\w`` or ``\\s``."""
+    if escape not in _python_sets:
+        compiled = re.compile(escape)
+        members = [(c, c) for c in range(MAX_CODE_POINT + 1)
+                   if not 0xD800 <= c <= 0xDFFF and compiled.match(chr(c))]
+        _python_sets[escape] = normalize_ranges(members)
+    return _python_sets[escape]
+
+
+def _category_set(category) -> CodePointSet:
+    """Class escapes where ECMA-262 and Python's re agree (see the module
+    docstring): \\d \\w \\s are the intersection of both meanings, \\D \\W \\S
+    the complement of their union."""
+    if category == sre_constants.CATEGORY_DIGIT:
+        return ECMA_DIGIT
+    if category == sre_constants.CATEGORY_WORD:
+        return ECMA_WORD
+    if category == sre_constants.CATEGORY_SPACE:
+        return intersect_ranges(ECMA_SPACE, python_class(r"\s"))
+    if category == sre_constants.CATEGORY_NOT_DIGIT:
+        return complement_ranges(python_class(r"\d"))
+    if category == sre_constants.CATEGORY_NOT_WORD:
+        return complement_ranges(python_class(r"\w"))
+    if category == sre_constants.CATEGORY_NOT_SPACE:
+        return complement_ranges(normalize_ranges(ECMA_SPACE + python_class(r"\s")))
+    raise PatternUnsupported(f"unsupported class escape {category}")
+
+
+_CATEGORIES = (sre_constants.CATEGORY_DIGIT, sre_constants.CATEGORY_NOT_DIGIT,
+               sre_constants.CATEGORY_WORD, sre_constants.CATEGORY_NOT_WORD,
+               sre_constants.CATEGORY_SPACE, sre_constants.CATEGORY_NOT_SPACE)
 
 _START_ANCHORS = (sre_constants.AT_BEGINNING, sre_constants.AT_BEGINNING_STRING)
 _END_ANCHORS = (sre_constants.AT_END, sre_constants.AT_END_STRING)
@@ -193,8 +224,8 @@ class _PatternTranslator:
                 ranges.append((argument, argument))
             elif op == sre_constants.RANGE:
                 ranges.append(argument)
-            elif op == sre_constants.CATEGORY and argument in _CATEGORY_SETS:
-                ranges.extend(_CATEGORY_SETS[argument])
+            elif op == sre_constants.CATEGORY and argument in _CATEGORIES:
+                ranges.extend(_category_set(argument))
             else:
                 raise PatternUnsupported(f"unsupported class item {op} {argument}")
         members = self.fold(normalize_ranges(ranges))
@@ -226,7 +257,7 @@ _MONTH_DAY = ("(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
               "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
               "|02-(?:0[1-9]|1[0-9]|2[0-8]))")
 _DATE = f"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
-_TIME = ("(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.[0-9]+)?"
+_TIME = ("(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?"
          "(?:[Zz]|[+\\-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
 _LABEL = "[A-Za-z0-9](?:[A-Za-z0-9\\-]*[A-Za-z0-9])?"
 _OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"

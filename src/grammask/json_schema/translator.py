@@ -138,6 +138,9 @@ class Translator:
         self.base_uri = self.resolver.root_uri
         self._generic: dict[str, str] = {}
         self._powers: dict[tuple[Any, int], Any] = {}
+        declared = root.get("$schema", "") if isinstance(root, dict) else ""
+        self.integer_zero_fraction = not any(f"draft-0{n}/" in str(declared) for n in (3, 4))
+        """Whether 1.0 is an integer (drafts 6 and later; not in drafts 3 and 4)."""
         self._ws: Optional[Node] = None
 
     # ------------------------------------------------------------ plumbing
@@ -256,18 +259,28 @@ class Translator:
     # ------------------------------------------------------- generic JSON
 
     def generic(self, kind: str) -> RuleRef:
-        """Rules for any JSON value / object / array / string / number."""
+        """Rules for any JSON value / object / array / string / number.
+
+        String and number rules are defined on their own; asking for a value,
+        object or array defines those three together (they are mutually
+        recursive) with the string and number rules, so no rule is unused.
+        """
         if kind in self._generic:
             return RuleRef(self._generic[kind])
-        for name in ("value", "object", "array", "string", "number"):
-            self._generic[name] = self.fresh_name(f"json_{name}")
         names = self._generic
+        if kind in ("string", "number"):
+            names[kind] = self.fresh_name(f"json_{kind}")
+            pattern = strings.string_regex(0, None) if kind == "string" else numbers.NUMBER
+            self.define(names[kind], self.rx(pattern))
+            return RuleRef(names[kind])
+        for name in ("value", "object", "array"):
+            names[name] = self.fresh_name(f"json_{name}")
         ws = self.ws()
         value = RuleRef(names["value"])
-        member = self.seq(RuleRef(names["string"]), ws, self.lit(":"), ws, value)
+        member = self.seq(self.generic("string"), ws, self.lit(":"), ws, value)
         self.define(names["value"], self.alt([
-            RuleRef(names["object"]), RuleRef(names["array"]), RuleRef(names["string"]),
-            RuleRef(names["number"]), self.lit("true"), self.lit("false"), self.lit("null")]))
+            RuleRef(names["object"]), RuleRef(names["array"]), self.generic("string"),
+            self.generic("number"), self.lit("true"), self.lit("false"), self.lit("null")]))
         self.define(names["object"], self.alt([
             self.seq(self.lit("{"), ws, self.lit("}")),
             self.seq(self.lit("{"), ws, member,
@@ -276,8 +289,6 @@ class Translator:
             self.seq(self.lit("["), ws, self.lit("]")),
             self.seq(self.lit("["), ws, value,
                      self.repeat(self.seq(self.comma(), value), 0, None), ws, self.lit("]"))]))
-        self.define(names["string"], self.rx(strings.string_regex(0, None)))
-        self.define(names["number"], self.rx(numbers.NUMBER))
         return RuleRef(names[kind])
 
     # ------------------------------------------------------------ dispatch
