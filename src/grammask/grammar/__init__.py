@@ -2,8 +2,9 @@
 
 ``Grammar`` holds a validated AST and its normalized form: parse (``kbnf.py``,
 ``gbnf.py``; or an AST from a program) -> ``validate.py`` -> ``normalize.py``
-(named passes) -> ``lnf.py`` (flat arrays).  Everything is computed once, at
-construction, so every error surfaces there; the object is immutable after.
+(named passes) -> ``lnf.py`` (flat arrays).  Everything that can fail is
+computed once, at construction, so every error surfaces there; the printout
+and fingerprint are derived on first use; the object never changes after.
 
 - ``ast``: the GrammarAST (source spans on parsed nodes)
 - ``lnf``: the LNF arrays consumed by the Earley core
@@ -59,8 +60,8 @@ class Grammar:
         normalized = normalize(ast, self._config)
         self._pass_sizes = normalized.pass_sizes
         self._lnf = build_lnf(normalized.flat, normalized.compiler)
-        self._text = self._lnf.to_ebnf()
-        self._fingerprint = hashlib.sha256(self._text.encode("utf-8")).hexdigest()
+        self._text: str | None = None
+        self._fingerprint: str | None = None
 
     # --- constructors -----------------------------------------------------------
 
@@ -124,6 +125,8 @@ class Grammar:
 
     @property
     def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            self._fingerprint = hashlib.sha256(self.to_ebnf().encode("utf-8")).hexdigest()
         return self._fingerprint
 
     @property
@@ -131,6 +134,8 @@ class Grammar:
         return list(self._pass_sizes)
 
     def to_ebnf(self) -> str:
+        if self._text is None:
+            self._text = self._lnf.to_ebnf()
         return self._text
 
     def __repr__(self) -> str:
@@ -138,7 +143,7 @@ class Grammar:
         return (f"Grammar(start={self._ast.start!r}, nonterminals={sizes['n_nonterminals']}, "
                 f"productions={sizes['n_productions']}, terminals={sizes['n_terminals']}, "
                 f"dfas={sizes['n_dfas']}, start_accepts_empty={self.start_accepts_empty}, "
-                f"fingerprint={self._fingerprint[:12]})")
+                f"fingerprint={self.fingerprint[:12]})")
 
 
 BUILTIN_FILES = {"json": ("json.ebnf", "start"), "json_gbnf": ("json.gbnf", "root")}

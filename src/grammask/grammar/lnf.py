@@ -23,6 +23,7 @@ Terminal ids are given in order of first use; DFA ids likewise.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,7 @@ from grammask.grammar.flatten import FlatGrammar
 from grammask.grammar.terminal_keys import TerminalCompiler, kbnf_string, key_to_kbnf
 from grammask.grammar.kbnf import is_name_char
 
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
 SYMBOL_TERMINAL = 0
 SYMBOL_NONTERMINAL = 1
 TERMINAL_LITERAL = 0
@@ -233,10 +235,10 @@ def check_invariants(lnf: LNF) -> list[str]:
 def printable_names(names: list[str]) -> list[str]:
     """KBNF-safe, distinct spellings of ``names`` (unchanged when already valid;
     other characters become ``_`` with a numeric suffix on collision)."""
-    taken = {name for name in names if name and all(is_name_char(char) for char in name)}
+    taken = {name for name in names if NAME_PATTERN.fullmatch(name)}
     result = []
     for name in names:
-        if name and all(is_name_char(char) for char in name):
+        if name in taken:
             result.append(name)
             continue
         base = "".join(char if is_name_char(char) else "_" for char in name) or "_"
