@@ -11,6 +11,7 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from grammask.errors import GrammarError, LimitExceeded
 from grammask._core.earley import EarleyRecognizer, compiled_tables
@@ -252,3 +253,38 @@ def test_dfa_tables_match_their_regex():
         compiled = regex.compile(pattern.encode())
         for data in all_strings(b"abc09A", 3):
             assert dfa.fullmatch(data) == bool(compiled.fullmatch(data)), (pattern, data)
+
+
+LNF_ARRAY_FIELDS = ["nonterminal_production_offsets", "production_lhs", "production_symbol_offsets",
+                    "symbol_kinds", "symbol_ids", "terminal_kinds", "terminal_literal_offsets",
+                    "literal_bytes", "terminal_dfa_ids"]
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.sampled_from(LNF_ARRAY_FIELDS + ["dfa", "start_id"]), st.integers(0, 40),
+       st.integers(-3, 300), st.booleans())
+def test_malformed_lnf_never_crashes(field, index, value, truncate):
+    """Any corrupted field: either a GrammarError at construction, or a
+    recognizer whose every call stays in bounds."""
+    lnf = build_lnf("S ::= 'ab' T | /[0-9]+/ ; T ::= 'c' T | e/x*y/")
+    if field == "start_id":
+        lnf.start_id = value
+    elif field == "dfa":
+        table = lnf.dfas[index % len(lnf.dfas)].transitions
+        table[index % table.shape[0], index % table.shape[1]] = value
+    else:
+        array = getattr(lnf, field).astype(np.int64)
+        if truncate and len(array):
+            array = array[:-1]
+        elif len(array):
+            array[index % len(array)] = value
+        setattr(lnf, field, array)
+    try:
+        recognizer = EarleyRecognizer(lnf)
+    except GrammarError:
+        return
+    for byte in b"abc0123xy":
+        recognizer.push_byte(byte)
+        recognizer.allowed_first_bytes()
+        recognizer.scan_items()
+    recognizer.pop(recognizer.rollback_limit)

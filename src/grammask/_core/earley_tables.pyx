@@ -26,6 +26,10 @@ Invariants (checked here, so the recognizer's loops need no bounds checks):
   class_map values < n_classes, transition targets in [0, n_states); state 0 is
   dead (all its transitions go to 0 and it is not accepting).
 Violations raise ``grammask.GrammarError`` naming the array and index.
+Transitions into states that cannot reach an accepting state are redirected
+to 0 here, so "state != 0" means "can still match" even for untrimmed tables.
+Recognizers point at ``view`` (a plain C struct) so their loops hold no Python
+objects; the arrays behind it are owned by this object.
 """
 
 import numpy as np
