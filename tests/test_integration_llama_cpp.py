@@ -95,6 +95,7 @@ def test_20_prompts_give_schema_valid_json(llm, person_compiled):
         assert result.engine.is_finished()
         assert result.data == document
         assert result.text.endswith("}"), "the output ends at the close of the root object"
+        assert result.text.startswith("{"), "no leading whitespace"
         assert document["name"]  # minLength 1 holds in the model's output
         n_exact += document == {"name": name, "age": age, "city": city}
     assert n_exact >= 10, "the model should copy most facts correctly under the schema"
@@ -254,3 +255,22 @@ def test_gbnf_example_output_is_a_viable_sentence_prefix(llm, capsys):
     data = result.engine.output_bytes()
     assert reference.accepts(data) if result.complete else reference.viable_prefix(data)
     assert capsys.readouterr().out.startswith("- ")
+
+
+def test_json_policy_drops_leading_whitespace_only_when_optional(llm, person_compiled):
+    vocab = vocabulary_for(llm)
+    prompt = np.asarray(llm.tokenize(b"JSON: "), dtype=np.int32)
+    processor = GrammaskLogitsProcessor(person_compiled, end_json_at_close=True)
+    scores = np.zeros(llm.n_vocab(), dtype=np.float32)
+    processor(prompt, scores)
+    allowed = [vocab.token_bytes[t] for t in np.flatnonzero(np.isfinite(scores))]
+    assert allowed and all(data[:1] == b"{" for data in allowed)
+    plain = GrammaskLogitsProcessor(person_compiled)
+    scores = np.zeros(llm.n_vocab(), dtype=np.float32)
+    plain(prompt, scores)
+    assert any(vocab.token_bytes[t][:1] == b" " for t in np.flatnonzero(np.isfinite(scores)))
+    compiled, _ = compile_for(llm, grammask.Grammar.from_regex(" +x"))
+    mandatory = GrammaskLogitsProcessor(compiled, end_json_at_close=True)
+    scores = np.zeros(llm.n_vocab(), dtype=np.float32)
+    mandatory(prompt, scores)
+    assert np.isfinite(scores).any(), "never an empty mask: the whitespace is needed here"

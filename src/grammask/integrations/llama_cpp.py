@@ -132,11 +132,13 @@ class GrammaskLogitsProcessor:
     ``max_tokens``: after this many generated tokens only EOS is allowed
     (give llama.cpp ``max_tokens + 1`` so the engine sees every token).
     ``seed_prompt_context``: hand the prompt's tokens to the canonical filter.
-    ``end_json_at_close``: for grammars of JSON texts (``ws value ws``): once
-    the output is complete and ends with a closed value (``}``, ``]``, a
-    string, ``true``/``false``/``null``, then at most whitespace), allow only
-    EOS.  What could follow is trailing whitespace, which carries nothing and
-    which small models otherwise repeat until ``max_tokens``.
+    ``end_json_at_close``: for grammars of JSON texts (``ws value ws``): no
+    token starting with whitespace at the first step, and once the output is
+    complete and ends with a closed value (``}``, ``]``, a string,
+    ``true``/``false``/``null``, then at most whitespace) only EOS.  Both
+    keep the output inside the grammar (the surrounding whitespace is
+    optional) and drop only whitespace, which carries nothing and which
+    small models otherwise emit first or repeat until ``max_tokens``.
     """
 
     def __init__(self, engine_or_compiled, *, max_tokens: Optional[int] = None,
@@ -156,6 +158,7 @@ class GrammaskLogitsProcessor:
         self.seed_prompt_context = seed_prompt_context
         self.end_json_at_close = end_json_at_close
         self._eos_token_ids = np.asarray(self.engine.vocab.eos_token_ids, dtype=np.intp)
+        self._whitespace_ids = _whitespace_token_ids(self.engine.vocab) if end_json_at_close else None
         self.n_calls = 0
         self.seconds = 0.0
         self.reset()
@@ -210,6 +213,14 @@ class GrammaskLogitsProcessor:
             self._only_eos(scores)
         else:
             self.engine.mask_logits(scores)
+            if self.end_json_at_close and n_generated == 0:
+                self._drop_leading_whitespace(scores)
+
+    def _drop_leading_whitespace(self, scores) -> None:
+        kept = scores[self._whitespace_ids].copy()
+        scores[self._whitespace_ids] = -np.inf
+        if not np.isfinite(scores).any():
+            scores[self._whitespace_ids] = kept
 
     def _only_eos(self, scores) -> None:
         kept = scores[self._eos_token_ids].copy()
@@ -220,6 +231,21 @@ class GrammaskLogitsProcessor:
         """Re-raise an error caught inside the llama.cpp callback."""
         if self.error is not None:
             raise self.error
+
+
+_WHITESPACE_IDS: dict[str, np.ndarray] = {}
+
+
+def _whitespace_token_ids(vocab) -> np.ndarray:
+    """Ids of the tokens whose bytes start with JSON whitespace (cached per
+    vocabulary fingerprint; the special ids' display text is left out)."""
+    ids = _WHITESPACE_IDS.get(vocab.fingerprint)
+    if ids is None:
+        ids = np.asarray([token_id for token_id, data in enumerate(vocab.token_bytes)
+                          if data and data[0] in b" \t\n\r" and not vocab.is_special(token_id)],
+                         dtype=np.intp)
+        _WHITESPACE_IDS[vocab.fingerprint] = ids
+    return ids
 
 
 _CLOSED_JSON_ENDINGS = (b"}", b"]", b'"', b"true", b"false", b"null")
