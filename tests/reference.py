@@ -230,6 +230,7 @@ class ReferenceRecognizer:
                 if ref not in self.bodies:
                     raise KeyError(f"rule {ref!r} used in {name!r} is not defined")
         self.productive = self._productive_rules()
+        self.nonempty_cache: dict[int, bool] = {}
 
     # --- language emptiness ---------------------------------------------------
 
@@ -320,11 +321,17 @@ class ReferenceRecognizer:
             cached = self.terminal_cache[key] = frozenset(self._terminal_ends(node, i))
         return cached
 
+    def _language_nonempty(self, node: Node) -> bool:
+        known = self.nonempty_cache.get(id(node))
+        if known is None:
+            known = self.nonempty_cache[id(node)] = self._nonempty(node, self.productive)
+        return known
+
     def _step(self, node: Node, positions) -> set[int]:
         result: set[int] = set()
         for position in positions:
             if position == PAST_END:
-                if self._nonempty(node, self.productive):
+                if self._language_nonempty(node):
                     result.add(PAST_END)
             else:
                 result |= self._ends(node, position)
