@@ -32,8 +32,10 @@ State
 
 Invariants
     * The engine has accepted exactly ``input_ids[prompt_length:]``.
-    * Scores leave each call masked: by the engine, or EOS-only when the token
-      budget is spent or an error occurred.
+    * Scores leave each call masked: by the engine (for JSON outputs, minus
+      optional leading whitespace), or EOS-only when the token budget is
+      spent, a JSON output is closed, or an error occurred.  Never empty:
+      EOS ids are always kept in the EOS-only case.
     * The truncation caveat: a generation stopped by ``max_tokens`` before the
       grammar is complete leaves ``engine.is_finished()`` and
       ``engine.can_end()`` False; ``generate`` returns ``complete=False`` and
@@ -124,7 +126,7 @@ class GrammaskLogitsProcessor:
     """A llama-cpp-python logits processor enforcing a grammar.
 
     ``GrammaskLogitsProcessor(engine_or_compiled, max_tokens=None,
-    seed_prompt_context=True)``; pass it as
+    seed_prompt_context=True, end_json_at_close=False)``; pass it as
     ``logits_processor=llama_cpp.LogitsProcessorList([processor])``.
 
     ``engine_or_compiled``: a ``grammask.Engine`` (used and reset per
