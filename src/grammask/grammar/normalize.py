@@ -94,7 +94,7 @@ def remove_useless_rules(flat: FlatGrammar, compiler: TerminalCompiler, after_nu
         for production in productions:
             production_index = len(pending)
             missing = 0
-            for symbol in set(production):
+            for symbol in production:
                 if symbol.__class__ is str:
                     users.setdefault(symbol, []).append(production_index)
                     missing += 1
@@ -149,16 +149,16 @@ def remove_unreachable_rules(flat: FlatGrammar) -> list[str]:
 
 def nullable_symbols(flat: FlatGrammar, compiler: TerminalCompiler) -> set[Symbol]:
     """Nonterminals and terminal keys that derive the empty string."""
-    nullable: set[Symbol] = set()
-    changed = True
     terminals = {symbol for productions in flat.rules.values() for production in productions
-                 for symbol in production if isinstance(symbol, tuple)}
-    nullable.update(key for key in terminals if compiler.is_nullable(key))
+                 for symbol in production if symbol.__class__ is not str}
+    nullable: set[Symbol] = {key for key in terminals if compiler.is_nullable(key)}
+    candidates = [(name, production) for name, productions in flat.rules.items() for production in productions
+                  if all(symbol.__class__ is str or symbol in nullable for symbol in production)]
+    changed = True
     while changed:
         changed = False
-        for name, productions in flat.rules.items():
-            if name not in nullable and any(all(symbol in nullable for symbol in production)
-                                            for production in productions):
+        for name, production in candidates:
+            if name not in nullable and all(symbol in nullable for symbol in production):
                 nullable.add(name)
                 changed = True
     return nullable
@@ -280,19 +280,20 @@ def remove_unit_rules(flat: FlatGrammar) -> None:
 
 
 def merge_identical_nonterminals(flat: FlatGrammar) -> None:
-    """Pre: flat productions.  Post: no two nonterminals have the same set of
-    productions (up to renaming the merged ones); the first in rule order (the
+    """Pre: flat productions.  Post: productions deduplicated, and no two
+    nonterminals have the same set of productions (up to renaming the merged ones); the first in rule order (the
     start symbol first) is kept and references are rewritten.  A start symbol
     accepting the empty sentence is never merged (see ``_separate_start``).
     Repeated until no merge happens."""
+    deduplicate_alternatives(flat)
     while True:
-        representative: dict[tuple, str] = {}
+        representative: dict[object, str] = {}
         rename: dict[str, str] = {}
         order = [flat.start] + [name for name in flat.rules if name != flat.start]
         for name in order:
-            signature = tuple(sorted(flat.rules[name], key=repr))
+            signature = frozenset(flat.rules[name])
             if name == flat.start and flat.start_accepts_empty:
-                signature = ("start accepting the empty sentence",) + signature
+                signature = (signature, "start accepting the empty sentence")
             if signature in representative:
                 rename[name] = representative[signature]
             else:
@@ -352,9 +353,7 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
     remove_unit_rules(flat)
     remove_useless_rules(flat, compiler, after_nullable=True)
     record.append(("remove_unit_rules", flat.sizes()))
-    deduplicate_alternatives(flat)
     merge_identical_nonterminals(flat)
-    remove_unreachable_rules(flat)
     record.append(("merge_identical_nonterminals", flat.sizes()))
     compile_literal_alternations(flat)
     merge_identical_nonterminals(flat)
