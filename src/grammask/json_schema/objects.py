@@ -21,7 +21,7 @@ counting; a guard falls back to uncounted with a warning past
 ``MAX_COUNTED_STATES``).  The object is ``"{" ws "}"`` (when empty is allowed)
 or ``"{" ws T(0, 0) ws "}"``, so no two whitespace runs ever touch.
 
-Extra keys exclude every declared name (decoded, ``strings.string_not_in_regex``),
+Extra keys exclude every declared name (``strings.string_not_in_parts``),
 so a declared property cannot sneak in with the additional schema.
 ``propertyNames`` (pattern, lengths, enum, const, false) is checked on
 declared names in Python and becomes the key grammar of additional
@@ -42,7 +42,6 @@ from grammask.json_schema.values import simple_constraints_hold, string_literal_
 
 MAX_COUNTED_STATES = 20_000
 MAX_ANY_ORDER_REQUIRED = 6
-MAX_EXCLUDED_KEY_CHARS = 4_000
 
 
 def _pattern_matches(pattern: str, name: str) -> bool:
@@ -147,13 +146,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
                                       child_pointer(pointer, "propertyNames"))
             elif not declared:
                 key = translator.generic("string")
-            elif sum(len(name) for name in declared) > MAX_EXCLUDED_KEY_CHARS:
-                translator.warn("additionalProperties", sub_pointer,
-                                "too many declared names to exclude: additional keys may "
-                                "repeat a declared name")
-                key = translator.generic("string")
             else:
-                key = translator.rx(strings.string_not_in_regex(declared))
+                key = _key_not_in(translator, declared)
             extras.append(kv(key, value))
     extra = None
     if extras:
@@ -191,6 +185,19 @@ def _as_string_schema(names_schema: dict) -> dict:
     result = dict(names_schema)
     result["type"] = "string"
     return result
+
+
+def _key_not_in(translator, names: list[str]) -> Any:
+    """Keys that are none of ``names`` (``strings.string_not_in_parts``)."""
+    head, not_name = strings.string_not_in_parts(names)
+    if translator._string_tail is None:
+        translator._string_tail = translator.rx(strings.STRING_TAIL)
+    alternatives = []
+    if head is not None:
+        alternatives.append(translator.seq(translator.rx(head), translator._string_tail))
+    if not_name is not None:
+        alternatives.append(translator.rx(not_name))
+    return translator.alt(alternatives)
 
 
 def _count_keyword(translator, schema: dict, keyword: str, pointer: str):

@@ -25,10 +25,9 @@ JSON string text, for constraints stated on the *decoded* string:
   written as anchored patterns and translated like user patterns, with
   printable ASCII accepted raw only (their DFAs stay small; json.dumps never
   escapes those characters).
-- ``string_not_in_regex(names)``: strings whose decoded value is none of
-  ``names`` (the keys of ``additionalProperties``), by a trie walk: at each
-  trie node either end (if the node is not a name), or read a character
-  outside the node's children and then anything, or read a child and recurse.
+- ``string_not_in_parts(names)``: strings whose decoded value is none of
+  ``names`` (the keys of ``additionalProperties``), built from the names'
+  trie (see the function for its shape and what it leaves out).
 
 Invariant: every function either returns a regex whose language is exactly
 the stated set of encoded strings, or raises ``PatternUnsupported``.
@@ -47,9 +46,9 @@ except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 from grammask.json_schema.regex_text import (
-    ALL_CHARACTERS, JSON_CHAR, MAX_CODE_POINT, MUST_ESCAPE, CodePointSet, alternation, char_class,
-    complement_ranges, contains, group, intersect_ranges, json_char_regex, normalize_ranges,
-    repeat,
+    ALL_CHARACTERS, JSON_CHAR, MAX_CODE_POINT, CodePointSet, alternation, char_class,
+    complement_ranges, escape_char, group, intersect_ranges, json_char_regex,
+    normalize_ranges, repeat,
 )
 
 ANY_STRING_CONTENT = repeat(JSON_CHAR, 0, None)
@@ -279,83 +278,86 @@ FORMAT_PATTERNS = {
 
 # ------------------------------------------------------------- key exclusion
 
-MAX_EXACT_EXCLUSION_CHARS = 24
-"""Above this many name characters, ``string_not_in_regex`` uses the smaller,
-stricter form (its exact DFA grows with every escape spelling of every
-trie node)."""
+STRING_TAIL = ANY_STRING_CONTENT + '"'
+"""The rest of any JSON string up to its closing quote (one shared terminal)."""
 
 
-def string_not_in_regex(names: list[str]) -> str:
-    """JSON strings (quotes included) whose decoded value is not in ``names``.
+def string_not_in_parts(names: list[str]) -> tuple[Optional[str], Optional[str]]:
+    """JSON strings (quotes included) whose decoded value is not in ``names``,
+    as ``(head, not_name)``: the strings are ``head STRING_TAIL`` or
+    ``not_name`` (either may be None).  Shape::
 
-    Exact while the names have at most MAX_EXACT_EXCLUSION_CHARS characters.
-    Beyond, the union of (a) strings without escapes whose raw text is not a
-    name (a trie over raw characters only) and (b) strings, in any spelling,
-    containing a character that occurs in no name: every string accepted is
-    not a name; what is lost is only escaped spellings made solely of
-    characters the names use (e.g. ``"\u0061x"`` when some name uses a and
-    x): stricter, never looser.
+        head     = " ( DIVERGE | PREFIX FOREIGN )
+        not_name = " NOT_NAME "
+
+    - ``DIVERGE``: a path of the names' trie, then a printable ASCII
+      character that no name continues that path with;
+    - ``PREFIX FOREIGN``: any trie path, then a character no name contains
+      at all;
+    - ``NOT_NAME``: a trie path ending where no name ends (proper prefixes,
+      and the empty string unless it is a name).
+
+    The costly "anything up to the quote" part is the shared STRING_TAIL
+    terminal, so each object's key terminal stays small and builds fast.
+    Every string accepted differs from every name.  Not accepted (stricter,
+    never looser): strings that leave the trie with an escaped spelling of a
+    character some name uses or of a printable ASCII character (json.dumps
+    writes neither), or with a non-ASCII character some name uses.
     """
-    if sum(len(name) for name in names) > MAX_EXACT_EXCLUSION_CHARS:
-        return _not_in_large(names)
     trie: dict = {}
     for name in names:
         node = trie
         for char in name:
             node = node.setdefault(char, {})
         node[None] = True
-    return '"' + _not_in_trie(trie) + '"'
-
-
-def _not_in_trie(node: dict) -> str:
-    children = sorted(key for key in node if key is not None)
-    branches = []
-    if children:
-        others = complement_ranges(normalize_ranges((ord(c), ord(c)) for c in children))
-        if others:
-            branches.append(group(json_char_regex(others)) + ANY_STRING_CONTENT)
-        for char in children:
-            branches.append(group(json_char_regex(((ord(char), ord(char)),)))
-                            + _not_in_trie(node[char]))
-    else:
-        branches.append(group(JSON_CHAR) + ANY_STRING_CONTENT)
-    body = alternation(branches)
-    if None in node:
-        return body if body.startswith("(?:") else f"(?:{body})"
-    return f"(?:{body})?"
-
-
-def _not_in_large(names: list[str]) -> str:
-    raw_characters = complement_ranges(MUST_ESCAPE)
-    trie: dict = {}
-    for name in names:
-        node = trie
-        for char in name:
-            node = node.setdefault(char, {})
-        node[None] = True
-    raw_only = '"' + _raw_not_in_trie(trie, raw_characters) + '"'
     alphabet = normalize_ranges((ord(c), ord(c)) for name in names for c in name)
     foreign = complement_ranges(alphabet)
-    branches = [raw_only]
+    branches = []
+    diverge = _diverging_paths(trie)
+    if diverge:
+        branches.append(diverge)
     if foreign:
-        branches.append('"' + ANY_STRING_CONTENT + group(json_char_regex(foreign))
-                        + ANY_STRING_CONTENT + '"')
-    return alternation(branches)
+        branches.append(_trie_paths(trie, ends_only_off_names=False) + group(
+            json_char_regex(foreign, ascii_escapes=False)))
+    head = '"' + alternation(branches) if branches else None
+    not_name = _trie_paths(trie, ends_only_off_names=True)
+    return head, (None if not_name == _NOTHING else '"' + not_name + '"')
 
 
-def _raw_not_in_trie(node: dict, raw_characters: CodePointSet) -> str:
-    any_raw = repeat(char_class(raw_characters), 0, None)
+_NOTHING = "(?:NOTHING)"
+_PLAIN_ASCII = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
+
+
+def _diverging_paths(node: dict) -> str:
+    """Trie paths followed by a printable ASCII character that leaves the trie."""
+    children = sorted(key for key in node if key is not None)
+    members = normalize_ranges((ord(c), ord(c)) for c in children)
+    leaving = intersect_ranges(_PLAIN_ASCII, complement_ranges(members))
+    branches = [char_class(leaving)] if leaving else []
+    for char in children:
+        deeper = _diverging_paths(node[char])
+        if deeper:
+            branches.append(escape_char(ord(char)) + deeper)
+    return alternation(branches) if branches else ""
+
+
+def _trie_paths(node: dict, ends_only_off_names: bool) -> str:
+    """Trie paths (ending anywhere, or only where no name ends)."""
     children = sorted(key for key in node if key is not None)
     branches = []
-    members = normalize_ranges((ord(c), ord(c)) for c in children)
-    others = intersect_ranges(raw_characters, complement_ranges(members))
-    if others:
-        branches.append(char_class(others) + any_raw)
     for char in children:
-        if contains(raw_characters, ord(char)):
-            branches.append(char_class(((ord(char), ord(char)),))
-                            + _raw_not_in_trie(node[char], raw_characters))
+        deeper = _trie_paths(node[char], ends_only_off_names)
+        if deeper != _NOTHING:
+            branches.append(escape_char(ord(char)) + deeper)
+    may_end = not ends_only_off_names or None not in node
+    if not branches:
+        return "" if may_end else _NOTHING
     body = alternation(branches)
-    if None in node:
-        return body if body.startswith("(?:") else f"(?:{body})"
-    return f"(?:{body})?"
+    body = body if body.startswith("(?:") and _is_group(body) else f"(?:{body})"
+    return body + "?" if may_end else body
+
+
+def _is_group(text: str) -> bool:
+    from grammask.json_schema.regex_text import _is_one_group
+
+    return _is_one_group(text)

@@ -138,6 +138,7 @@ class Translator:
         self.base_uri = self.resolver.root_uri
         self._generic: dict[str, str] = {}
         self._powers: dict[tuple[Any, int], Any] = {}
+        self._string_tail: Optional[Node] = None
         declared = root.get("$schema", "") if isinstance(root, dict) else ""
         self.integer_zero_fraction = not any(f"draft-0{n}/" in str(declared) for n in (3, 4))
         """Whether 1.0 is an integer (drafts 6 and later; not in drafts 3 and 4)."""
