@@ -8,7 +8,11 @@ to point at the reported column.
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grammask.config import Config
 from grammask.errors import GrammarError, GrammarSyntaxError, LimitExceeded, RegexError
@@ -136,3 +140,29 @@ def test_dfa_state_limit_is_reported():
 def test_errors_are_value_errors():
     with pytest.raises(ValueError):
         Grammar.from_gbnf("root ::= [")
+
+
+GRAMMAR_CHARS = list('abr:=|()[]{}?*+"\'#\\ \n;.-^0123456789,x') + ["::=", "root ::= ", "start ::= ", "(*", "*)",
+                                                                     "#e\"", "#ex'", "#substrs\"", "\\u", "\\x{"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(GRAMMAR_CHARS), max_size=40).map("".join), st.sampled_from(["kbnf", "gbnf"]))
+def test_random_text_never_crashes(text, dialect):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            build(dialect, text)
+        except GrammarError:
+            pass
+
+
+@pytest.mark.parametrize("text", ['root ::= "a"' + "?" * 10_000, 'root ::= "a"' + "*+" * 5_000,
+                                  "root ::= " + "(" * 999 + '"a"' + ")?" * 999])
+def test_hostile_postfix_chains_do_not_recurse(text):
+    try:
+        grammar = Grammar.from_gbnf(text)
+    except LimitExceeded as error:
+        assert error.limit == "max_nesting"
+    else:
+        assert grammar.lnf.n_productions > 0
