@@ -477,12 +477,15 @@ class ReferenceRecognizer:
                         changed = True
         return table
 
-    def accepts(self, data: bytes) -> bool:
+    def verdict(self, data: bytes) -> tuple[bool, bool]:
+        """(viable prefix, accepted) from one fixpoint."""
         if not data:
-            return self.lnf.start_accepts_empty
-        return len(data) in self._table(data)[self.lnf.start_id][0]
+            return True, self.lnf.start_accepts_empty
+        ends = self._table(data)[self.lnf.start_id][0]
+        return PAST_END in ends, len(data) in ends
+
+    def accepts(self, data: bytes) -> bool:
+        return self.verdict(data)[1]
 
     def viable(self, data: bytes) -> bool:
-        if not data:
-            return True
-        return PAST_END in self._table(data)[self.lnf.start_id][0]
+        return self.verdict(data)[0]
