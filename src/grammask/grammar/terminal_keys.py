@@ -32,7 +32,7 @@ from grammask.source import Span
 
 MAX_CODE_POINT = 0x10FFFF
 SURROGATE_LOW, SURROGATE_HIGH = 0xD800, 0xDFFF
-CLASS_PLAIN_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _!\"#$%'(),./:;<=>?@`{|}")
+CLASS_SPECIAL_CHARS = set("\\[]^-&~")
 
 
 def class_ranges(node) -> tuple[tuple[int, int], ...]:
@@ -79,8 +79,11 @@ def class_key(node: CharClass | AnyChar) -> tuple:
 
 
 def _class_char(code: int) -> str:
+    """One class member, raw when that is unambiguous inside a Rust class."""
     char = chr(code)
-    return char if char in CLASS_PLAIN_CHARS else "\\x{%X}" % code
+    if char in CLASS_SPECIAL_CHARS or not (char.isprintable() or char in "\t\n\r"):
+        return "\\x{%X}" % code
+    return char
 
 
 def class_pattern(ranges) -> str:
