@@ -11,7 +11,8 @@
 * Lark (Earley, dynamic_complete lexer) on random ASCII grammars: acceptance.
 
 Example counts scale with GRAMMASK_FUZZ_SCALE (default 1); the default run
-checks well over 10,000 cases (one case = one grammar with one input).
+checks 10,000 cases here (one case = one grammar with one input or operation
+sequence), plus the compaction and front-end fuzz in the other test files.
 """
 
 from __future__ import annotations
