@@ -35,6 +35,7 @@ the stated set of encoded strings, or raises ``PatternUnsupported``.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Optional
 
@@ -325,15 +326,29 @@ def string_not_in_parts(names: list[str]) -> tuple[Optional[str], Optional[str]]
 
 
 _NOTHING = "(?:NOTHING)"
-_PLAIN_ASCII = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x7E))
+_PLAIN_ASCII_CODES = tuple(c for c in range(0x20, 0x7F) if c not in (0x22, 0x5C))
+
+
+@functools.lru_cache(maxsize=4096)
+def _leaving_class(children: tuple[str, ...]) -> Optional[str]:
+    """The class of printable ASCII characters (not ``"`` or ``\\``) outside ``children``."""
+    excluded = {ord(c) for c in children}
+    runs: list[list[int]] = []
+    for code in _PLAIN_ASCII_CODES:
+        if code in excluded:
+            continue
+        if runs and runs[-1][1] == code - 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return char_class(tuple((lo, hi) for lo, hi in runs)) if runs else None
 
 
 def _diverging_paths(node: dict) -> str:
     """Trie paths followed by a printable ASCII character that leaves the trie."""
-    children = sorted(key for key in node if key is not None)
-    members = normalize_ranges((ord(c), ord(c)) for c in children)
-    leaving = intersect_ranges(_PLAIN_ASCII, complement_ranges(members))
-    branches = [char_class(leaving)] if leaving else []
+    children = tuple(sorted(key for key in node if key is not None))
+    leaving = _leaving_class(children)
+    branches = [leaving] if leaving else []
     for char in children:
         deeper = _diverging_paths(node[char])
         if deeper:
@@ -352,12 +367,5 @@ def _trie_paths(node: dict, ends_only_off_names: bool) -> str:
     may_end = not ends_only_off_names or None not in node
     if not branches:
         return "" if may_end else _NOTHING
-    body = alternation(branches)
-    body = body if body.startswith("(?:") and _is_group(body) else f"(?:{body})"
+    body = "(?:" + "|".join(branches) + ")"
     return body + "?" if may_end else body
-
-
-def _is_group(text: str) -> bool:
-    from grammask.json_schema.regex_text import _is_one_group
-
-    return _is_one_group(text)
