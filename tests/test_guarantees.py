@@ -402,3 +402,42 @@ def test_special_tokens_are_never_emitted_as_text():
     engine.try_accept_new_bytes(b'{"text": "')
     assert not engine.is_token_allowed(special_id)
     assert engine.is_token_allowed(ord("q"))
+
+
+ARITH_TOKENS = [b"1", b"23", b"(", b")", b" + ", b" * ", b"-", b";", b"+", b"*", b"x", b"((", b"1;", b"))"]
+
+
+def arith_case():
+    text = _read("bench", "arith.kbnf")
+    vocab = grammask.Vocabulary(ARITH_TOKENS + [b""], [len(ARITH_TOKENS)])
+    engine = grammask.Engine(grammask.compile(grammask.Grammar.from_ebnf(text), vocab))
+    return engine, vocab, GrammarOracle(parse_kbnf(text))
+
+
+def test_any_preference_vector_gives_valid_arithmetic():
+    """Hypothesis draws the fake model: a fixed preference per token (any
+    floats, ties included) and a token budget; greedy decoding under the mask
+    must give a sentence when it ends with EOS, a viable prefix otherwise."""
+    from hypothesis import given, settings, strategies as st
+
+    engine, vocab, oracle = arith_case()
+    preference = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(preference, min_size=vocab.size, max_size=vocab.size), st.integers(1, 30))
+    def check(preferences, max_tokens):
+        engine.reset()
+        ended = False
+        for _ in range(max_tokens):
+            logits = np.asarray(preferences, dtype=np.float64)
+            engine.mask_logits(logits)
+            assert np.isfinite(logits).any()
+            token_id = int(np.argmax(logits))
+            engine.try_accept_new_token(token_id)
+            if token_id == len(ARITH_TOKENS):
+                ended = True
+                break
+        output = engine.output_bytes()
+        assert oracle.accepts(output) if ended else oracle.viable_prefix(output), output
+
+    check()
