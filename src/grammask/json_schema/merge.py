@@ -61,8 +61,56 @@ def both(x: Any, y: Any) -> Any:
     return {"allOf": [x, y]}
 
 
-def merge_schemas(translator, schemas: list, pointer: str) -> Any:
-    operands = _flatten(translator, schemas, pointer, [0], translator.base_uri)
+_APPLICATORS = ("allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "if", "not",
+                "dependentSchemas")
+
+
+def resolve_unevaluated(translator, schema: dict, pointer: str) -> dict:
+    """``unevaluatedProperties`` / ``unevaluatedItems`` of a schema whose
+    applicators are already merged away: the properties (items) left
+    unevaluated are exactly those ``additionalProperties`` (``items`` after
+    ``prefixItems``) would cover, so the keyword becomes that one when absent
+    (and has no effect when present).  ``contains`` also evaluates items, so
+    ``unevaluatedItems`` beside it is warned about."""
+    result = dict(schema)
+    if "unevaluatedProperties" in result:
+        value = result.pop("unevaluatedProperties")
+        result.setdefault("additionalProperties", value)
+    if "unevaluatedItems" in result:
+        value = result.pop("unevaluatedItems")
+        if "contains" in result and value is not True and value != {}:
+            translator.warn("unevaluatedItems", pointer, "items matched by contains count as "
+                                                         "evaluated: not enforced")
+        elif isinstance(result.get("items"), list):
+            result.setdefault("additionalItems", value)
+        else:
+            result.setdefault("items", value)
+    return result
+
+
+def _own_scope(translator, schema: Any, pointer: str) -> Any:
+    """Resolve the unevaluated* keywords of an operand that is its own scope."""
+    if not isinstance(schema, dict) or not (
+            "unevaluatedProperties" in schema or "unevaluatedItems" in schema):
+        return schema
+    if any(key in schema for key in _APPLICATORS):
+        translator.warn("unevaluatedProperties" if "unevaluatedProperties" in schema
+                        else "unevaluatedItems", pointer,
+                        "inside a merged subschema with its own applicators: properties of "
+                        "sibling schemas count as evaluated")
+        return schema
+    return resolve_unevaluated(translator, schema, pointer)
+
+
+def merge_schemas(translator, schemas: list, pointer: str, owner: int | None = None) -> Any:
+    """The conjunction of ``schemas``.  ``owner`` is the index of the schema
+    whose applicator is being merged (its unevaluated* keywords see the other
+    operands' properties, so they are resolved after merging); every other
+    operand is its own scope and has its unevaluated* keywords resolved first.
+    """
+    scoped = [schema if index == owner else _own_scope(translator, schema, pointer)
+              for index, schema in enumerate(schemas)]
+    operands = _flatten(translator, scoped, pointer, [0], translator.base_uri)
     if any(operand is False for operand in operands):
         return False
     result: dict = {}
@@ -91,11 +139,13 @@ def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int], base
                     continue
                 target, target_base = translator.resolve_inline(schema.pop(keyword), pointer,
                                                                 base)
+                target = _own_scope(translator, target, pointer)
                 operands.extend(_flatten(translator, [target], pointer, n_inlined, target_base))
         if "allOf" in schema:
             branches = schema.pop("allOf")
             if not isinstance(branches, list):
                 raise translator.error(pointer, "allOf must be an array")
+            branches = [_own_scope(translator, branch, pointer) for branch in branches]
             operands.extend(_flatten(translator, branches, pointer, n_inlined, base))
         operands.append(schema)
     return operands
@@ -211,10 +261,8 @@ def _merge_array_positions(result: dict, a: dict, b: dict) -> None:
     if prefix:
         result["prefixItems"] = prefix
     items = both(first_items, second_items)
-    if items is not True:
+    if items is not True or "items" in a or "items" in b:
         result["items"] = items
-    else:
-        result.pop("items", None)
 
 
 def const_node(translator, value: Any, pointer: str) -> Any:

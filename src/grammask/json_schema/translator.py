@@ -84,6 +84,9 @@ class Options:
     max_string_regex_repeat: int = 64
 
 
+MAX_ANY_OF_SUBSETS = 4
+"""anyOf beside unevaluated*: up to this many branches, every combination is built."""
+
 SMALL_REPEAT = 16
 """Counts up to this stay a Repeat node (the front end expands them)."""
 
@@ -318,7 +321,7 @@ class Translator:
 
     def _node(self, schema: dict, pointer: str) -> Any:
         from grammask.json_schema.arrays import array_node
-        from grammask.json_schema.merge import merge_schemas
+        from grammask.json_schema.merge import merge_schemas, resolve_unevaluated
         from grammask.json_schema.objects import object_node
 
         for reference_keyword in ("$ref", "$dynamicRef"):
@@ -329,14 +332,16 @@ class Translator:
                 rest = {k: v for k, v in schema.items() if k != reference_keyword}
                 if not has_constraints(rest):
                     return self.reference(reference, pointer)
-                merged = merge_schemas(self, [{reference_keyword: reference}, rest], pointer)
+                merged = merge_schemas(self, [{reference_keyword: reference}, rest], pointer,
+                                       owner=1)
                 return self.node(merged, pointer)
         if "allOf" in schema:
             rest = {k: v for k, v in schema.items() if k != "allOf"}
             branches = schema["allOf"]
             if not isinstance(branches, list) or not branches:
                 raise self.error(pointer, "allOf must be a non-empty array")
-            return self.node(merge_schemas(self, [rest] + list(branches), pointer), pointer)
+            return self.node(merge_schemas(self, [rest] + list(branches), pointer, owner=0),
+                             pointer)
         for keyword in ("anyOf", "oneOf"):
             if keyword in schema:
                 return self._any_of(schema, keyword, pointer)
@@ -344,8 +349,9 @@ class Translator:
             return self.node(self._apply_not(schema, pointer), pointer)
         if "if" in schema:
             return self._if_then_else(schema, pointer)
-        for keyword in ("dependentRequired", "dependentSchemas", "dependencies",
-                        "unevaluatedProperties", "unevaluatedItems"):
+        if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+            schema = resolve_unevaluated(self, schema, pointer)
+        for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
             if keyword in schema and has_constraints_value(keyword, schema[keyword]):
                 self.warn(keyword, pointer, "not enforced")
         types = self._allowed_types(schema, pointer)
@@ -429,10 +435,27 @@ class Translator:
         for index, branch in enumerate(branches):
             branch_pointer = f"{pointer}/{keyword}/{index}"
             if has_constraints(rest):
-                merged = merge_schemas(self, [rest, branch], branch_pointer)
+                merged = merge_schemas(self, [rest, branch], branch_pointer, owner=0)
                 alternatives.append(self.node(merged, branch_pointer))
             else:
                 alternatives.append(self.node(branch, branch_pointer))
+        unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
+        if keyword == "anyOf" and unevaluated and len(branches) > 1:
+            # Properties evaluated by every matching branch count: also accept
+            # instances matching several branches at once (each subset S of
+            # branches, merged, with the union of their evaluations).  Exact:
+            # an instance is valid iff the set of branches it matches is such
+            # a subset.
+            if len(branches) > MAX_ANY_OF_SUBSETS:
+                self.warn("unevaluatedProperties", pointer,
+                          f"anyOf with {len(branches)} branches: properties evaluated only "
+                          f"by several matching branches together are not accepted")
+            else:
+                for subset in range(1, 1 << len(branches)):
+                    chosen = [b for bit, b in enumerate(branches) if subset >> bit & 1]
+                    if len(chosen) > 1:
+                        merged = merge_schemas(self, [rest] + chosen, pointer, owner=0)
+                        alternatives.append(self.node(merged, pointer))
         return self.alt(alternatives)
 
     def _check_one_of(self, branches: list, pointer: str) -> None:
@@ -488,16 +511,22 @@ class Translator:
 
         rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
         if "then" not in schema and "else" not in schema:
-            return self.node(rest, pointer)
+            if "unevaluatedProperties" not in rest and "unevaluatedItems" not in rest:
+                return self.node(rest, pointer)
+            # A passing "if" still evaluates properties/items: valid instances
+            # are those valid for rest alone, or for rest and if together.
+            merged = merge_schemas(self, [rest, schema["if"]], pointer, owner=0)
+            return self.alt([self.node(merged, pointer), self.node(rest, pointer)])
         self.warn("if", pointer, "the condition is not checked: instances valid against "
                                  "(if and then) or against else are accepted")
         branches = []
         condition = schema["if"]
         if "then" in schema:
-            branches.append(merge_schemas(self, [rest, condition, schema["then"]], pointer))
+            branches.append(merge_schemas(self, [rest, condition, schema["then"]], pointer,
+                                          owner=0))
         else:
-            branches.append(merge_schemas(self, [rest, condition], pointer))
-        branches.append(merge_schemas(self, [rest, schema["else"]], pointer)
+            branches.append(merge_schemas(self, [rest, condition], pointer, owner=0))
+        branches.append(merge_schemas(self, [rest, schema["else"]], pointer, owner=0)
                         if "else" in schema else rest)
         return self.alt([self.node(branch, pointer) for branch in branches])
 
