@@ -87,7 +87,10 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef int64_t* chain_steps
     cdef Py_ssize_t chain_capacity
 
-    # Byte-recognizer interface
+    # Byte-recognizer interface.  try_push_byte / push_terminal_end* also
+    # return False (state unchanged) when max_items or memory ran out: then
+    # error_code != 0, and raise_pending_error() (with the GIL) raises
+    # LimitExceeded / MemoryError and clears it.
     cdef bint try_push_byte(self, uint8_t byte) noexcept nogil
     cdef void pop_bytes(self, Py_ssize_t n_bytes) noexcept nogil
     cdef bint accepting(self) noexcept nogil
@@ -101,6 +104,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef uint64_t state_hash(self) noexcept nogil
     cdef bint same_top_set(self, EarleyRecognizer other) noexcept nogil
 
+    cdef raise_pending_error(self)
+
     # Internals
     cdef bint _add_item(self, int32_t dot, int32_t origin, int32_t progress, int32_t nt,
                         Py_ssize_t set_start) noexcept nogil
@@ -112,5 +117,4 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef void _init_start_set(self) noexcept nogil
     cdef _allocate(self, Py_ssize_t items_capacity, Py_ssize_t sets_capacity)
     cdef Py_ssize_t _next_compact_trigger(self)
-    cdef _raise_on_error(self)
     cdef _auto_compact(self)

@@ -225,7 +225,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         self.use_leo = bool(use_leo)
         self._allocate(64, 64)
         self._init_start_set()
-        self._raise_on_error()
+        self.raise_pending_error()
         self.compact_trigger = self._next_compact_trigger()
 
     cdef _allocate(self, Py_ssize_t items_capacity, Py_ssize_t sets_capacity):
@@ -281,7 +281,9 @@ cdef class EarleyRecognizer(ByteRecognizer):
             return -1
         return 2 * self.n_sets + <Py_ssize_t>self.rollback_horizon + 256
 
-    cdef _raise_on_error(self):
+    cdef raise_pending_error(self):
+        """Raise the error a nogil call recorded (LimitExceeded naming
+        max_earley_items, or MemoryError), clearing it; no-op if none."""
         cdef int code = self.error_code
         self.error_code = ERROR_NONE
         if code == ERROR_LIMIT:
@@ -649,7 +651,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         with nogil:
             ok = self.try_push_byte(<uint8_t>byte)
         if not ok:
-            self._raise_on_error()
+            self.raise_pending_error()
             return False
         self._auto_compact()
         return True
@@ -669,7 +671,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
                     self.pop_bytes(i)
                     break
         if not ok:
-            self._raise_on_error()
+            self.raise_pending_error()
             return False
         self._auto_compact()
         return True
@@ -768,12 +770,12 @@ cdef class EarleyRecognizer(ByteRecognizer):
         if keep_last_bytes < 0:
             raise ValueError("keep_last_bytes must be >= 0")
         if not _compact(self, keep_last_bytes):
-            self._raise_on_error()
+            self.raise_pending_error()
 
     cdef _auto_compact(self):
         if self.compact_trigger >= 0 and self.n_sets >= self.compact_trigger:
             if not _compact(self, <Py_ssize_t>self.rollback_horizon):
-                self._raise_on_error()
+                self.raise_pending_error()
             self.compact_trigger = self._next_compact_trigger()
 
     def stats(self):
@@ -820,7 +822,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         else:
             ok = self.push_terminal_end_at(k, <int32_t>terminal_state)
         if not ok:
-            self._raise_on_error()
+            self.raise_pending_error()
         return ok
 
     def top_state_hash(self):
