@@ -160,9 +160,9 @@ def right_recursion(tables, make_input, sizes, repeats):
         def rerun():
             recognizer.pop(len(data))
             recognizer.push_bytes(data)
-        warm = best_cpu(rerun, repeats if n < 50_000 else max(2, repeats // 4))
+        warm = best_cpu(rerun, repeats if n < 50_000 else max(5, repeats // 2))
         compacting = best_cpu(lambda: [feed_chunks(tables, data, 100, 256)],
-                              repeats if n < 50_000 else max(2, repeats // 4))
+                              repeats if n < 50_000 else max(5, repeats // 2))
         without_leo = None
         if n <= 10_000:
             plain = EarleyRecognizer(tables, use_leo=False)
