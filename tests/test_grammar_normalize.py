@@ -198,3 +198,20 @@ def test_unused_rule_warns():
         grammar = Grammar.from_ebnf('start ::= "a";\nunused ::= "b";')
     assert any("unused" in str(w.message) for w in caught)
     assert grammar.warnings and "line 2" in grammar.warnings[0]
+
+
+def test_regular_repetitions_fold_into_one_dfa():
+    grammar = Grammar.from_gbnf('root ::= "n=" [1-9] [0-9]{0,15} ("," [0-9]+)*')
+    lnf = grammar.lnf
+    assert lnf.n_nonterminals == 1 and len(lnf.dfas) == 1
+    compare_on_short_strings(ReferenceRecognizer(grammar.ast), LNFRecognizer(lnf), max_length=7,
+                             alphabet=b"n=10,")
+
+
+def test_fold_that_would_explode_falls_back_quickly():
+    began = time.perf_counter()
+    grammar = Grammar.from_gbnf('root ::= [ab]* "a" [ab]{30}')
+    assert time.perf_counter() - began < 0.5
+    recognizer = LNFRecognizer(grammar.lnf)
+    assert recognizer.accepts(b"ba" + b"b" * 30)
+    assert not recognizer.accepts(b"bb" + b"b" * 30)

@@ -36,6 +36,7 @@ from grammask.grammar.flatten import (
     flatten_nested_groups,
     group_rules_by_name,
 )
+from grammask.grammar.regular import fold_regular_repetitions
 from grammask.grammar.terminal_keys import TerminalCompiler
 
 LITERAL_ALTERNATION_MIN = 8
@@ -336,7 +337,8 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
     compiler = TerminalCompiler(config)
     bodies = group_rules_by_name(ast)
     names = NameFactory(bodies)
-    bodies = {name: flatten_by_precedence(body) for name, body in bodies.items()}
+    bodies = {name: fold_regular_repetitions(flatten_by_precedence(body), compiler)
+              for name, body in bodies.items()}
     flat = flatten_nested_groups(bodies, ast.start, compiler, names, ast.source)
     result = NormalizedGrammar(flat, compiler)
     record = result.pass_sizes

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Optional
 
 from grammask.config import Config
-from grammask.errors import GrammarError, RegexError
+from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.grammar.ast import AnyChar, CharClass
 from grammask.source import Span
 
@@ -96,10 +96,11 @@ def class_pattern(ranges) -> str:
 
 def literals_pattern(values) -> str:
     """A Rust regex for an alternation of UTF-8 literals (for printing)."""
-    return "(?:" + "|".join(_regex_escape(_utf8(value)) for value in values) + ")"
+    return "(?:" + "|".join(regex_escape(_utf8(value)) for value in values) + ")"
 
 
-def _regex_escape(text: str) -> str:
+def regex_escape(text: str) -> str:
+    """``text`` as a Rust regex matching exactly it."""
     out = []
     for char in text:
         if char in "\\.+*?()|[]{}^$#&-~":
@@ -174,10 +175,24 @@ class TerminalCompiler:
             dfa = self.dfas[key] = self._compile(key)
         return dfa
 
-    def _compile(self, key: tuple):
+    def try_dfa(self, key: tuple, max_states: int, max_bytes: int):
+        """The DFA of ``key`` built within the given (smaller) budget, or None
+        when it does not fit or the regex engine refuses it (for speculative
+        rewrites that have a fallback)."""
+        dfa = self.dfas.get(key)
+        if dfa is None:
+            try:
+                dfa = self.dfas[key] = self._compile(key, min(max_states, self.config.max_dfa_states),
+                                                     min(max_bytes, self.config.max_dfa_bytes))
+            except (LimitExceeded, RegexError):
+                return None
+        return dfa
+
+    def _compile(self, key: tuple, max_states: int | None = None, max_bytes: int | None = None):
         from grammask import terminals
 
-        limits = {"max_states": self.config.max_dfa_states, "max_bytes": self.config.max_dfa_bytes}
+        limits = {"max_states": max_states or self.config.max_dfa_states,
+                  "max_bytes": max_bytes or self.config.max_dfa_bytes}
         kind = key[0]
         try:
             if kind == "class":
