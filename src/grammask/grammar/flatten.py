@@ -5,6 +5,8 @@ Passes (seed ``constrained-decoding-engine-implementation-kbnf.txt``,
 
 1. ``group_rules_by_name``: one body per nonterminal.
 2. ``flatten_by_precedence``: nested concatenations and alternations merged.
+   (Then ``regular.fold_regular_repetitions`` turns regular subtrees with
+   repetitions into single regex terminals.)
 3. ``flatten_nested_groups``: groups and repetitions become named rules;
    the result is a ``FlatGrammar`` (flat productions + repetition specs).
 4. ``expand_repetitions``: ``? * + {m,n}`` become left-recursive helper rules,

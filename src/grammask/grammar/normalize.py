@@ -16,7 +16,12 @@ Exception: when the language is exactly ``{""}`` the start nonterminal keeps
 no production at all (``start_accepts_empty`` is True); nothing else is left.
 
 ``normalize(ast, config)`` runs every pass in order and records the size of
-the grammar after each one (``NormalizedGrammar.pass_sizes``).
+the grammar after each one (``NormalizedGrammar.pass_sizes``):
+group_rules_by_name, flatten_by_precedence, fold_regular_repetitions,
+flatten_nested_groups, expand_repetitions, merge_consecutive_literals,
+remove_useless_rules, eliminate_nullable (+ literal merge), remove_unit_rules
+(+ remove_useless_rules), merge_identical_nonterminals (+ deduplication),
+compile_literal_alternations (+ merge, reachability).
 """
 
 from __future__ import annotations
