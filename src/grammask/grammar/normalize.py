@@ -292,14 +292,17 @@ def merge_identical_nonterminals(flat: FlatGrammar) -> None:
     accepting the empty sentence is never merged (see ``_separate_start``).
     Repeated until no merge happens."""
     deduplicate_alternatives(flat)
+    signatures: dict[str, object] = {}
     while True:
         representative: dict[object, str] = {}
         rename: dict[str, str] = {}
         order = [flat.start] + [name for name in flat.rules if name != flat.start]
         for name in order:
-            signature = frozenset(flat.rules[name])
-            if name == flat.start and flat.start_accepts_empty:
-                signature = (signature, "start accepting the empty sentence")
+            signature = signatures.get(name)
+            if signature is None:
+                signature = signatures[name] = frozenset(flat.rules[name])
+                if name == flat.start and flat.start_accepts_empty:
+                    signature = signatures[name] = (signature, "start accepting the empty sentence")
             if signature in representative:
                 rename[name] = representative[signature]
             else:
@@ -307,12 +310,17 @@ def merge_identical_nonterminals(flat: FlatGrammar) -> None:
         if not rename:
             return
         renamed = rename.keys()
-        flat.rules = {
-            name: productions if all(renamed.isdisjoint(production) for production in productions)
-            else list(dict.fromkeys(tuple(rename.get(symbol, symbol) if symbol.__class__ is str else symbol
-                                          for symbol in production) for production in productions))
-            for name, productions in flat.rules.items() if name not in rename
-        }
+        rules: dict[str, list[Production]] = {}
+        for name, productions in flat.rules.items():
+            if name in rename:
+                continue
+            if not all(renamed.isdisjoint(production) for production in productions):
+                productions = list(dict.fromkeys(
+                    tuple(rename.get(symbol, symbol) if symbol.__class__ is str else symbol
+                          for symbol in production) for production in productions))
+                del signatures[name]
+            rules[name] = productions
+        flat.rules = rules
 
 
 def compile_literal_alternations(flat: FlatGrammar, minimum: int = LITERAL_ALTERNATION_MIN) -> None:

@@ -19,12 +19,12 @@ Limits: a folded subtree whose DFA would exceed ``FOLD_MAX_STATES`` /
 is left as grammar rules.  Literals that are not UTF-8 and empty classes are never folded.
 
 Data layout: iterative post-order over the AST with a parallel stack of
-``_Info(regular, has_repeat, pattern)``; patterns are Rust regex syntax.
+``(regular, has_repeat)`` flags; patterns (Rust regex syntax) are built only
+for the subtrees being folded.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
 
 from grammask.grammar.ast import (
@@ -51,30 +51,107 @@ ATOM, QUANTIFIED, CONCATENATION, ALTERNATION = range(4)
 """Binding levels of a pattern: what may follow it without a group."""
 
 
-@dataclass
-class _Info:
-    regular: bool
-    has_repeat: bool
-    pattern: Optional[str]
-    level: int = ATOM
+REGULAR_LEAVES = (Literal, CharClass, AnyChar)
+COMPOSITES = (Sequence, Alternation, Repeat)
 
 
-def _leaf_info(node: Node) -> _Info:
+def _children(node: Node) -> tuple:
+    return (node.item,) if isinstance(node, Repeat) else node.items
+
+
+def _leaf_regular(node: Node) -> bool:
+    """A literal that is UTF-8 or a non-empty class (regex-expressible)."""
     if isinstance(node, Literal):
         try:
-            text = node.value.decode("utf-8")
+            node.value.decode("utf-8")
         except UnicodeDecodeError:
-            return _Info(False, False, None)
-        return _Info(True, False, regex_escape(text), ATOM if len(text) == 1 else CONCATENATION)
+            return False
+        return True
     if isinstance(node, (CharClass, AnyChar)):
-        ranges = class_ranges(node)
-        return _Info(bool(ranges), False, class_pattern(ranges) if ranges else None)
-    return _Info(False, False, None)
+        return bool(class_ranges(node))
+    return False
 
 
-def _bound(info: _Info, level: int) -> str:
+def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
+    """Pre: a rule body flattened by precedence.  Post: the same language;
+    every maximal regular subtree containing a Repeat whose DFA fits the
+    budget is one ``Regex`` node (kind ``regex``).
+
+    One iterative post-order computes (regular, has_repeat) per node; a
+    pattern is only built for a subtree that is about to be folded."""
+    stack: list[tuple[Node, bool]] = [(body, False)]
+    nodes: list[Node] = []
+    flags: list[tuple[bool, bool]] = []
+    while stack:
+        current, children_done = stack.pop()
+        if not isinstance(current, COMPOSITES):
+            nodes.append(current)
+            flags.append((_leaf_regular(current), False))
+            continue
+        if not children_done:
+            stack.append((current, True))
+            stack.extend((child, False) for child in reversed(_children(current)))
+            continue
+        n_children = len(_children(current))
+        child_nodes = nodes[len(nodes) - n_children:]
+        child_flags = flags[len(flags) - n_children:]
+        del nodes[len(nodes) - n_children:]
+        del flags[len(flags) - n_children:]
+        regular = all(flag[0] for flag in child_flags)
+        has_repeat = isinstance(current, Repeat) or any(flag[1] for flag in child_flags)
+        if regular:
+            rebuilt = current
+        else:
+            folded = [_fold(child, flag, compiler) for child, flag in zip(child_nodes, child_flags)]
+            rebuilt = _rebuild(current, folded)
+        nodes.append(rebuilt)
+        flags.append((regular, has_repeat))
+    return _fold(nodes[0], flags[0], compiler)
+
+
+def _fold(node: Node, flag: tuple[bool, bool], compiler: TerminalCompiler) -> Node:
+    """``node`` as one Regex when it is regular, repeats and its DFA fits."""
+    regular, has_repeat = flag
+    if not (regular and has_repeat):
+        return node
+    pattern = regular_pattern(node)
+    if compiler.try_dfa(("regex", pattern, "regex", False), FOLD_MAX_STATES, FOLD_MAX_BYTES) is None:
+        return node
+    return Regex(pattern, "regex", False, node.span)
+
+
+def regular_pattern(node: Node) -> str:
+    """The Rust regex of a regular subtree (iterative post-order), with
+    groups only where binding requires them."""
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    parts: list[tuple[str, int]] = []
+    while stack:
+        current, children_done = stack.pop()
+        if isinstance(current, Literal):
+            text = current.value.decode("utf-8")
+            parts.append((regex_escape(text), ATOM if len(text) == 1 else CONCATENATION))
+        elif isinstance(current, (CharClass, AnyChar)):
+            parts.append((class_pattern(class_ranges(current)), ATOM))
+        elif not children_done:
+            stack.append((current, True))
+            stack.extend((child, False) for child in reversed(_children(current)))
+        else:
+            n_children = len(_children(current))
+            children = parts[len(parts) - n_children:]
+            del parts[len(parts) - n_children:]
+            if isinstance(current, Repeat):
+                parts.append((_bound(children[0], ATOM) + _quantifier(current.min, current.max), QUANTIFIED))
+            elif isinstance(current, Sequence):
+                parts.append(("".join(_bound(child, CONCATENATION) for child in children), CONCATENATION))
+            else:
+                parts.append(("|".join(pattern for pattern, _ in children), ALTERNATION))
+    return parts[0][0]
+
+
+def _bound(part: tuple[str, int], level: int) -> str:
     """The pattern, grouped unless it binds at least as tightly as ``level``."""
-    return info.pattern if info.level <= level else f"(?:{info.pattern})"
+    pattern, binding = part
+    return pattern if binding <= level else f"(?:{pattern})"
 
 
 def _quantifier(low: int, high: Optional[int]) -> str:
@@ -87,62 +164,6 @@ def _quantifier(low: int, high: Optional[int]) -> str:
     if high is None:
         return f"{{{low},}}"
     return f"{{{low}}}" if low == high else f"{{{low},{high}}}"
-
-
-def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
-    """Pre: a rule body flattened by precedence.  Post: the same language;
-    every maximal regular subtree containing a Repeat whose DFA fits the
-    limits is one ``Regex`` node (kind ``regex``)."""
-    stack: list[tuple[Node, bool]] = [(body, False)]
-    nodes: list[Node] = []
-    infos: list[_Info] = []
-    while stack:
-        current, children_done = stack.pop()
-        if isinstance(current, (Sequence, Alternation, Repeat)) and not children_done:
-            stack.append((current, True))
-            children = current.items if not isinstance(current, Repeat) else (current.item,)
-            stack.extend((child, False) for child in reversed(children))
-            continue
-        if not isinstance(current, (Sequence, Alternation, Repeat)):
-            nodes.append(current)
-            infos.append(_leaf_info(current))
-            continue
-        n_children = 1 if isinstance(current, Repeat) else len(current.items)
-        child_nodes = nodes[len(nodes) - n_children:]
-        child_infos = infos[len(infos) - n_children:]
-        del nodes[len(nodes) - n_children:]
-        del infos[len(infos) - n_children:]
-        info = _combine(current, child_infos)
-        if info.regular:
-            rebuilt = current
-        else:
-            folded = [_fold(child, child_info, compiler) for child, child_info in zip(child_nodes, child_infos)]
-            rebuilt = _rebuild(current, folded)
-        nodes.append(rebuilt)
-        infos.append(info)
-    return _fold(nodes[0], infos[0], compiler)
-
-
-def _combine(node: Node, child_infos: list[_Info]) -> _Info:
-    if not all(info.regular for info in child_infos):
-        return _Info(False, any(info.has_repeat for info in child_infos), None)
-    if isinstance(node, Repeat):
-        pattern = _bound(child_infos[0], ATOM) + _quantifier(node.min, node.max)
-        return _Info(True, True, pattern, QUANTIFIED)
-    has_repeat = any(info.has_repeat for info in child_infos)
-    if isinstance(node, Sequence):
-        pattern = "".join(_bound(info, CONCATENATION) for info in child_infos)
-        return _Info(True, has_repeat, pattern, CONCATENATION)
-    return _Info(True, has_repeat, "|".join(info.pattern for info in child_infos), ALTERNATION)
-
-
-def _fold(node: Node, info: _Info, compiler: TerminalCompiler) -> Node:
-    """``node`` as one Regex when it is regular, repeats and its DFA fits."""
-    if not (info.regular and info.has_repeat):
-        return node
-    if compiler.try_dfa(("regex", info.pattern, "regex", False), FOLD_MAX_STATES, FOLD_MAX_BYTES) is None:
-        return node
-    return Regex(info.pattern, "regex", False, node.span)
 
 
 def _rebuild(node: Node, children: list[Node]) -> Node:

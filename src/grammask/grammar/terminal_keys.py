@@ -23,6 +23,7 @@ of a terminal: is its language empty, and does it match the empty string.
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
 from grammask.config import Config
@@ -35,6 +36,7 @@ SURROGATE_LOW, SURROGATE_HIGH = 0xD800, 0xDFFF
 CLASS_SPECIAL_CHARS = set("\\[]^-&~")
 
 
+@functools.lru_cache(maxsize=8192)
 def class_ranges(node) -> tuple[tuple[int, int], ...]:
     """Positive, sorted, merged code-point ranges of a CharClass or AnyChar,
     without surrogates (which have no UTF-8 encoding)."""
