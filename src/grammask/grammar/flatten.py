@@ -93,49 +93,60 @@ def flatten_by_precedence(node: Node) -> Node:
     """Pre: any AST node.  Post: the same language, with no Sequence directly
     inside a Sequence, no Alternation directly inside an Alternation, no
     one-item Sequence or Alternation, no empty Literal inside a Sequence, no
-    ``{1,1}`` Repeat, and no Repeat of the empty string (it is the empty string).  Iterative post-order rebuild."""
+    ``{1,1}`` Repeat, and no Repeat of the empty string (it is the empty
+    string).  Iterative post-order rebuild; unchanged subtrees are reused."""
     stack: list[tuple[Node, bool]] = [(node, False)]
     results: list[Node] = []
     while stack:
         current, children_done = stack.pop()
-        if isinstance(current, (Sequence, Alternation)) and not children_done:
-            stack.append((current, True))
-            stack.extend((child, False) for child in reversed(current.items))
-        elif isinstance(current, Repeat) and not children_done:
-            stack.append((current, True))
-            stack.append((current.item, False))
-        elif isinstance(current, (Sequence, Alternation)):
-            n_items = len(current.items)
-            children = results[len(results) - n_items:]
-            del results[len(results) - n_items:]
-            results.append(_join(current, children))
-        elif isinstance(current, Repeat):
-            item = results.pop()
-            if _is_empty_string(item) or current.max == 0:
-                results.append(Sequence((), current.span))
-            elif current.min == 1 and current.max == 1:
-                results.append(item)
+        kind = current.__class__
+        if kind is Sequence or kind is Alternation:
+            if children_done:
+                n_items = len(current.items)
+                children = results[len(results) - n_items:]
+                del results[len(results) - n_items:]
+                results.append(_join(current, children))
             else:
-                results.append(Repeat(item, current.min, current.max, current.span))
+                stack.append((current, True))
+                stack.extend([(child, False) for child in reversed(current.items)])
+        elif kind is Repeat:
+            if children_done:
+                item = results.pop()
+                if _is_empty_string(item) or current.max == 0:
+                    results.append(Sequence((), current.span))
+                elif current.min == 1 and current.max == 1:
+                    results.append(item)
+                elif item is current.item:
+                    results.append(current)
+                else:
+                    results.append(Repeat(item, current.min, current.max, current.span))
+            else:
+                stack.append((current, True))
+                stack.append((current.item, False))
         else:
             results.append(current)
     return results[0]
 
 
 def _is_empty_string(node: Node) -> bool:
-    return (isinstance(node, Literal) and not node.value) or (isinstance(node, Sequence) and not node.items)
+    kind = node.__class__
+    return (kind is Literal and not node.value) or (kind is Sequence and not node.items)
 
 
 def _join(parent: Node, children: list[Node]) -> Node:
-    kind = type(parent)
-    if len(children) > 1 and all(child is item for child, item in zip(children, parent.items)) and not any(
-            isinstance(child, kind) or (kind is Sequence and _is_empty_string(child)) for child in children):
+    kind = parent.__class__
+    unchanged = len(children) > 1
+    for child, item in zip(children, parent.items):
+        if child is not item or child.__class__ is kind or (kind is Sequence and _is_empty_string(child)):
+            unchanged = False
+            break
+    if unchanged:
         return parent
     items: list[Node] = []
     for child in children:
-        if isinstance(child, kind):
+        if child.__class__ is kind:
             items.extend(child.items)
-        elif kind is Sequence and isinstance(child, Literal) and not child.value:
+        elif kind is Sequence and _is_empty_string(child):
             continue
         else:
             items.append(child)
