@@ -189,7 +189,6 @@ class Engine:
 
     def _set_compiled(self, compiled: CompiledGrammar):
         self.compiled = compiled
-        self._scratch = compiled.mask_computer.new_scratch()
         self._bits = np.zeros(compiled.n_words, dtype=np.uint32)
         self._stats = {"n_steps": 0, "canonical_fallbacks": 0, "non_canonical_accepts": 0,
                        "dead_ends": 0}
@@ -223,7 +222,6 @@ class Engine:
         """An independent engine in the same state (sharing the compiled grammar)."""
         clone = Engine.__new__(Engine)
         clone.compiled = self.compiled
-        clone._scratch = self.compiled.mask_computer.new_scratch()
         clone._bits = self._bits.copy()
         clone._bits_valid = self._bits_valid
         clone._stats = dict(self._stats)
@@ -384,7 +382,7 @@ class Engine:
             bits[:] = 0
             self._set_eos(bits)
         else:
-            compiled.mask_computer.fill(self._recognizer, bits, self._scratch)
+            compiled.mask_computer.fill(self._recognizer, bits)
             if compiled.canonical is not None:
                 self._apply_canonical(bits)
             if self._recognizer.is_accepting():

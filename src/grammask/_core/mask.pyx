@@ -90,6 +90,16 @@ cdef class TrieView:
         if len(ids) and (ids.min() < 0 or ids.max() >= vocab_size):
             raise ValueError("malformed trie: token id out of range")
 
+    def content_key(self):
+        """A digest of the arrays: equal tries have equal keys."""
+        import hashlib
+        digest = hashlib.blake2b(digest_size=20)
+        digest.update(np.asarray(self.node_bytes).tobytes())
+        digest.update(np.asarray(self.node_subtree_ends).tobytes())
+        digest.update(np.asarray(self.node_token_offsets).tobytes())
+        digest.update(np.asarray(self.token_ids).tobytes())
+        return digest.digest()
+
     @classmethod
     def from_token_trie(cls, trie):
         return cls(trie.node_bytes, trie.node_subtree_ends, trie.node_token_offsets,
@@ -280,11 +290,13 @@ cdef Py_ssize_t SPARSE_LIMIT = 256
 
 
 def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t terminal_id,
-                          int32_t progress, Py_ssize_t vocab_size, dict bitset_pool=None):
+                          int32_t progress, Py_ssize_t vocab_size, dict bitset_pool=None,
+                          dict trie_pool=None):
     """Compute ``TerminalTokens`` for a scan item of ``terminal_id`` at
     ``progress`` (the Earley core's item field: literal bytes matched, or DFA
-    state, 0 = not started).  Equal dense inside sets are shared through
-    ``bitset_pool`` (bytes -> array) when given."""
+    state, 0 = not started) over ``vocab_trie`` (the vocabulary trie or an
+    exit trie).  Equal dense inside sets and equal exit tries are shared
+    through ``bitset_pool`` and ``trie_pool`` when given."""
     if terminal_id < 0 or terminal_id >= tables.view.n_terminals:
         raise ValueError("terminal id out of range")
     cdef TerminalInfo info = tables.view.terminal_infos[terminal_id]
@@ -374,6 +386,8 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
         free(inside.data)
         free(exits.data)
     exit_trie = merge_subtrees(vocab_trie, exit_nodes, vocab_size) if len(exit_nodes) else None
+    if exit_trie is not None and trie_pool is not None:
+        exit_trie = trie_pool.setdefault(exit_trie.content_key(), exit_trie)
     if inside_ids is not None:
         words = None
     elif bitset_pool is not None:
@@ -549,6 +563,7 @@ cdef class MaskComputer:
     cdef const int32_t[::1] _representatives
     cdef dict cache
     cdef dict bitset_pool
+    cdef dict trie_pool
     cdef object lock
 
     def __init__(self, CompiledTables tables, TrieView vocab_trie, Py_ssize_t vocab_size):
@@ -559,6 +574,7 @@ cdef class MaskComputer:
         self.n_words = (vocab_size + 31) // 32
         self.cache = {}
         self.bitset_pool = {}
+        self.trie_pool = {}
         self.lock = threading.Lock()
         parts = [bounded_state_classes(dfa.transitions, dfa.accepting, vocab_trie.max_depth)
                  for dfa in tables.lnf.dfas]
@@ -574,57 +590,62 @@ cdef class MaskComputer:
     def n_distinct_bitsets(self):
         return len(self.bitset_pool)
 
-    cpdef TerminalTokens terminal_tokens(self, int32_t terminal_id, int32_t progress):
-        key = (<int64_t>terminal_id << 32) | <uint32_t>progress
+    cpdef TerminalTokens terminal_tokens(self, TrieView trie, int32_t terminal_id, int32_t progress):
+        """The cached ``TerminalTokens`` of (terminal, progress) over ``trie``
+        (the vocabulary trie, or an exit trie owned by another entry)."""
+        key = (id(trie), terminal_id, progress)
         entry = self.cache.get(key)
         if entry is None:
             with self.lock:
                 entry = self.cache.get(key)
                 if entry is None:
-                    entry = build_terminal_tokens(self.tables, self.vocab_trie, terminal_id,
-                                                  progress, self.vocab_size, self.bitset_pool)
+                    entry = build_terminal_tokens(self.tables, trie, terminal_id, progress,
+                                                  self.vocab_size, self.bitset_pool, self.trie_pool)
                     self.cache[key] = entry
         return entry
 
-    def new_scratch(self):
-        return WalkScratch(self.vocab_trie.max_depth)
-
-    def fill(self, EarleyRecognizer recognizer, uint32_t[::1] bits, WalkScratch scratch):
+    def fill(self, EarleyRecognizer recognizer, uint32_t[::1] bits):
         """Write the grammar mask of the recognizer's current state into
         ``bits`` (overwritten; EOS is the caller's business).  The
-        recognizer ends in the state it started in.  Returns the number of
-        pushes the walks made."""
+        recognizer ends in the state it started in."""
         if bits.shape[0] < self.n_words:
             raise ValueError("bitset too short for the vocabulary")
-        if scratch.n_frames < self.vocab_trie.max_depth + 2:
-            raise ValueError("scratch too small for the vocabulary trie")
+        memset(&bits[0], 0, bits.shape[0] * sizeof(uint32_t))
+        self._fill_level(recognizer, self.vocab_trie, &bits[0])
+
+    cdef int _fill_level(self, EarleyRecognizer recognizer, TrieView trie, uint32_t* out) except -1:
+        """Mark the tokens of ``trie`` the recognizer accepts from its top set.
+
+        Only scan items consume bytes, so the tokens are the union over scan
+        items k of: the inside set of k's (terminal, state) over ``trie``, and,
+        recursively, the tokens of k's exit trie accepted once k's terminal
+        ends (``push_terminal_end_at``).  Each level consumes at least one
+        byte of every token it passes down, so the recursion is at most the
+        longest token deep; every level is a few cached lookups and bitset
+        ORs, never a walk over bytes."""
         cdef Py_ssize_t n_scan = recognizer.n_scan_items()
-        cdef Py_ssize_t k, n_pushes = 0
+        cdef Py_ssize_t k
         cdef int32_t terminal_id, progress
         cdef TerminalTokens entry
-        cdef uint32_t* out = &bits[0]
-        cdef set seen = set()
-        memset(out, 0, bits.shape[0] * sizeof(uint32_t))
         cdef const TerminalInfo* terminal
+        cdef set seen = set()
         for k in range(n_scan):
             recognizer.scan_item(k, &terminal_id, &progress)
             terminal = &self.tables.view.terminal_infos[terminal_id]
             if terminal.is_dfa:
                 progress = self._representatives[
                     self.tables.view.dfa_infos[terminal.dfa_id].state_base + progress]
-            entry = self.terminal_tokens(terminal_id, progress)
+            entry = self.terminal_tokens(trie, terminal_id, progress)
             key = (<int64_t>terminal_id << 32) | <uint32_t>progress
             if key not in seen:
                 seen.add(key)
                 entry.or_inside(out)
-            if entry.exit_trie is None:
-                continue
-            with nogil:
-                if recognizer.push_terminal_end_at(k, entry.end_state):
-                    n_pushes += walk_trie(recognizer, entry.exit_trie, out, scratch.next_child,
-                                          scratch.child_end, scratch.allowed)
+            if entry.exit_trie is not None and recognizer.push_terminal_end_at(k, entry.end_state):
+                try:
+                    self._fill_level(recognizer, entry.exit_trie, out)
+                finally:
                     recognizer.pop_bytes(1)
-        return n_pushes
+        return 0
 
 
 # ---------------------------------------------------------------------------
