@@ -146,9 +146,9 @@ def _random_walk(encoding, flt, rng, n_steps):
     ids = []
     complete_points = []
     for _ in range(n_steps):
-        forbidden = flt.forbidden_token_ids(state)
-        allowed = np.setdiff1d(np.arange(flt.vocab_size), forbidden)
-        allowed = [t for t in allowed.tolist() if flt.backend.merges.token_bytes[t] is not None
+        allowed_mask = np.ones(flt.vocab_size, dtype=bool)
+        allowed_mask[flt.forbidden_token_ids(state)] = False
+        allowed = [t for t in np.flatnonzero(allowed_mask).tolist() if flt.backend.merges.token_bytes[t] is not None
                    and t not in flt.backend.never_filtered_ids]
         assert allowed, "dead end"
         token_id = rng.choice(allowed)

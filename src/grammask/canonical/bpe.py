@@ -262,7 +262,10 @@ class MergeTable:
             spine_ends = self.spine_offsets[lefts + 1]
             firsts = _batched_lower_bound(self.spine_parent_priorities, spine_starts, spine_ends, priorities)
             chunks.append(self.spine_tokens[_ranges_to_indices(firsts, spine_ends)].astype(np.int64))
-        return np.unique(np.concatenate(chunks)).astype(np.int32)
+        forbidden = np.zeros(self.n_tokens, dtype=bool)
+        for chunk in chunks:
+            forbidden[chunk] = True
+        return np.flatnonzero(forbidden).astype(np.int32)
 
 
 def _batched_lower_bound(values: np.ndarray, starts: np.ndarray, ends: np.ndarray,
