@@ -24,6 +24,8 @@ checked against ``Config.max_repetition``.
 
 from __future__ import annotations
 
+import re
+
 from grammask.config import Config
 from grammask.grammar.ast import AnyChar, CharClass, GrammarAST, Literal, Rule, RuleRef
 from grammask.grammar.syntax import ExpressionBuilder, Scanner, checked_code_point, describe
@@ -46,7 +48,7 @@ def parse_gbnf(text: str, start: str = "root", config: Config | None = None,
     _skip_space(scanner, newlines=True)
     while not scanner.at_end():
         rule_start = scanner.pos
-        rule_name = scanner.read_word(is_word_char)
+        rule_name = _read_word(scanner)
         if not rule_name:
             raise scanner.error(f"expected a rule name, found {describe(scanner.peek())}")
         _skip_space(scanner, newlines=False)
@@ -76,7 +78,7 @@ def _parse_body(scanner: Scanner, config: Config):
             scanner.pos += 1
             builder.add(AnyChar(Span(position, scanner.pos)))
         elif is_word_char(char):
-            word = scanner.read_word(is_word_char)
+            word = _read_word(scanner)
             _skip_space(scanner, newlines=False)
             if scanner.startswith("::="):
                 if builder.depth:
@@ -145,7 +147,19 @@ def _read_char(scanner: Scanner) -> str:
                         f"\\t \\r \\n \\\\ \\\" \\[ \\]", escape_start, scanner.pos)
 
 
+def _read_word(scanner: Scanner) -> str:
+    match = WORD.match(scanner.text, scanner.pos)
+    if match is None:
+        return ""
+    scanner.pos = match.end()
+    return match.group()
+
+
 def _read_literal(scanner: Scanner) -> str:
+    plain = PLAIN_LITERAL.match(scanner.text, scanner.pos)
+    if plain is not None:
+        scanner.pos = plain.end()
+        return plain.group(1)
     start = scanner.pos
     scanner.pos += 1
     out: list[str] = []
@@ -181,14 +195,12 @@ def _read_class(scanner: Scanner) -> CharClass:
     return CharClass(tuple(ranges), negated, Span(start, scanner.pos))
 
 
+SPACE = re.compile(r"(?:[ \t]+|#[^\n]*)*")
+SPACE_AND_NEWLINES = re.compile(r"(?:[ \t\r\n]+|#[^\n]*)*")
+WORD = re.compile(r"[A-Za-z0-9_-]+")
+PLAIN_LITERAL = re.compile(r'"([^"\\\r\n]*)"')
+
+
 def _skip_space(scanner: Scanner, newlines: bool) -> None:
     """Skip spaces, tabs and # comments; also newlines when ``newlines``."""
-    while True:
-        char = scanner.peek()
-        if char in (" ", "\t") or (newlines and char in ("\r", "\n")):
-            scanner.pos += 1
-        elif char == "#":
-            end = scanner.text.find("\n", scanner.pos)
-            scanner.pos = len(scanner.text) if end < 0 else end
-        else:
-            return
+    scanner.pos = (SPACE_AND_NEWLINES if newlines else SPACE).match(scanner.text, scanner.pos).end()

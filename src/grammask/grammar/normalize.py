@@ -19,8 +19,9 @@ no production at all (``start_accepts_empty`` is True); nothing else is left.
 the grammar after each one (``NormalizedGrammar.pass_sizes``):
 group_rules_by_name, flatten_by_precedence, fold_regular_repetitions,
 flatten_nested_groups, expand_repetitions, merge_consecutive_literals,
-remove_useless_rules, eliminate_nullable (+ literal merge), remove_unit_rules
-(+ remove_useless_rules), merge_identical_nonterminals (+ deduplication),
+eliminate_nullable (+ literal merge), remove_unit_rules, remove_useless_rules
+(once, after the passes that can make rules useless),
+merge_identical_nonterminals (+ deduplication),
 compile_literal_alternations (+ merge, reachability).
 """
 
@@ -360,14 +361,13 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
     record.append(("expand_repetitions", flat.sizes()))
     merge_consecutive_literals(flat)
     record.append(("merge_consecutive_literals", flat.sizes()))
-    remove_useless_rules(flat, compiler)
-    record.append(("remove_useless_rules", flat.sizes()))
     eliminate_nullable(flat, compiler, names)
     merge_consecutive_literals(flat)
     record.append(("eliminate_nullable", flat.sizes()))
     remove_unit_rules(flat)
-    remove_useless_rules(flat, compiler, after_nullable=True)
     record.append(("remove_unit_rules", flat.sizes()))
+    remove_useless_rules(flat, compiler, after_nullable=True)
+    record.append(("remove_useless_rules", flat.sizes()))
     merge_identical_nonterminals(flat)
     record.append(("merge_identical_nonterminals", flat.sizes()))
     compile_literal_alternations(flat)

@@ -51,23 +51,23 @@ ATOM, QUANTIFIED, CONCATENATION, ALTERNATION = range(4)
 """Binding levels of a pattern: what may follow it without a group."""
 
 
-REGULAR_LEAVES = (Literal, CharClass, AnyChar)
-COMPOSITES = (Sequence, Alternation, Repeat)
-
-
 def _children(node: Node) -> tuple:
-    return (node.item,) if isinstance(node, Repeat) else node.items
+    return (node.item,) if node.__class__ is Repeat else node.items
 
 
 def _leaf_regular(node: Node) -> bool:
     """A literal that is UTF-8 or a non-empty class (regex-expressible)."""
-    if isinstance(node, Literal):
+    kind = node.__class__
+    if kind is Literal:
+        value = node.value
+        if value.isascii():
+            return True
         try:
-            node.value.decode("utf-8")
+            value.decode("utf-8")
         except UnicodeDecodeError:
             return False
         return True
-    if isinstance(node, (CharClass, AnyChar)):
+    if kind is CharClass or kind is AnyChar:
         return bool(class_ranges(node))
     return False
 
@@ -84,13 +84,14 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
     flags: list[tuple[bool, bool]] = []
     while stack:
         current, children_done = stack.pop()
-        if not isinstance(current, COMPOSITES):
+        kind = current.__class__
+        if kind is not Sequence and kind is not Alternation and kind is not Repeat:
             nodes.append(current)
             flags.append((_leaf_regular(current), False))
             continue
         if not children_done:
             stack.append((current, True))
-            stack.extend((child, False) for child in reversed(_children(current)))
+            stack.extend([(child, False) for child in reversed(_children(current))])
             continue
         n_children = len(_children(current))
         child_nodes = nodes[len(nodes) - n_children:]
