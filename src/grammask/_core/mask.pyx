@@ -51,6 +51,8 @@ from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memset
 
+import hashlib
+
 import numpy as np
 
 from grammask._core.recognizer cimport ByteRecognizer
@@ -89,16 +91,6 @@ cdef class TrieView:
         ids = np.asarray(self.token_ids)
         if len(ids) and (ids.min() < 0 or ids.max() >= vocab_size):
             raise ValueError("malformed trie: token id out of range")
-
-    def content_key(self):
-        """A digest of the arrays: equal tries have equal keys."""
-        import hashlib
-        digest = hashlib.blake2b(digest_size=20)
-        digest.update(np.asarray(self.node_bytes).tobytes())
-        digest.update(np.asarray(self.node_subtree_ends).tobytes())
-        digest.update(np.asarray(self.node_token_offsets).tobytes())
-        digest.update(np.asarray(self.token_ids).tobytes())
-        return digest.digest()
 
     @classmethod
     def from_token_trie(cls, trie):
@@ -284,6 +276,10 @@ cdef inline int32_t _literal_step(const uint8_t* literal, int32_t length, int32_
     return 0
 
 
+# Exit tries with at most this many nodes are walked byte by byte; larger
+# ones are handled by recursing over their own per-terminal token sets.
+cdef Py_ssize_t WALK_LIMIT = 4096
+
 # Inside sets with at most this many tokens are kept as id lists, larger ones
 # as bitsets (16 KB for a 131k vocabulary, shared between equal sets).
 cdef Py_ssize_t SPARSE_LIMIT = 256
@@ -385,9 +381,17 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
         free(states)
         free(inside.data)
         free(exits.data)
-    exit_trie = merge_subtrees(vocab_trie, exit_nodes, vocab_size) if len(exit_nodes) else None
-    if exit_trie is not None and trie_pool is not None:
-        exit_trie = trie_pool.setdefault(exit_trie.content_key(), exit_trie)
+    exit_trie = None
+    if len(exit_nodes):
+        # The merge depends only on the trie and the exit nodes: states with
+        # the same exits (e.g. every state deep inside ``[^"]{0,500}``) share
+        # one exit trie, built once.
+        pool_key = (id(vocab_trie), hashlib.blake2b(exit_nodes.tobytes(), digest_size=20).digest())
+        exit_trie = trie_pool.get(pool_key) if trie_pool is not None else None
+        if exit_trie is None:
+            exit_trie = merge_subtrees(vocab_trie, exit_nodes, vocab_size)
+            if trie_pool is not None:
+                trie_pool[pool_key] = exit_trie
     if inside_ids is not None:
         words = None
     elif bitset_pool is not None:
@@ -611,9 +615,10 @@ cdef class MaskComputer:
         if bits.shape[0] < self.n_words:
             raise ValueError("bitset too short for the vocabulary")
         memset(&bits[0], 0, bits.shape[0] * sizeof(uint32_t))
-        self._fill_level(recognizer, self.vocab_trie, &bits[0])
+        self._fill_level(recognizer, self.vocab_trie, &bits[0], WalkScratch(self.vocab_trie.max_depth))
 
-    cdef int _fill_level(self, EarleyRecognizer recognizer, TrieView trie, uint32_t* out) except -1:
+    cdef int _fill_level(self, EarleyRecognizer recognizer, TrieView trie, uint32_t* out,
+                         WalkScratch scratch) except -1:
         """Mark the tokens of ``trie`` the recognizer accepts from its top set.
 
         Only scan items consume bytes, so the tokens are the union over scan
@@ -622,7 +627,8 @@ cdef class MaskComputer:
         ends (``push_terminal_end_at``).  Each level consumes at least one
         byte of every token it passes down, so the recursion is at most the
         longest token deep; every level is a few cached lookups and bitset
-        ORs, never a walk over bytes."""
+        ORs.  Small exit tries (the common case: `",`, `"}` ...) are walked
+        byte by byte in C instead, which is cheaper than recursing."""
         cdef Py_ssize_t n_scan = recognizer.n_scan_items()
         cdef Py_ssize_t k
         cdef int32_t terminal_id, progress
@@ -640,11 +646,18 @@ cdef class MaskComputer:
             if key not in seen:
                 seen.add(key)
                 entry.or_inside(out)
-            if entry.exit_trie is not None and recognizer.push_terminal_end_at(k, entry.end_state):
-                try:
-                    self._fill_level(recognizer, entry.exit_trie, out)
-                finally:
+            if entry.exit_trie is None or not recognizer.push_terminal_end_at(k, entry.end_state):
+                continue
+            if entry.exit_trie.n_nodes <= WALK_LIMIT:
+                with nogil:
+                    walk_trie(recognizer, entry.exit_trie, out, scratch.next_child,
+                              scratch.child_end, scratch.allowed)
                     recognizer.pop_bytes(1)
+                continue
+            try:
+                self._fill_level(recognizer, entry.exit_trie, out, scratch)
+            finally:
+                recognizer.pop_bytes(1)
         return 0
 
 
