@@ -28,6 +28,8 @@ recursion), so nesting depth is bounded by ``Config.max_nesting`` only.
 
 from __future__ import annotations
 
+import re
+
 from grammask.config import Config
 from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef, Substrings
 from grammask.grammar.syntax import ExpressionBuilder, Scanner, checked_code_point, describe
@@ -51,7 +53,7 @@ def parse_kbnf(text: str, start: str = "start", config: Config | None = None,
     _skip_trivia(scanner)
     while not scanner.at_end():
         rule_start = scanner.pos
-        rule_name = scanner.read_word(is_name_char)
+        rule_name = _read_name(scanner)
         if not rule_name:
             raise scanner.error(f"expected a rule name, found {describe(scanner.peek())}")
         _skip_trivia(scanner)
@@ -88,7 +90,7 @@ def _parse_body(scanner: Scanner, config: Config):
         elif char == "#":
             builder.add(_read_regex(scanner))
         elif is_name_char(char):
-            word = scanner.read_word(is_name_char)
+            word = _read_name(scanner)
             end = scanner.pos
             _skip_trivia(scanner)
             if scanner.startswith("::="):
@@ -164,16 +166,20 @@ def _read_string(scanner: Scanner, regex: bool) -> str:
                 f"\\xHH \\uHHHH \\u{{...}} \\UHHHHHHHH", escape_start, scanner.pos)
 
 
+TRIVIA = re.compile(r"(?:\s+|\(\*.*?\*\))*", re.DOTALL)
+NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _skip_trivia(scanner: Scanner) -> None:
     """Skip whitespace and (* comments *)."""
-    while True:
-        char = scanner.peek()
-        if char and char.isspace():
-            scanner.pos += 1
-        elif scanner.startswith("(*"):
-            end = scanner.text.find("*)", scanner.pos + 2)
-            if end < 0:
-                raise scanner.error("unterminated comment: expected '*)'", scanner.pos, scanner.pos + 2)
-            scanner.pos = end + 2
-        else:
-            return
+    scanner.pos = TRIVIA.match(scanner.text, scanner.pos).end()
+    if scanner.startswith("(*"):
+        raise scanner.error("unterminated comment: expected '*)'", scanner.pos, scanner.pos + 2)
+
+
+def _read_name(scanner: Scanner) -> str:
+    match = NAME.match(scanner.text, scanner.pos)
+    if match is None:
+        return ""
+    scanner.pos = match.end()
+    return match.group()

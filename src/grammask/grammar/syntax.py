@@ -58,12 +58,6 @@ class Scanner:
             raise self.error(f"expected {what}, found {describe(self.peek())}")
         self.pos += len(token)
 
-    def read_word(self, is_word_char) -> str:
-        start = self.pos
-        while self.pos < len(self.text) and is_word_char(self.text[self.pos]):
-            self.pos += 1
-        return self.text[start:self.pos]
-
     def read_hex(self, n_digits: int, escape_start: int) -> int:
         digits = self.text[self.pos:self.pos + n_digits]
         if len(digits) != n_digits or any(d not in "0123456789abcdefABCDEF" for d in digits):
