@@ -79,6 +79,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef int64_t* completion_queue
     cdef Py_ssize_t queue_capacity
     cdef uint64_t* predicted_stamps      # [n_nonterminals]
+    cdef int32_t* predict_stack          # [n_nonterminals] nonterminals left to predict
     # Leo memo (lazy, keyed by (set, nt), validated by set serials)
     cdef LeoEntry* leo_entries
     cdef Py_ssize_t leo_capacity         # power of two

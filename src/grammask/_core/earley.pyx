@@ -189,6 +189,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         self.done_stamps = NULL
         self.completion_queue = NULL
         self.predicted_stamps = NULL
+        self.predict_stack = NULL
         self.leo_entries = NULL
         self.chain_keys = NULL
         self.chain_steps = NULL
@@ -208,6 +209,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         free(self.done_stamps)
         free(self.completion_queue)
         free(self.predicted_stamps)
+        free(self.predict_stack)
         free(self.leo_entries)
         free(self.chain_keys)
         free(self.chain_steps)
@@ -239,12 +241,14 @@ cdef class EarleyRecognizer(ByteRecognizer):
         self.set_leo_nts = <int32_t*>malloc(sets_capacity * sizeof(int32_t))
         self.set_leo_tops = <int64_t*>malloc(sets_capacity * sizeof(int64_t))
         self.predicted_stamps = <uint64_t*>calloc(self.grammar.n_nonterminals, sizeof(uint64_t))
+        self.predict_stack = <int32_t*>malloc(self.grammar.n_nonterminals * sizeof(int32_t))
         self.leo_capacity = 64
         self.leo_entries = <LeoEntry*>malloc(self.leo_capacity * sizeof(LeoEntry))
         if (self.items == NULL or self.set_starts == NULL or self.set_nt_starts == NULL
                 or self.set_serials == NULL or self.set_accepting == NULL
                 or self.set_leo_nts == NULL or self.set_leo_tops == NULL
-                or self.predicted_stamps == NULL or self.leo_entries == NULL):
+                or self.predicted_stamps == NULL or self.predict_stack == NULL
+                or self.leo_entries == NULL):
             raise MemoryError()
         _leo_clear(self)
         # serial 0 is never used, so zeroed stamps never match
@@ -378,34 +382,44 @@ cdef class EarleyRecognizer(ByteRecognizer):
         return self._finish_set(set_start, is_accepting, False)
 
     cdef bint _predict(self, Py_ssize_t set_start) noexcept nogil:
-        """Add the productions of every nonterminal some item of the set being
-        built waits for, once per nonterminal (items appended are visited too)."""
+        """Add the productions of every nonterminal that an item of the set
+        being built waits for, and of every nonterminal starting such a
+        production, once per nonterminal.  Predicted items are never
+        revisited: nonterminals to predict go through ``predict_stack``
+        (each at most once per set, so n_nonterminals entries suffice)."""
         cdef const GrammarView* tables = self.grammar
-        cdef Py_ssize_t idx = set_start, n_new
-        cdef int32_t b, p
+        cdef Py_ssize_t idx, n_stack = 0
+        cdef int32_t b, c, p, first
         cdef int32_t new_set_id = <int32_t>self.n_sets
         cdef uint64_t stamp = self.dedup_stamp
-        cdef Item item
-        while idx < self.n_items:
-            item = self.items[idx]
-            idx += 1
-            if not tables.symbol_is_nonterminal[item.dot]:
-                continue
-            b = tables.symbol_ids[item.dot]
-            if self.predicted_stamps[b] == stamp:
-                continue
-            self.predicted_stamps[b] = stamp
-            n_new = (tables.nonterminal_production_offsets[b + 1]
-                     - tables.nonterminal_production_offsets[b])
-            if not _reserve_items(self, n_new):
+        for idx in range(set_start, self.n_items):
+            first = self.items[idx].dot
+            if tables.symbol_is_nonterminal[first]:
+                b = tables.symbol_ids[first]
+                if self.predicted_stamps[b] != stamp:
+                    self.predicted_stamps[b] = stamp
+                    self.predict_stack[n_stack] = b
+                    n_stack += 1
+        while n_stack > 0:
+            n_stack -= 1
+            b = self.predict_stack[n_stack]
+            if not _reserve_items(self, tables.nonterminal_production_offsets[b + 1]
+                                  - tables.nonterminal_production_offsets[b]):
                 return False
             for p in range(tables.nonterminal_production_offsets[b],
                            tables.nonterminal_production_offsets[b + 1]):
-                self.items[self.n_items].dot = tables.production_symbol_offsets[p]
+                first = tables.production_symbol_offsets[p]
+                self.items[self.n_items].dot = first
                 self.items[self.n_items].origin = new_set_id
                 self.items[self.n_items].progress = 0
                 self.items[self.n_items].nt = b
                 self.n_items += 1
+                if tables.symbol_is_nonterminal[first]:
+                    c = tables.symbol_ids[first]
+                    if self.predicted_stamps[c] != stamp:
+                        self.predicted_stamps[c] = stamp
+                        self.predict_stack[n_stack] = c
+                        n_stack += 1
         return True
 
     cdef bint _finish_set(self, Py_ssize_t set_start, bint is_accepting, bint force) noexcept nogil:
@@ -789,7 +803,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
                   + self.dedup_capacity * (sizeof(int32_t) + sizeof(uint64_t))
                   + self.done_capacity * (sizeof(int64_t) + sizeof(uint64_t))
                   + self.queue_capacity * sizeof(int64_t)
-                  + self.grammar.n_nonterminals * sizeof(uint64_t)
+                  + self.grammar.n_nonterminals * (sizeof(uint64_t) + sizeof(int32_t))
                   + self.leo_capacity * sizeof(LeoEntry)
                   + self.chain_capacity * 2 * sizeof(int64_t)
                   + self.partition_capacity * sizeof(Item))
