@@ -7,7 +7,10 @@ What it computes
     ``backend_tokenizer``) with a byte-level BPE model, a SentencePiece
     processor (BPE models), or a WordPiece ``tokenizers`` model, and returns
     a ``CanonicalFilter``; None when no exact filter is known.
-    Built backends are memoized per tokenizer fingerprint in this process.
+    Built backends are memoized per tokenizer fingerprint in this process and
+    pickled under ``cache_dir()`` (``$GRAMMASK_CACHE_DIR``, default
+    ``~/.cache/grammask``; ``GRAMMASK_NO_DISK_CACHE=1`` turns it off), keyed
+    by a sha256 over the format version, token bytes, merge rule and pattern.
 
 Invariants
     Token ids are the tokenizer's own ids; ``vocab_size`` (a Vocabulary's
@@ -17,11 +20,14 @@ Invariants
 from __future__ import annotations
 
 import hashlib
+import os
+import pickle
 from typing import Any, Optional
 
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.filter import CanonicalFilter
 from grammask.canonical.pretokenized_bpe import PretokenizedBPE
+from grammask.canonical.pretokenizer import cache_dir
 from grammask.canonical.sources import BPERules, tiktoken_rules, tokenizers_rules
 
 _BUILT: dict = {}
@@ -31,9 +37,13 @@ def _split_bytes(data: bytes) -> list:
     return [data[index:index + 1] for index in range(len(data))]
 
 
+CACHE_FORMAT = "canonical-bpe-v1"
+
+
 def _fingerprint(rules: BPERules) -> str:
     digest = hashlib.sha256()
-    digest.update((rules.pattern or "").encode("utf-8"))
+    digest.update(CACHE_FORMAT.encode("utf-8"))
+    digest.update((rules.kind + "\0" + rules.rule_digest + "\0" + (rules.pattern or "")).encode("utf-8"))
     for data in rules.token_bytes:
         digest.update(b"\x00" if data is None else len(data).to_bytes(2, "little") + data)
     return digest.hexdigest()
@@ -46,14 +56,62 @@ def _bpe_filter(rules: BPERules, vocab_size: Optional[int], special_ids: frozens
     key = (_fingerprint(rules), size, special_ids | rules.special_ids)
     built = _BUILT.get(key)
     if built is None:
-        merges = MergeTable(rules.token_bytes, rules.pair_rule, _split_bytes)
-        backend = PretokenizedBPE(merges, rules.pattern, size, special_ids | rules.special_ids)
+        path = _cache_path(key)
+        backend = _load(path)
+        if backend is None:
+            merges = MergeTable(rules.token_bytes, rules.pair_rule, _split_bytes)
+            backend = PretokenizedBPE(merges, rules.pattern, size, special_ids | rules.special_ids)
+            _store(path, backend)
         built = _BUILT[key] = CanonicalFilter(f"bpe+pretokenizer({rules.label})", backend)
+    return built
+
+
+def _cache_path(key: tuple) -> str:
+    digest = hashlib.sha256(repr((key[0], key[1], sorted(key[2]))).encode("utf-8")).hexdigest()[:32]
+    return os.path.join(cache_dir(), f"{CACHE_FORMAT}-{digest}.pkl")
+
+
+def _load(path: str):
+    """A backend pickled by ``_store`` in the user's own cache directory, or None."""
+    if os.environ.get("GRAMMASK_NO_DISK_CACHE") or not os.path.exists(path):
+        return None
+    try:
+        with open(path, "rb") as file:
+            return pickle.load(file)
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return None
+
+
+def _store(path: str, backend) -> None:
+    if os.environ.get("GRAMMASK_NO_DISK_CACHE"):
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "wb") as file:
+            pickle.dump(backend, file, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except OSError:
+        pass
+
+
+def _sentencepiece_filter(processor: Any, vocab_size: Optional[int], special_ids: frozenset):
+    from grammask.canonical.sentencepiece_bpe import SentencePieceBPE, is_bpe_processor
+
+    key = ("sentencepiece", id(processor), vocab_size, special_ids)
+    built = _BUILT.get(key)
+    if built is None:
+        if not is_bpe_processor(processor):
+            return None
+        backend = SentencePieceBPE(processor, vocab_size or 0, special_ids)
+        built = _BUILT[key] = CanonicalFilter("sentencepiece-bpe", backend)
     return built
 
 
 def filter_for_tokenizer(tokenizer: Any, vocab_size: Optional[int] = None,
                          special_ids: frozenset = frozenset()) -> Optional[CanonicalFilter]:
+    if hasattr(tokenizer, "id_to_piece") and hasattr(tokenizer, "get_score"):
+        return _sentencepiece_filter(tokenizer, vocab_size, special_ids)
     if hasattr(tokenizer, "_mergeable_ranks") and hasattr(tokenizer, "_pat_str"):
         return _bpe_filter(tiktoken_rules(tokenizer), vocab_size, special_ids)
     backend_tokenizer = getattr(tokenizer, "backend_tokenizer", None)

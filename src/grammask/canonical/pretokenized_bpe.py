@@ -159,14 +159,30 @@ class PretokenizedBPE:
         self.never_filtered_ids = frozenset(excluded) | frozenset(
             token_id for token_id in range(vocab_size)
             if token_id >= merges.n_tokens or merges.token_bytes[token_id] is None)
-        self._pair_cache: OrderedDict = OrderedDict()
         self.n_shapes = len(self.shapes)
         by_first: dict = {}
         for shape_id, (text, _tail) in enumerate(self.shapes):
             by_first.setdefault(text[:1], []).append(shape_id)
         self.shapes_by_first_char = {char: np.asarray(ids, dtype=np.int64) for char, ids in by_first.items()}
-        self._alone_codes: Optional[np.ndarray] = None
+        self._reset_caches()
+        self._alone_codes = np.fromiter(
+            (self._verdict(PretokenState(), "", text, tail, False) for text, tail in self.shapes),
+            dtype=np.int8, count=self.n_shapes)
+
+    def _reset_caches(self) -> None:
         self._feasible_memo: dict = {}
+        self._pair_cache: OrderedDict = OrderedDict()
+
+    def __getstate__(self) -> dict:
+        """Pickled without the per-process memo tables."""
+        state = dict(self.__dict__)
+        for name in ("_feasible_memo", "_pair_cache"):
+            state.pop(name, None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._reset_caches()
 
     # -- the core check -----------------------------------------------------
     def _feasible(self, region: str, cuts: tuple, tail_classes: Optional[tuple],
@@ -305,10 +321,6 @@ class PretokenizedBPE:
         its end, a token starting with c begins a fresh pre-token and its
         verdict is its verdict at the start of a text (computed once).
         """
-        if self._alone_codes is None:
-            self._alone_codes = np.fromiter(
-                (self._verdict(PretokenState(), "", text, tail, False) for text, tail in self.shapes),
-                dtype=np.int8, count=self.n_shapes)
         if not state.region:
             return self._alone_codes
         codes = np.zeros(self.n_shapes, dtype=np.int8)

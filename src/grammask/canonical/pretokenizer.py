@@ -120,7 +120,8 @@ def pattern_atoms(pattern: str) -> list:
     return sorted(set(atoms))
 
 
-def _cache_dir() -> str:
+def cache_dir() -> str:
+    """Directory of grammask's on-disk caches (``$GRAMMASK_CACHE_DIR`` or ``~/.cache/grammask``)."""
     return os.environ.get("GRAMMASK_CACHE_DIR",
                           os.path.join(os.path.expanduser("~"), ".cache", "grammask"))
 
@@ -132,7 +133,7 @@ class CharClasses:
         self.pattern = pattern
         self.atoms = pattern_atoms(pattern)
         key = hashlib.sha256(("v2\0" + pattern).encode("utf-8")).hexdigest()[:24]
-        path = os.path.join(_cache_dir(), f"charclasses-{key}.npz")
+        path = os.path.join(cache_dir(), f"charclasses-{key}.npz")
         loaded = None
         if os.path.exists(path):
             try:

@@ -23,6 +23,7 @@ Invariants
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -37,6 +38,8 @@ class BPERules:
     vocab_size: int
     special_ids: frozenset = field(default_factory=frozenset)
     label: str = ""
+    rule_digest: str = ""
+    """Digest of what the merge rule reads besides ``token_bytes`` (the merge list)."""
 
 
 def tiktoken_rules(encoding: Any, vocab_size: Optional[int] = None) -> BPERules:
@@ -134,5 +137,6 @@ def tokenizers_rules(tokenizer: Any) -> Optional[BPERules]:
     def pair_rule(left: bytes, right: bytes) -> Optional[int]:
         return get((left, right))
 
+    digest = hashlib.sha256(json.dumps(model.get("merges", [])).encode("utf-8")).hexdigest()
     return BPERules("tokenizers", token_bytes, pair_rule, pattern, size, frozenset(added),
-                    "tokenizers-bpe")
+                    "tokenizers-bpe", digest)
