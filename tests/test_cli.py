@@ -19,6 +19,7 @@ import regex
 from grammask import cli
 from grammask.grammar.gbnf import parse_gbnf
 from reference import ReferenceRecognizer
+from paths import WORKLOADS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PERSON_SCHEMA = os.path.join(ROOT, "examples", "schemas", "person.json")
@@ -61,7 +62,7 @@ def test_check_membership_matches_python_regex(capsys, text):
 
 
 def test_check_reads_grammar_files_and_agrees_with_the_reference(capsys):
-    path = "/work/shared/workloads/gbnf/chess.gbnf"
+    path = str(WORKLOADS / "gbnf" / "chess.gbnf")
     if not os.path.exists(path):
         pytest.skip("shared GBNF workloads missing")
     reference = ReferenceRecognizer(parse_gbnf(open(path, encoding="utf-8").read()))

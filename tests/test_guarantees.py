@@ -9,7 +9,7 @@ is checked, always with an oracle independent of the engine:
 - the mask is exactly the set of surviving tokens (python ``regex`` partial
   matching over every token of the vocabulary);
 - 0 invalid outputs in 1,000 generations across the shared grammars
-  (``/work/shared/workloads``): outputs that ended with EOS are sentences,
+  (``tests/workloads``): outputs that ended with EOS are sentences,
   outputs cut at max tokens are viable prefixes (``tests/reference.py``'s
   ``ReferenceRecognizer`` over the grammar's AST, ``regex``, ``json`` and
   ``jsonschema``);
@@ -33,8 +33,9 @@ import grammask
 from grammask.grammar.gbnf import parse_gbnf
 from grammask.grammar.kbnf import parse_kbnf
 from reference import ReferenceRecognizer
+from paths import WORKLOADS as WORKLOADS_DIR
 
-WORKLOADS = "/work/shared/workloads"
+WORKLOADS = str(WORKLOADS_DIR)
 N_GENERATIONS = 1_000
 MAX_TOKENS = 24
 

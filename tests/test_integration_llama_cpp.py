@@ -24,6 +24,7 @@ from reference import ReferenceRecognizer
 
 llama_cpp = pytest.importorskip("llama_cpp")
 from grammask.integrations.llama_cpp import (  # noqa: E402  (after the importorskip)
+from paths import WORKLOADS
     GrammaskLogitsProcessor,
     compile_for,
     default_model_path,
@@ -113,7 +114,7 @@ def test_schema_dict_gives_parsed_data(llm):
 
 
 def test_gbnf_list_outputs_are_sentences_of_the_grammar(llm):
-    path = "/work/shared/workloads/gbnf/list.gbnf"
+    path = str(WORKLOADS / "gbnf" / "list.gbnf")
     if not os.path.exists(path):
         pytest.skip("shared GBNF workloads missing")
     text = open(path, encoding="utf-8").read()
@@ -135,7 +136,7 @@ def test_gbnf_list_outputs_are_sentences_of_the_grammar(llm):
 
 
 def test_gbnf_chess_outputs_are_viable(llm):
-    path = "/work/shared/workloads/gbnf/chess.gbnf"
+    path = str(WORKLOADS / "gbnf" / "chess.gbnf")
     if not os.path.exists(path):
         pytest.skip("shared GBNF workloads missing")
     text = open(path, encoding="utf-8").read()
