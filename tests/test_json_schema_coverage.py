@@ -18,6 +18,7 @@ pipeline, against independent oracles:
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 import random
 import sys
 from pathlib import Path
@@ -35,6 +36,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 BENCH_FILES = sorted(JSONSCHEMABENCH.glob("*.json"))
 FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+
+def exact_float(text: str):
+    """A JSON number for the oracle: a float, unless the float would lose the
+    value's sign or range (underflow to 0, overflow to inf): then a Decimal,
+    which jsonschema compares exactly."""
+    exact = Decimal(text)
+    value = float(exact)
+    if (value == 0) != (exact == 0) or value in (float("inf"), float("-inf")):
+        return exact
+    return value
 
 
 def _validator(schema):
@@ -108,7 +120,7 @@ def test_random_walks_validate_with_jsonschema(path):
         if output is None:
             continue
         n_complete += 1
-        instance = json.loads(output)
+        instance = json.loads(output, parse_float=exact_float)
         errors = [e.message for e in validator.iter_errors(instance)]
         assert not errors, (output[:300], errors[:3])
     assert n_complete >= 3
@@ -163,3 +175,45 @@ def test_hypothesis_jsonschema_instances_accepted(index):
             assert matcher.accepts(text), text
 
     check()
+
+
+TOKEN_WALK_SCHEMAS = [
+    {"type": "object", "properties": {"name": {"type": "string", "maxLength": 5},
+                                      "age": {"type": "integer", "minimum": 0, "maximum": 120}},
+     "required": ["name", "age"], "additionalProperties": False},
+    {"type": "array", "items": {"enum": ["red", "green", 7, None]}, "minItems": 1, "maxItems": 4},
+    {"anyOf": [{"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+               {"type": "string", "format": "date"}]},
+]
+
+
+@pytest.mark.parametrize("index", range(len(TOKEN_WALK_SCHEMAS)))
+def test_token_level_walks_through_the_engine_validate(index):
+    """Random allowed tokens (a byte vocabulary plus multi-byte tokens) through
+    grammask.Engine until EOS is allowed and chosen; jsonschema validates."""
+    import grammask
+
+    schema = TOKEN_WALK_SCHEMAS[index]
+    tokens = [bytes([b]) for b in range(256)] + [b'{"', b'":', b'",', b"true", b"null", b"  ",
+                                                 b'"}', b"name", b"age", b"red", b"-0", None]
+    vocabulary = grammask.Vocabulary(tokens, eos_token_ids=[len(tokens) - 1])
+    compiled = grammask.compile(grammask.Grammar.from_json_schema(schema, max_whitespace=1),
+                                vocabulary)
+    validator = _validator(schema)
+    rng = random.Random(index)
+    n_complete = 0
+    for _ in range(25):
+        engine = grammask.Engine(compiled)
+        output = b""
+        for _ in range(200):
+            allowed = [int(t) for t in engine.compute_allowed_token_ids()
+                       if int(t) not in vocabulary.eos_token_ids]
+            if engine.can_end() and (not allowed or rng.random() < 0.4):
+                n_complete += 1
+                assert validator.is_valid(json.loads(output, parse_float=exact_float)), output
+                break
+            assert allowed, output
+            token = rng.choice(allowed)
+            engine.try_accept_new_token(token)
+            output += vocabulary.token_bytes(token)
+    assert n_complete >= 5

@@ -312,3 +312,22 @@ def test_not_in_rejects_escaped_spellings_of_names():
     assert not full(regex, '"\\u0061b"') and not full(regex, '"ab"')
     assert full(regex, '"abc"') and full(regex, '"a"') and full(regex, '""')
     assert full(regex, '"\\u00e9"') and full(regex, '"a\\n"')
+
+
+@pytest.mark.parametrize("low,high", [((0, True), (1, False)), ((-1, False), (0, True)),
+                                      ((0, False), None), (None, (0, False)),
+                                      ((5, False), (7, False)), ((-7, True), (-5, True))])
+def test_exponent_spellings_keep_the_sign_and_range(low, high):
+    low_bound = None if low is None else Bound(Fraction(low[0]), low[1])
+    high_bound = None if high is None else Bound(Fraction(high[0]), high[1])
+    regex = number_regex(low_bound, high_bound)
+    for mantissa in ("2", "-2", "9.5", "-9.5", "1", "-1", "0", "-0"):
+        for exponent in ("-4493", "-3", "-1", "0", "+0", "1", "5", "00", "-01"):
+            text = f"{mantissa}E{exponent}"
+            value = Fraction(Decimal(text))
+            inside = ((low_bound is None or (value > low_bound.value if low_bound.strict
+                                             else value >= low_bound.value))
+                      and (high_bound is None or (value < high_bound.value if high_bound.strict
+                                                  else value <= high_bound.value)))
+            if regex is not None and full(regex, text):
+                assert inside, (low, high, text)

@@ -353,8 +353,8 @@ def number_regex(low: Optional[Bound], high: Optional[Bound]) -> Optional[str]:
 
 
 def _exponent_bounds(low: Optional[Bound], high: Optional[Bound]):
-    """Integers e with every value of [10^e, 10^(e+1)) in (low, high), as
-    (e_min or None, e_max or None, empty)."""
+    """The integers e such that every value of [10^e, 10^(e+1)) is inside the
+    bounds, as (e_min or None, e_max or None); None when no positive value is."""
     def smallest_at_least(bound: Bound) -> int:
         exponent = math.floor(math.log10(bound.value)) - 2
         while Fraction(10) ** exponent < bound.value or (
@@ -368,8 +368,10 @@ def _exponent_bounds(low: Optional[Bound], high: Optional[Bound]):
             exponent -= 1
         return exponent
 
+    if high is not None and high.value <= 0:
+        return None
     e_min = None if low is None or low.value <= 0 else smallest_at_least(low)
-    e_max = None if high is None else (largest_below(high.value) if high.value > 0 else -10**9)
+    e_max = None if high is None else largest_below(high.value)
     return e_min, e_max
 
 
@@ -400,16 +402,13 @@ def exponent_forms(low: Optional[Bound], high: Optional[Bound]) -> Optional[str]
     decade of a non-zero bound."""
     mantissa = "[1-9](?:\\.[0-9]+)?"
     branches = []
-    e_min, e_max = _exponent_bounds(low, high)
-    exponent = _signed_exponent(e_min, e_max)
-    if exponent is not None:
-        branches.append(f"{mantissa}[eE]{_wrap(exponent)}")
     mirrored_low = None if high is None else Bound(-high.value, high.strict)
     mirrored_high = None if low is None else Bound(-low.value, low.strict)
-    e_min, e_max = _exponent_bounds(mirrored_low, mirrored_high)
-    exponent = _signed_exponent(e_min, e_max)
-    if exponent is not None:
-        branches.append(f"-{mantissa}[eE]{_wrap(exponent)}")
+    for sign, side_low, side_high in (("", low, high), ("-", mirrored_low, mirrored_high)):
+        decades = _exponent_bounds(side_low, side_high)
+        exponent = None if decades is None else _signed_exponent(*decades)
+        if exponent is not None:
+            branches.append(f"{sign}{mantissa}[eE]{_wrap(exponent)}")
     zero = Fraction(0)
     if (low is None or low.value < zero or (low.value == zero and not low.strict)) and \
             (high is None or high.value > zero or (high.value == zero and not high.strict)):
