@@ -406,3 +406,13 @@ def test_integer_zero_fraction_depends_on_draft():
     draft4_multiple = dict(draft4, multipleOf=3)
     assert not SchemaMatcher(draft4_multiple).accepts("9.0")
     assert SchemaMatcher(draft4_multiple).accepts("9")
+
+
+def test_draft_spellings():
+    anchored = SchemaMatcher({"definitions": {"x": {"$id": "#pos", "type": "integer",
+                                                    "minimum": 1}}, "$ref": "#pos"})
+    assert anchored.accepts("3") and not anchored.accepts("0")
+    with pytest.warns(GrammarWarning, match="draft-3"):
+        translate_schema({"type": "object", "properties": {"a": {"required": True}}})
+    exclusive = SchemaMatcher({"type": "number", "minimum": 2, "exclusiveMinimum": True})
+    assert exclusive.accepts("2.5") and not exclusive.accepts("2")

@@ -61,6 +61,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     if not isinstance(properties, dict):
         raise translator.error(pointer, "properties must be an object")
     required = schema.get("required", [])
+    if isinstance(required, bool):
+        required = []  # draft 3: warned about by the translator
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise translator.error(pointer, "required must be an array of strings")
     patterns = schema.get("patternProperties", {})

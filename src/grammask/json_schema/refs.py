@@ -59,8 +59,12 @@ class RefResolver:
     def _index(self, schema: Any, base: str, resource: str, pointer: str) -> None:
         if not isinstance(schema, dict):
             return
-        if isinstance(schema.get("$id"), str) and pointer:
-            base = urldefrag(join_uri(base, schema["$id"]))[0]
+        identifier = schema.get("$id")
+        if isinstance(identifier, str) and identifier.startswith("#") and len(identifier) > 1:
+            # draft 6/7 spelling of an anchor: "$id": "#name"
+            self.anchors[f"{base}{identifier}"] = (schema, f"{resource}#{pointer}")
+        elif isinstance(identifier, str) and pointer:
+            base = urldefrag(join_uri(base, identifier))[0]
             resource = base
             pointer = ""
             self.resources.setdefault(base, schema)

@@ -351,6 +351,9 @@ class Translator:
             return self._if_then_else(schema, pointer)
         if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
             schema = resolve_unevaluated(self, schema, pointer)
+        if isinstance(schema.get("required"), bool):
+            self.warn("required", pointer, "draft-3 boolean form: ignored (the property "
+                                           "is optional)")
         for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
             if keyword in schema and has_constraints_value(keyword, schema[keyword]):
                 self.warn(keyword, pointer, "not enforced")
