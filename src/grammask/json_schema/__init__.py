@@ -30,14 +30,27 @@ Options (keyword-only):
   specification); True treats it as false for objects that declare
   ``properties`` or ``patternProperties``.
 - ``start="start"``: the start rule's name.
-- guards: ``max_grammar_nodes`` and ``max_schema_depth`` raise
-  ``grammask.LimitExceeded`` on pathological schemas.
+- guards: ``max_grammar_nodes=500_000`` and ``max_schema_depth=128`` raise
+  ``grammask.LimitExceeded`` on pathological schemas;
+  ``max_string_regex_repeat=64``: string lengths up to this are counted
+  inside one regex, longer ones by chunks (see ``Translator.string_with_length``).
 
 Semantics notes (each tested): ``oneOf`` is translated as ``anyOf`` (a
 warning when branches may overlap); ``format`` is asserted for date, time,
 date-time, email, uuid, uri, uri-reference, ipv4 and hostname (others warn
 and are not enforced: 2020-12's default annotation behaviour); numbers:
-see ``numbers.py``; strings count code points in any escape spelling.
+see ``numbers.py`` and ``number_nodes.py``; free strings count code points
+in any escape spelling, literal strings (keys, enum, const) and formats
+accept the canonical spellings (``regex_text.json_string_literal_regex``);
+``pattern`` follows ECMA-262 where it agrees with Python's ``re``
+(``strings.py``); ``unevaluatedProperties``/``unevaluatedItems`` are resolved
+per scope after merging (``merge.resolve_unevaluated``).
+
+Module map: ``translator`` (dispatch, rules, warnings, guards), ``objects``,
+``arrays``, ``number_nodes`` + ``numbers`` (ranges, multipleOf), ``strings``
+(patterns, formats, key exclusion), ``regex_text`` (escaping, JSON
+character encodings, digit ranges), ``values`` (enum/const), ``merge``
+(allOf), ``refs`` ($ref/$id/$anchor).
 """
 
 from __future__ import annotations

@@ -43,7 +43,6 @@ FRACTION_ANY = "(?:\\.[0-9]+)?"
 EXPONENT = "(?:[eE][+\\-]?[0-9]+)?"
 INTEGER_ZERO_FRACTION = "(?:\\.0+)?"
 NUMBER = f"-?{INT_BODY}{FRACTION_ANY}{EXPONENT}"
-INTEGER = f"-?{INT_BODY}{INTEGER_ZERO_FRACTION}"
 
 MAX_SIGNIFICANT_DIGITS = 64
 """Bounds with more significant digits than this are refused (LimitExceeded upstream)."""

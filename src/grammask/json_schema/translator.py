@@ -9,9 +9,10 @@ Data layout: ``rules`` maps rule name -> body node in definition order;
 ``ref_rules`` maps a resolved ``$ref`` location -> its rule name (one rule per
 definition; recursion is a cycle of ``RuleRef``); generic "any JSON value"
 rules (``json_value`` ...) are defined on first use.  ``NEVER`` is a
-sentinel for the empty language; ``seq``/``alt`` propagate it so no rule
-ever has to match nothing (a rule whose body is NEVER is still defined, as a
-sequence of a string no JSON text contains, when a ``$ref`` cycle needs it).
+sentinel for the empty language; ``seq``/``alt`` propagate it so no emitted
+rule has to match nothing (a ``$ref`` definition found empty after a cycle
+already referenced it is defined as an unproductive self-loop, which
+normalization removes with every alternative that uses it).
 
 Dispatch (``node``): boolean schemas; ``$ref`` (alone: the definition's
 rule; with siblings: an ``allOf``); ``allOf`` merged (``merge.py``);
