@@ -5,15 +5,16 @@ What it computes: the node for ``type: array`` under a schema.
 
 Construction: position k (0-based) uses ``prefixItems[k]`` while there is
 one, then ``items`` (``true`` when absent).  A position whose schema accepts
-nothing caps the length at k.  With ``E`` explicit positions (enough for the
-prefix and for ``minItems``) the content is the nested chain
+nothing caps the length at k.  With ``E`` explicit positions (the prefix,
+at least one) the content is the nested chain
 
     node_0 (sep node_1 (sep node_2 ... tail)?)?
 
 where positions below ``minItems`` are not optional, and ``tail`` is
-``(sep item){0, maxItems - E}`` (unbounded without ``maxItems``; a large
-count by doubling, ``Translator.counted``): linear in ``E`` (no 2^n
-expansion); ``E`` above MAX_EXPLICIT_POSITIONS raises LimitExceeded.  The array is ``"[" ws "]"`` (when empty is
+``(sep item){minItems - E, maxItems - E}`` (unbounded without ``maxItems``;
+large counts by doubling, ``Translator.counted``): linear in ``E`` and
+logarithmic in the counts (no 2^n expansion); a prefix longer than
+MAX_EXPLICIT_POSITIONS raises LimitExceeded.  The array is ``"[" ws "]"`` (when empty is
 allowed) or ``"[" ws content ws "]"``.
 
 ``contains`` is exact when it is the only count constraint (no prefixItems,
@@ -88,20 +89,16 @@ def array_node(translator, schema: dict, pointer: str) -> Any:
     def node_at(index: int):
         return position_nodes[index] if index < len(position_nodes) else item_node
 
-    n_explicit = max(len(position_nodes), min_items, 1)
-    if max_items is not None:
-        n_explicit = min(n_explicit, max_items)
-    if n_explicit > MAX_EXPLICIT_POSITIONS:
-        raise LimitExceeded("MAX_EXPLICIT_POSITIONS", n_explicit, MAX_EXPLICIT_POSITIONS,
-                            f"minItems / prefixItems at #{pointer}")
-    if max_items is None:
-        tail = translator.repeat(translator.seq(translator.comma(), item_node), 0, None)
-    else:
-        remaining = max_items - n_explicit
-        if remaining > 0:
-            tail = translator.counted(translator.seq(translator.comma(), item_node), 0, remaining)
-        else:
-            tail = None
+    n_explicit = max(len(position_nodes), 1)
+    if len(position_nodes) > MAX_EXPLICIT_POSITIONS:
+        raise LimitExceeded("MAX_EXPLICIT_POSITIONS", len(position_nodes),
+                            MAX_EXPLICIT_POSITIONS, f"prefixItems at #{pointer}")
+    n_tail_min = max(min_items - n_explicit, 0)
+    n_tail_max = None if max_items is None else max_items - n_explicit
+    tail = None
+    if n_tail_max is None or n_tail_max > 0:
+        tail = translator.counted(translator.seq(translator.comma(), item_node), n_tail_min,
+                                  n_tail_max)
     rest = tail
     for index in range(n_explicit - 1, 0, -1):
         current = translator.seq(translator.comma(), node_at(index), rest)
