@@ -68,6 +68,19 @@ def test_fingerprint_is_stable_and_discriminates():
     assert one.fingerprint != other.fingerprint
 
 
+def test_non_utf8_literals_have_a_fingerprint_but_no_printout():
+    from grammask.grammar.ast import Alternation, GrammarAST, Literal, Rule
+
+    ast = GrammarAST((Rule("r0", Alternation((Literal(b"a\xc3"), Literal(b"b")))),), "r0")
+    grammar = Grammar.from_ast(ast)
+    other = Grammar.from_ast(GrammarAST((Rule("r0", Alternation((Literal(b"a\xc4"), Literal(b"b")))),), "r0"))
+    assert len(grammar.fingerprint) == 64 and grammar.fingerprint != other.fingerprint
+    assert LNFRecognizer(grammar.lnf).accepts(b"a\xc3")
+    with pytest.raises(GrammarError):
+        grammar.to_ebnf()
+    assert "fingerprint=" in repr(grammar)
+
+
 def test_forty_optionals_linear_and_fast():
     text = "start ::= " + " ".join(["b?"] * 40) + ';\nb ::= "b";'
     began = time.perf_counter()

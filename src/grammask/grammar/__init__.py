@@ -10,9 +10,10 @@ and fingerprint are derived on first use; the object never changes after.
 - ``lnf``: the LNF arrays consumed by the Earley core
 - ``warnings``: messages about unused rules (also emitted with ``warnings.warn``)
 - ``start_accepts_empty``: the empty string is a sentence
-- ``fingerprint``: sha256 hex of the normalized grammar's printout
+- ``fingerprint``: sha256 hex of the canonical LNF (names, arrays, terminal keys)
 - ``pass_sizes``: grammar size after each normalization pass
-- ``to_ebnf()``: the normalized grammar as KBNF (re-parses to the same grammar)
+- ``to_ebnf()``: the normalized grammar as KBNF (re-parses to the same grammar;
+  GrammarError when a literal is not UTF-8, which KBNF cannot spell)
 
 ``builtin(name)`` loads a grammar shipped in ``grammask/grammars/``.
 
@@ -33,7 +34,6 @@ Parsing and every pass use explicit stacks, so deep input never raises
 
 from __future__ import annotations
 
-import hashlib
 import warnings as _warnings
 from importlib import resources
 
@@ -41,7 +41,7 @@ from grammask.config import Config
 from grammask.grammar.ast import GrammarAST, Regex, Rule
 from grammask.grammar.gbnf import parse_gbnf
 from grammask.grammar.kbnf import parse_kbnf
-from grammask.grammar.lnf import LNF, build_lnf
+from grammask.grammar.lnf import LNF, build_lnf, lnf_fingerprint
 from grammask.grammar.normalize import normalize
 from grammask.grammar.validate import validate
 
@@ -126,7 +126,7 @@ class Grammar:
     @property
     def fingerprint(self) -> str:
         if self._fingerprint is None:
-            self._fingerprint = hashlib.sha256(self.to_ebnf().encode("utf-8")).hexdigest()
+            self._fingerprint = lnf_fingerprint(self._lnf)
         return self._fingerprint
 
     @property

@@ -23,6 +23,7 @@ Terminal ids are given in order of first use; DFA ids likewise.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -170,6 +171,30 @@ def build_lnf(flat: FlatGrammar, compiler: TerminalCompiler) -> LNF:
     )
 
 
+def lnf_fingerprint(lnf: LNF) -> str:
+    """sha256 hex over the canonical LNF: names, start facts, every array and
+    each terminal's KBNF spelling (which determines its DFA; a class and the
+    regex it prints as count as one), or its key's repr when it has none.
+    Defined for every grammar, including those ``to_ebnf`` cannot print
+    (non-UTF-8 literals), and equal for a grammar and its re-parsed printout."""
+    terminals = []
+    for key in lnf.terminal_keys:
+        try:
+            terminals.append(key_to_kbnf(key))
+        except GrammarError:
+            terminals.append(repr(key))
+    digest = hashlib.sha256()
+    digest.update(repr((lnf.nonterminal_names, lnf.start_id, lnf.start_accepts_empty,
+                        terminals)).encode("utf-8"))
+    for array in (lnf.nonterminal_production_offsets, lnf.production_lhs, lnf.production_symbol_offsets,
+                  lnf.symbol_kinds, lnf.symbol_ids, lnf.terminal_kinds, lnf.terminal_literal_offsets,
+                  lnf.literal_bytes, lnf.terminal_dfa_ids):
+        digest.update(str(array.dtype).encode("ascii"))
+        digest.update(len(array).to_bytes(8, "little"))
+        digest.update(array.tobytes())
+    return digest.hexdigest()
+
+
 def _production_order(production, printed: dict) -> tuple:
     """Sort key: names, then terminals by their KBNF printout (so a class and
     the regex it prints as sort alike); ``printed`` caches terminal keys."""
@@ -254,7 +279,8 @@ def printable_names(names: list[str]) -> list[str]:
 def lnf_to_ebnf(lnf: LNF) -> str:
     """The grammar as KBNF, one rule per nonterminal, start first.  Parsing it
     with ``from_ebnf(text, start=<start name>)`` gives the same LNF (the empty
-    sentence is printed as a ``""`` alternative of the start rule)."""
+    sentence is printed as a ``""`` alternative of the start rule).  Raises
+    GrammarError for a literal that is not UTF-8 (KBNF strings are text)."""
     names = printable_names(lnf.nonterminal_names)
     lines = []
     for nonterminal_id, name in enumerate(names):
