@@ -430,3 +430,18 @@ def test_large_item_counts_stay_small_and_exact():
         assert matcher.accepts(json.dumps([1] * count)) == expected, count
     huge = schema_to_ast({"type": "array", "maxItems": 10**9, "minItems": 10**6})
     assert len(huge.rules) < 400
+
+
+def test_one_of_tagged_union_is_exact_and_silent():
+    schema = {"oneOf": [
+        {"type": "object", "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
+         "required": ["kind", "r"]},
+        {"type": "object", "properties": {"kind": {"enum": ["square", "rect"]},
+                                          "side": {"type": "number"}},
+         "required": ["kind", "side"]}]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GrammarWarning)
+        matcher = SchemaMatcher(schema)
+    for instance in ({"kind": "circle", "r": 1}, {"kind": "rect", "side": 2},
+                     {"kind": "circle", "side": 2}, {"kind": "oval", "r": 1}):
+        assert matcher.accepts(json.dumps(instance)) == oracle_valid(schema, instance)

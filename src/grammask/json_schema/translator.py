@@ -463,22 +463,25 @@ class Translator:
         return self.alt(alternatives)
 
     def _check_one_of(self, branches: list, pointer: str) -> None:
-        """Warn when oneOf's "exactly one" could differ from anyOf's "at least one"."""
-        seen_types: set[str] = set()
+        """Warn when oneOf's "exactly one" could differ from anyOf's "at least
+        one": unless every two branches are disjoint, by type or by
+        ``_disjoint_values`` (different enum/const values, or a required
+        discriminator property with different const/enum values)."""
+        resolved = []
         for branch in branches:
             if isinstance(branch, dict) and "$ref" in branch and len(branch) == 1:
                 branch, _ = self.resolve_inline(branch["$ref"], pointer)
             branch_types = set(self._allowed_types(branch, pointer, quiet=True)) \
                 if isinstance(branch, dict) else set(JSON_TYPES)
-            if "number" in branch_types:
-                branch_types.add("integer")
-            if "integer" in branch_types:
-                branch_types.add("number")
-            if branch_types & seen_types:
-                self.warn("oneOf", pointer, "translated as anyOf: an instance matching several "
-                                            "branches is accepted")
-                return
-            seen_types |= branch_types
+            if branch_types & {"number", "integer"}:
+                branch_types |= {"number", "integer"}
+            resolved.append((branch, branch_types))
+        for index, (first, first_types) in enumerate(resolved):
+            for second, second_types in resolved[:index]:
+                if first_types & second_types and not _disjoint_values(first, second):
+                    self.warn("oneOf", pointer, "translated as anyOf: an instance matching "
+                                                "several branches is accepted")
+                    return
 
     def _apply_not(self, schema: dict, pointer: str) -> dict:
         negated = schema["not"]
@@ -678,6 +681,35 @@ class Translator:
         from grammask.json_schema.number_nodes import number_node
 
         return number_node(self, schema, pointer, integer)
+
+
+def _values_of(schema: Any) -> Optional[list]:
+    """The finite set of values a schema allows through enum/const, if any."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return [schema["const"]]
+    if isinstance(schema.get("enum"), list):
+        return schema["enum"]
+    return None
+
+
+def _disjoint_values(first: Any, second: Any) -> bool:
+    """Whether no instance can satisfy both schemas, judged by enum/const
+    values or by a property both require with disjoint enum/const values."""
+    def disjoint(a: Optional[list], b: Optional[list]) -> bool:
+        return a is not None and b is not None and not any(
+            json_equal(x, y) for x in a for y in b)
+
+    if disjoint(_values_of(first), _values_of(second)):
+        return True
+    if not isinstance(first, dict) or not isinstance(second, dict):
+        return False
+    both_required = set(first.get("required", [])) & set(second.get("required", []))
+    first_properties = first.get("properties", {})
+    second_properties = second.get("properties", {})
+    return any(disjoint(_values_of(first_properties.get(name)),
+                        _values_of(second_properties.get(name))) for name in both_required)
 
 
 def has_constraints_value(keyword: str, value: Any) -> bool:
