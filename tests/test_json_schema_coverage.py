@@ -26,6 +26,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from test_json_schema_harness import (
@@ -217,3 +218,55 @@ def test_token_level_walks_through_the_engine_validate(index):
             engine.try_accept_new_token(token)
             output += vocabulary.token_bytes(token)
     assert n_complete >= 5
+
+
+_SCALARS = st.one_of(
+    st.just({"type": "null"}), st.just({"type": "boolean"}),
+    st.builds(lambda lo, width: {"type": "integer", "minimum": lo, "maximum": lo + width},
+              st.integers(-50, 50), st.integers(0, 200)),
+    st.builds(lambda lo, strict: {"type": "number", ("exclusiveMinimum" if strict else "minimum"): lo},
+              st.floats(-100, 100, allow_nan=False).map(lambda x: round(x, 2)), st.booleans()),
+    st.builds(lambda lo, extra: {"type": "string", "minLength": lo, "maxLength": lo + extra},
+              st.integers(0, 4), st.integers(0, 6)),
+    st.just({"type": "string", "pattern": "^[a-c]+x?$"}),
+    st.just({"type": "string", "format": "date"}),
+    st.lists(st.one_of(st.integers(-3, 3), st.sampled_from(["a", "é", None, True])),
+             min_size=1, max_size=4, unique_by=lambda v: (type(v), v)).map(lambda v: {"enum": v}),
+    st.just({"type": "integer", "multipleOf": 3}),
+)
+
+_SCHEMAS = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.builds(lambda props, n_required, closed: {
+        "type": "object", "properties": dict(props),
+        "required": [name for name, _ in props][:n_required],
+        **({"additionalProperties": False} if closed else {})},
+        st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), inner), max_size=3,
+                 unique_by=lambda p: p[0]), st.integers(0, 3), st.booleans()),
+    st.builds(lambda item, lo, extra: {"type": "array", "items": item, "minItems": lo,
+                                       "maxItems": lo + extra},
+              inner, st.integers(0, 2), st.integers(0, 3)),
+    st.builds(lambda items: {"anyOf": items}, st.lists(inner, min_size=1, max_size=3)),
+    st.builds(lambda a, b: {"allOf": [a, b]}, inner, inner),
+), max_leaves=6)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_SCHEMAS, st.integers(0, 2**16))
+def test_random_schemas_compile_and_walks_validate(schema, seed):
+    """Random schemas either compile or raise a typed GrammarError; every
+    walk through a warning-free grammar is valid for jsonschema."""
+    from grammask.errors import GrammarError
+
+    try:
+        matcher = SchemaMatcher(schema, max_whitespace=1, close_objects=True)
+    except GrammarError:
+        return
+    if matcher.warnings:
+        return
+    validator = _validator(schema)
+    rng = random.Random(seed)
+    for _ in range(4):
+        output = matcher.random_walk(rng, max_bytes=800)
+        if output is not None:
+            instance = json.loads(output, parse_float=exact_float)
+            assert validator.is_valid(instance), (schema, output)
