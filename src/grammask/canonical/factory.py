@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import pickle
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.filter import CanonicalFilter
@@ -38,32 +38,43 @@ def _split_bytes(data: bytes) -> list:
     return [data[index:index + 1] for index in range(len(data))]
 
 
-CACHE_FORMAT = "canonical-bpe-v1"
+CACHE_FORMAT = "canonical-bpe-v2"
 
 
-def _fingerprint(rules: BPERules) -> str:
+def _tiktoken_digest(encoding: Any) -> str:
+    """sha256 over what tiktoken's encode reads: pattern, ranks, special tokens."""
     digest = hashlib.sha256()
-    digest.update(CACHE_FORMAT.encode("utf-8"))
-    digest.update((rules.kind + "\0" + rules.rule_digest + "\0" + (rules.pattern or "")).encode("utf-8"))
-    for data in rules.token_bytes:
-        digest.update(b"\x00" if data is None else len(data).to_bytes(2, "little") + data)
+    digest.update((CACHE_FORMAT + "\0tiktoken\0" + encoding._pat_str).encode("utf-8"))
+    for data, rank in sorted(encoding._mergeable_ranks.items(), key=lambda item: item[1]):
+        digest.update(rank.to_bytes(4, "little") + len(data).to_bytes(2, "little") + data)
+    specials = sorted((getattr(encoding, "_special_tokens", {}) or {}).items())
+    digest.update(repr(specials).encode("utf-8"))
     return digest.hexdigest()
 
 
-def _bpe_filter(rules: BPERules, vocab_size: Optional[int], special_ids: frozenset) -> Optional[CanonicalFilter]:
-    if rules.pattern is None:
-        return None
-    size = max(vocab_size or 0, rules.vocab_size)
-    key = (_fingerprint(rules), size, special_ids | rules.special_ids)
-    built = _BUILT.get(key)
-    if built is None:
-        path = _cache_path(key)
-        backend = _load(path)
-        if backend is None:
-            merges = MergeTable(rules.token_bytes, rules.pair_rule, _split_bytes)
-            backend = PretokenizedBPE(merges, rules.pattern, size, special_ids | rules.special_ids)
-            _store(path, backend)
-        built = _BUILT[key] = CanonicalFilter(f"bpe+pretokenizer({rules.label})", backend)
+def _tokenizers_digest(tokenizer: Any) -> str:
+    return hashlib.sha256((CACHE_FORMAT + "\0tokenizers\0" + tokenizer.to_str()).encode("utf-8")).hexdigest()
+
+
+def _bpe_filter(source_digest: str, make_rules: Callable[[], Optional[BPERules]],
+                vocab_size: Optional[int], special_ids: frozenset) -> Optional[CanonicalFilter]:
+    """The filter for a byte-level BPE source, from memory, the disk cache, or built."""
+    key = (source_digest, vocab_size, special_ids)
+    if key in _BUILT:
+        return _BUILT[key]
+    path = _cache_path(key)
+    loaded = _load(path)
+    if loaded is None:
+        rules = make_rules()
+        if rules is None or rules.pattern is None:
+            _BUILT[key] = None
+            return None
+        size = max(vocab_size or 0, rules.vocab_size)
+        merges = MergeTable(rules.token_bytes, rules.pair_rule, _split_bytes)
+        backend = PretokenizedBPE(merges, rules.pattern, size, special_ids | rules.special_ids)
+        loaded = (f"bpe+pretokenizer({rules.label})", backend)
+        _store(path, loaded)
+    built = _BUILT[key] = CanonicalFilter(*loaded)
     return built
 
 
@@ -132,15 +143,14 @@ def filter_for_tokenizer(tokenizer: Any, vocab_size: Optional[int] = None,
     if hasattr(tokenizer, "id_to_piece") and hasattr(tokenizer, "get_score"):
         return _sentencepiece_filter(tokenizer, vocab_size, special_ids)
     if hasattr(tokenizer, "_mergeable_ranks") and hasattr(tokenizer, "_pat_str"):
-        return _bpe_filter(tiktoken_rules(tokenizer), vocab_size, special_ids)
+        return _bpe_filter(_tiktoken_digest(tokenizer), lambda: tiktoken_rules(tokenizer), vocab_size,
+                           special_ids)
     backend_tokenizer = getattr(tokenizer, "backend_tokenizer", None)
     if backend_tokenizer is not None:
         tokenizer = backend_tokenizer
     if hasattr(tokenizer, "to_str"):
         if _is_bert_wordpiece(tokenizer):
             return _wordpiece_filter(tokenizer, vocab_size, special_ids)
-        rules = tokenizers_rules(tokenizer)
-        if rules is not None:
-            return _bpe_filter(rules, vocab_size, special_ids)
-        return None
+        return _bpe_filter(_tokenizers_digest(tokenizer), lambda: tokenizers_rules(tokenizer), vocab_size,
+                           special_ids)
     return None

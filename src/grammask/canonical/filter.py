@@ -32,6 +32,13 @@ from typing import Any, Iterable
 import numpy as np
 
 
+def _pack(mask: np.ndarray) -> np.ndarray:
+    """bool[V] -> uint32[ceil(V/32)] with bit t%32 of word t//32 = mask[t]."""
+    padded = np.zeros(((len(mask) + 31) // 32) * 32, dtype=bool)
+    padded[:len(mask)] = mask
+    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
+
+
 class CanonicalFilter:
     """Per-step canonical-tokenization mask for one tokenizer; see the module docstring."""
 
@@ -44,6 +51,9 @@ class CanonicalFilter:
         ids = np.asarray(sorted(backend.never_filtered_ids), dtype=np.int64)
         never[ids[(ids >= 0) & (ids < self.vocab_size)]] = True
         self._never_filtered = never
+        self._never_words = _pack(never)
+        n_padding = self.n_words * 32 - self.vocab_size
+        self._padding_bits = np.uint32(((1 << n_padding) - 1) << (32 - n_padding)) if n_padding else np.uint32(0)
         self._cache: OrderedDict = OrderedDict()
         self.cache_size = cache_size
         self._transitions: OrderedDict = OrderedDict()
@@ -74,19 +84,18 @@ class CanonicalFilter:
 
     # -- masks ----------------------------------------------------------------
     def _entry(self, state):
+        """[forbidden ids or None (computed on demand), keep words] for ``state``, LRU-cached."""
         entry = self._cache.get(state)
         if entry is not None:
             self._cache.move_to_end(state)
             return entry
         self.n_cache_misses += 1
-        allowed = self.backend.allowed_mask(state) | self._never_filtered
-        forbidden = np.flatnonzero(~allowed).astype(np.int32)
-        padded = np.zeros(self.n_words * 32, dtype=bool)
-        padded[:self.vocab_size] = allowed
-        padded[self.vocab_size:] = True
-        keep = np.packbits(padded.reshape(-1, 32)[:, ::-1], axis=1).view(">u4").reshape(-1)
-        keep = keep.astype(np.uint32)
-        entry = (forbidden, keep)
+        if hasattr(self.backend, "allowed_words"):
+            keep = self.backend.allowed_words(state) | self._never_words
+        else:
+            keep = _pack(self.backend.allowed_mask(state) | self._never_filtered)
+        keep[-1] |= self._padding_bits
+        entry = [None, keep]
         self._cache[state] = entry
         if len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
@@ -94,7 +103,11 @@ class CanonicalFilter:
 
     def forbidden_token_ids(self, state) -> np.ndarray:
         """Sorted int32 ids that would make the sequence non-canonical as the next token."""
-        return self._entry(state)[0]
+        entry = self._entry(state)
+        if entry[0] is None:
+            allowed = np.unpackbits(entry[1].view(np.uint8), bitorder="little")[:self.vocab_size]
+            entry[0] = np.flatnonzero(allowed == 0).astype(np.int32)
+        return entry[0]
 
     def keep_bitset(self, state) -> np.ndarray:
         """uint32[ceil(V/32)]: bit set = token allowed by the filter (special tokens always set)."""
@@ -114,7 +127,7 @@ class CanonicalFilter:
             return True
         entry = self._cache.get(state)
         if entry is not None:
-            return bool((entry[1][token_id >> 5] >> (token_id & 31)) & 1)
+            return bool((int(entry[1][token_id >> 5]) >> (token_id & 31)) & 1)
         return bool(self.backend.is_allowed(state, token_id))
 
     def is_complete_canonical(self, state) -> bool:

@@ -71,6 +71,13 @@ class PretokenState:
     partial_cut: Optional[bool] = None
 
 
+def pack_bits(mask: np.ndarray) -> np.ndarray:
+    """bool[V] -> uint32[ceil(V/32)] with bit t%32 of word t//32 = mask[t]."""
+    padded = np.zeros(((len(mask) + 31) // 32) * 32, dtype=bool)
+    padded[:len(mask)] = mask
+    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
+
+
 def _utf8_length(lead: int) -> int:
     if lead < 0x80:
         return 1
@@ -172,11 +179,13 @@ class PretokenizedBPE:
     def _reset_caches(self) -> None:
         self._feasible_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
+        self._words_cache: OrderedDict = OrderedDict()
+        self._pair_words_cache: OrderedDict = OrderedDict()
 
     def __getstate__(self) -> dict:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
-        for name in ("_feasible_memo", "_pair_cache"):
+        for name in ("_feasible_memo", "_pair_cache", "_words_cache", "_pair_words_cache"):
             state.pop(name, None)
         return state
 
@@ -447,6 +456,44 @@ class PretokenizedBPE:
 
     def advance(self, state: PretokenState, token_id: int) -> PretokenState:
         return self._advance(state, token_id, self._pair_ok(state, token_id))
+
+    def _region_words(self, state: PretokenState) -> tuple:
+        """(allowed words, allowed-iff-pair words) of a region without a pending partial character."""
+        region_key = (state.region, state.cuts)
+        found = self._words_cache.get(region_key)
+        if found is None:
+            codes = np.concatenate((self._shape_codes(state), np.zeros(1, dtype=np.int8)))
+            token_codes = codes[self.shape_of_token]
+            found = (pack_bits(token_codes == 2), pack_bits(token_codes == 1))
+            self._words_cache[region_key] = found
+            if len(self._words_cache) > 4096:
+                self._words_cache.popitem(last=False)
+        else:
+            self._words_cache.move_to_end(region_key)
+        return found
+
+    def _pair_words(self, last_id: int) -> np.ndarray:
+        """Packed bitset of the ids failing the pair test after ``last_id`` (LRU-cached)."""
+        found = self._pair_words_cache.get(last_id)
+        if found is None:
+            forbidden = np.zeros(self.vocab_size, dtype=bool)
+            forbidden[self.pair_forbidden(last_id)] = True
+            found = pack_bits(forbidden)
+            self._pair_words_cache[last_id] = found
+            if len(self._pair_words_cache) > 1024:
+                self._pair_words_cache.popitem(last=False)
+        else:
+            self._pair_words_cache.move_to_end(last_id)
+        return found
+
+    def allowed_words(self, state: PretokenState) -> np.ndarray:
+        """``allowed_mask`` as a packed uint32 bitset (bit t%32 of word t//32), from cached parts."""
+        if state.partial:
+            return pack_bits(self.allowed_mask(state))
+        allowed, conditional = self._region_words(state)
+        if state.last_id < 0:
+            return allowed | conditional
+        return allowed | (conditional & ~self._pair_words(state.last_id))
 
     def allowed_mask(self, state: PretokenState) -> np.ndarray:
         pair_forbidden = self.pair_forbidden(state.last_id) if state.last_id >= 0 else None
