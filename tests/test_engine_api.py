@@ -226,3 +226,21 @@ def test_compile_cache_and_thread_safety(vocab):
     for thread in threads:
         thread.join()
     assert len(results) == 4 and all(r == results[0] for r in results)
+
+
+def test_rollback_horizon_bounds_memory_and_rollback(vocab):
+    grammar = grammask.Grammar.from_ebnf("start ::= '[' items ']'; items ::= #\"[0-9]+\" | items ',' #\"[0-9]+\";")
+    compiled = grammask.compile(grammar, vocab, grammask.Config(max_rollback_bytes=16))
+    engine = grammask.Engine(compiled)
+    engine.try_accept_new_token(token_id(vocab, b"["))
+    for _ in range(3000):
+        engine.try_accept_new_token(token_id(vocab, b"12"))
+        engine.try_accept_new_token(token_id(vocab, b","))
+    engine.try_accept_new_token(token_id(vocab, b"1"))
+    assert engine._recognizer.stats()["memory_bytes"] < 2_000_000
+    engine.rollback(2)  # within the horizon
+    assert engine.output_bytes().endswith(b"12,12")
+    before = engine.compute_allowed_token_ids().tolist()
+    with pytest.raises(ValueError, match="max_rollback_bytes"):
+        engine.rollback(5000)
+    assert engine.compute_allowed_token_ids().tolist() == before

@@ -39,3 +39,9 @@ class Config:
 
     max_earley_items: int = 50_000_000
     """Live Earley items in one recognizer (memory guard)."""
+
+    max_rollback_bytes: Optional[int] = None
+    """How far back ``Engine.rollback`` may go, in bytes of output.  None keeps
+    every Earley set (about 200 bytes of memory per output byte on JSON);
+    a number lets the recognizer compact older sets away (kbnf's and
+    ZapFormat's compaction), so long outputs keep bounded memory."""

@@ -200,8 +200,9 @@ class Engine:
 
     def reset(self) -> None:
         """Back to the empty output."""
-        self._recognizer = EarleyRecognizer(self.compiled.tables,
-                                            max_items=self.compiled.config.max_earley_items)
+        config = self.compiled.config
+        self._recognizer = EarleyRecognizer(self.compiled.tables, max_items=config.max_earley_items,
+                                            rollback_horizon=config.max_rollback_bytes)
         self._steps: list = []
         self._finished_by_eos = False
         canonical = self.compiled.canonical
@@ -364,7 +365,12 @@ class Engine:
             return
         popped = self._steps[-n_tokens:]
         n_bytes = sum(step[1] for step in popped)
-        self._recognizer.pop(n_bytes)
+        try:
+            self._recognizer.pop(n_bytes)
+        except ValueError as error:
+            raise ValueError(
+                f"cannot roll back {n_tokens} steps ({n_bytes} bytes): beyond "
+                f"Config.max_rollback_bytes={self.compiled.config.max_rollback_bytes}") from error
         del self._steps[-n_tokens:]
         self._canonical_state = popped[0][3]
         if any(step[2] is None and step[0] is not None for step in popped):

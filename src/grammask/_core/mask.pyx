@@ -616,6 +616,9 @@ cdef class MaskComputer:
             raise ValueError("bitset too short for the vocabulary")
         memset(&bits[0], 0, bits.shape[0] * sizeof(uint32_t))
         self._fill_level(recognizer, self.vocab_trie, &bits[0], WalkScratch(self.vocab_trie.max_depth))
+        # A push that failed for want of memory or items (not because the
+        # byte is wrong) would silently drop tokens: raise it instead.
+        recognizer.raise_pending_error()
 
     cdef int _fill_level(self, EarleyRecognizer recognizer, TrieView trie, uint32_t* out,
                          WalkScratch scratch) except -1:
