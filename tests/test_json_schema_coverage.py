@@ -40,14 +40,18 @@ FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
 
 
 def exact_float(text: str):
-    """A JSON number for the oracle: a float, unless the float would lose the
-    value's sign or range (underflow to 0, overflow to inf): then a Decimal,
-    which jsonschema compares exactly."""
+    """A JSON number for the oracle, without float rounding: an int when the
+    value is integral (``13.0`` is an integer since draft 6), a float when
+    that is exact, else a Decimal (which jsonschema compares exactly)."""
     exact = Decimal(text)
-    value = float(exact)
-    if (value == 0) != (exact == 0) or value in (float("inf"), float("-inf")):
+    if exact.is_zero():
+        return 0
+    if abs(exact.adjusted()) > 300:
         return exact
-    return value
+    if exact == exact.to_integral_value():
+        return int(exact)
+    value = float(exact)
+    return value if Decimal(value) == exact else exact
 
 
 def _validator(schema):
