@@ -445,3 +445,11 @@ def test_one_of_tagged_union_is_exact_and_silent():
     for instance in ({"kind": "circle", "r": 1}, {"kind": "rect", "side": 2},
                      {"kind": "circle", "side": 2}, {"kind": "oval", "r": 1}):
         assert matcher.accepts(json.dumps(instance)) == oracle_valid(schema, instance)
+
+
+def test_min_contains():
+    schema = {"type": "array", "items": {"type": "integer"}, "contains": {"minimum": 10},
+              "minContains": 2}
+    matcher = SchemaMatcher(schema)
+    for instance in ([], [10], [10, 11], [1, 10, 2, 30, 3], [1, 2, 3], [10, 1, 1, 1]):
+        assert matcher.accepts(json.dumps(instance)) == oracle_valid(schema, instance), instance

@@ -17,10 +17,10 @@ logarithmic in the counts (no 2^n expansion); a prefix longer than
 MAX_EXPLICIT_POSITIONS raises LimitExceeded.  The array is ``"[" ws "]"`` (when empty is
 allowed) or ``"[" ws content ws "]"``.
 
-``contains`` is exact when it is the only count constraint (no prefixItems,
-minItems <= 1, no maxItems, default min/maxContains):
-``"[" ws (item sep)* match (sep item)* ws "]"``, ``match`` being
-``allOf(items, contains)``.  Other ``contains`` combinations and
+``contains`` with ``minContains`` k (default 1) is exact when no prefixItems,
+maxItems or maxContains apply and minItems <= k:
+``"[" ws (item sep)* match ((sep item)* sep match){k-1} (sep item)* ws "]"``,
+``match`` being ``allOf(items, contains)``.  Other ``contains`` combinations and
 ``uniqueItems: true`` are not expressible with a context-free grammar of
 reasonable size: a warning names them.
 """
@@ -111,16 +111,18 @@ def array_node(translator, schema: dict, pointer: str) -> Any:
 
 
 def _contains(translator, schema, prefix, items, min_items, max_items, pointer: str):
-    """The exact simple ``contains`` form, or None after warning (then ignored)."""
+    """The exact ``contains`` / ``minContains`` form, or None (contains has no
+    effect, or it was warned about and is not enforced)."""
     min_contains = _count(translator, schema, "minContains", pointer)
     max_contains = _count(translator, schema, "maxContains", pointer)
     if min_contains == 0 and max_contains is None:
         return None
-    simple = (not prefix and min_items <= 1 and max_items is None
-              and min_contains in (None, 1) and max_contains is None)
+    n_matches = 1 if min_contains is None else min_contains
+    simple = (not prefix and min_items <= n_matches and max_items is None
+              and max_contains is None)
     if not simple:
-        translator.warn("contains", pointer, "combined with prefixItems, maxItems, minItems > 1 "
-                                             "or min/maxContains: not enforced")
+        translator.warn("contains", pointer, "combined with prefixItems, maxItems, maxContains "
+                                             "or minItems above minContains: not enforced")
         return None
     contains_pointer = child_pointer(pointer, "contains")
     match = translator.node(merge_schemas(translator, [items, schema["contains"]],
@@ -129,7 +131,9 @@ def _contains(translator, schema, prefix, items, min_items, max_items, pointer: 
         return NEVER
     item_node = translator.node(items, child_pointer(pointer, "items"))
     comma = translator.comma()
+    others = translator.repeat(translator.seq(comma, item_node), 0, None)
     before = translator.repeat(translator.seq(item_node, comma), 0, None)
-    after = translator.repeat(translator.seq(comma, item_node), 0, None)
+    more = translator.times(translator.seq(others, comma, match), n_matches - 1)
     ws = translator.ws()
-    return translator.seq(translator.lit("["), ws, before, match, after, ws, translator.lit("]"))
+    return translator.seq(translator.lit("["), ws, before, match, more, others, ws,
+                          translator.lit("]"))
