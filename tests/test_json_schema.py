@@ -453,3 +453,16 @@ def test_min_contains():
     matcher = SchemaMatcher(schema)
     for instance in ([], [10], [10, 11], [1, 10, 2, 30, 3], [1, 2, 3], [10, 1, 1, 1]):
         assert matcher.accepts(json.dumps(instance)) == oracle_valid(schema, instance), instance
+
+
+@pytest.mark.parametrize("order", [["a", "b", "c"], ["c", "b", "a"], ["b", "a", "c"]])
+def test_dependent_required_in_schema_order(order):
+    schema = {"type": "object", "properties": {name: {"type": "integer"} for name in order},
+              "dependentRequired": {"b": ["a", "c"]}, "additionalProperties": False}
+    matcher = SchemaMatcher(schema)
+    import itertools
+
+    for size in range(4):
+        for names in itertools.combinations(order, size):
+            instance = {name: 1 for name in names}
+            assert matcher.accepts(json.dumps(instance)) == oracle_valid(schema, instance), names

@@ -156,6 +156,14 @@ def schema_ordered(instance, schema, root=None):
             for name in part.get("required") or []:
                 if name not in order:
                     order.append(name)
+        for part in parts:
+            for keyword in ("dependentRequired", "dependencies"):
+                value = part.get(keyword)
+                for trigger, targets in (value.items() if isinstance(value, dict) else ()):
+                    if isinstance(targets, list):
+                        for name in [trigger] + targets:
+                            if name not in order:
+                                order.append(name)
         rank = {name: index for index, name in enumerate(order)}
         keys = sorted(instance, key=lambda k: rank.get(k, len(order)))
         return {k: schema_ordered(instance[k], property_schema.get(k, {}), root) for k in keys}

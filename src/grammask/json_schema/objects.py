@@ -21,6 +21,10 @@ counting; a guard falls back to uncounted with a warning past
 ``MAX_COUNTED_STATES``).  The object is ``"{" ws "}"`` (when empty is allowed)
 or ``"{" ws T(0, 0) ws "}"``, so no two whitespace runs ever touch.
 
+``dependentRequired`` (and draft-7 array ``dependencies``): names it
+mentions become optional declared members, and the rule names carry a
+bit mask (``_ordered``) so a trigger is only written with its targets.
+
 Extra keys exclude every declared name (``strings.string_not_in_parts``),
 so a declared property cannot sneak in with the additional schema.
 ``propertyNames`` (pattern, lengths, enum, const, false) is checked on
@@ -42,6 +46,7 @@ from grammask.json_schema.values import simple_constraints_hold, string_literal_
 
 MAX_COUNTED_STATES = 20_000
 MAX_ANY_ORDER_REQUIRED = 6
+MAX_DEPENDENCY_BITS = 6
 
 
 def _pattern_matches(pattern: str, name: str) -> bool:
@@ -112,6 +117,16 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
             return NEVER
         members.append((name, kv(key_node(translator, name), value), True))
 
+    for name in _dependency_names(schema):
+        if name in declared or not name_allowed(name):
+            continue
+        matching = [s for p, s in patterns.items() if _pattern_matches(p, name)]
+        sub = merge_schemas(translator, matching, pointer) if matching else additional
+        value = translator.node(sub, child_pointer(pointer, "dependentRequired"))
+        declared.append(name)
+        if value is not NEVER:
+            members.append((name, kv(key_node(translator, name), value), False))
+
     extras = []
     if names_schema is False:
         patterns, additional = {}, False
@@ -160,7 +175,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     max_count = _count_keyword(translator, schema, "maxProperties", pointer)
     if translator.options.any_order:
         return _any_order(translator, schema, members, extra, pointer)
-    return _ordered(translator, members, extra, min_count, max_count, pointer)
+    return _ordered(translator, members, extra, min_count, max_count, pointer, schema)
 
 
 _NAME_KEYWORDS = {"pattern", "minLength", "maxLength", "enum", "const", "type", "format",
@@ -218,7 +233,55 @@ def _hint(pointer: str, suffix: str) -> str:
     return f"{last}_{suffix}"
 
 
-def _ordered(translator, members, extra, min_count: int, max_count, pointer: str) -> Any:
+def _dependency_names(schema: dict) -> list[str]:
+    """Names mentioned by dependentRequired / array dependencies, in order:
+    they become optional declared members (with the schema an undeclared
+    property would get), so the ordered grammar can track them."""
+    names: list[str] = []
+    for keyword in ("dependentRequired", "dependencies"):
+        value = schema.get(keyword)
+        if isinstance(value, dict):
+            for trigger, targets in value.items():
+                if isinstance(targets, list):
+                    names.extend([trigger] + [t for t in targets if isinstance(t, str)])
+    return list(dict.fromkeys(names))
+
+
+def _dependency_pairs(translator, schema: dict, members, extra, pointer: str):
+    """``(trigger, target)`` pairs of dependentRequired (and draft-7 array
+    ``dependencies``) the ordered grammar can track, plus the names that can
+    never be present (their target can only be an absent extra)."""
+    position = {name: index for index, (name, _, _) in enumerate(members)}
+    pairs, forbidden = [], set()
+    for keyword in ("dependentRequired", "dependencies"):
+        value = schema.get(keyword)
+        if not isinstance(value, dict):
+            continue
+        for trigger, targets in value.items():
+            if not isinstance(targets, list):
+                continue  # schema dependencies: warned about by the translator
+            for target in targets:
+                if trigger not in position or target == trigger:
+                    if trigger not in position and extra is not None:
+                        translator.warn(keyword, pointer, f"{trigger!r} is not a declared "
+                                                          f"property: not enforced")
+                    continue
+                if target in position:
+                    pairs.append((trigger, target))
+                elif extra is None:
+                    forbidden.add(trigger)
+                else:
+                    translator.warn(keyword, pointer, f"{target!r} is not a declared property: "
+                                                      f"not enforced")
+    return pairs, forbidden
+
+
+def _ordered(translator, members, extra, min_count: int, max_count, pointer: str,
+             schema: dict) -> Any:
+    """The ``T(i, count, mask)`` rules of the module docstring.  ``mask``
+    tracks dependentRequired: an "emitted" bit for each target declared
+    before its trigger, a "now required" bit for each target declared after
+    it (at most MAX_DEPENDENCY_BITS bits)."""
     n = len(members)
     counted = bool(min_count) or max_count is not None
     saturating = max_count is None
@@ -226,70 +289,90 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
     if counted and (n + 1) * (cap + 1) > MAX_COUNTED_STATES:
         translator.warn("maxProperties" if max_count is not None else "minProperties", pointer,
                         "too many member/count states: property counts not enforced")
-        return _ordered(translator, members, extra, 0, None, pointer)
+        return _ordered(translator, members, extra, 0, None, pointer, schema)
     need = max(min_count, 1)
+    position = {name: index for index, (name, _, _) in enumerate(members)}
+    pairs, forbidden = _dependency_pairs(translator, schema, members, extra, pointer)
+    bit_names = sorted({target for trigger, target in pairs}, key=position.get)
+    if len(bit_names) > MAX_DEPENDENCY_BITS:
+        translator.warn("dependentRequired", pointer, f"{len(bit_names)} dependency targets "
+                                                      f"(> {MAX_DEPENDENCY_BITS}): not enforced")
+        pairs, bit_names = [], []
+    bit = {name: 1 << index for index, name in enumerate(bit_names)}
 
     def advance(count: int):
         if saturating:
             return min(count + 1, cap)
         return count + 1 if count + 1 <= cap else None
 
-    productive = [[False] * (cap + 1) for _ in range(n + 1)]
-    for i in range(n, -1, -1):
-        for count in range(cap, -1, -1):
-            following = advance(count)
-            ok = i == n and count >= need
-            if i < n:
-                is_required = members[i][2]
-                ok = ok or (following is not None and productive[i + 1][following])
-                ok = ok or (not is_required and productive[i + 1][count])
-            if extra is not None and following is not None and following != count:
-                ok = ok or productive[i][following]
-            productive[i][count] = ok
+    def edges(state):
+        """(kind, successor) pairs: kind is "member", "skip", "extra" or "end"."""
+        i, count, mask = state
+        result = []
+        following = advance(count)
+        if i < n:
+            name, _, is_required = members[i]
+            earlier_ok = all(mask & bit[target] for trigger, target in pairs
+                             if trigger == name and position[target] < i)
+            if following is not None and name not in forbidden and earlier_ok:
+                new_mask = mask | bit.get(name, 0) if any(
+                    target == name and position[trigger] > i for trigger, target in pairs) \
+                    else mask
+                for trigger, target in pairs:
+                    if trigger == name and position[target] > i:
+                        new_mask |= bit[target]
+                result.append(("member", (i + 1, following, new_mask)))
+            if not is_required and not (mask & bit.get(name, 0) and any(
+                    target == name and position[trigger] < i for trigger, target in pairs)):
+                result.append(("skip", (i + 1, count, mask)))
+        elif count >= need:
+            result.append(("end", None))
+        if extra is not None and following is not None:
+            result.append(("extra", (i, following, mask)))
+        return result
+
+    graph = {}
+    pending = [(0, 0, 0)]
+    while pending:
+        state = pending.pop()
+        if state in graph:
+            continue
+        graph[state] = edges(state)
+        pending.extend(target for _, target in graph[state] if target is not None)
+    productive: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for state, out in graph.items():
+            if state not in productive and any(kind == "end" or target in productive
+                                               for kind, target in out):
+                productive.add(state)
+                changed = True
     if min_count == 0 and not any(m[2] for m in members):
         empty = translator.seq(translator.lit("{"), translator.ws(), translator.lit("}"))
     else:
         empty = NEVER
-    if not productive[0][0]:
+    if (0, 0, 0) not in productive:
         return empty
     prefix = translator.fresh_name(_hint(pointer, "members"))
-    names = {}
-    pending = [(0, 0)]
-    while pending:
-        i, count = pending.pop()
-        if (i, count) in names:
-            continue
-        names[i, count] = f"{prefix}_{i}_{count}" if (i, count) != (0, 0) else prefix
-        translator.used_names.add(names[i, count])
-        following = advance(count)
-        successors = []
-        if i < n:
-            successors.append((i + 1, following))
-            if not members[i][2]:
-                successors.append((i + 1, count))
-        if extra is not None:
-            successors.append((i, following))
-        pending.extend((j, c) for j, c in successors
-                       if c is not None and productive[j][c] and (j, c) not in names)
-
-    def ref(i: int, count):
-        if count is None or (i, count) not in names:
-            return NEVER
-        return RuleRef(names[i, count])
-
-    for (i, count), name in names.items():
-        separator = translator.comma() if count > 0 else None
-        following = advance(count)
+    names = {state: (prefix if state == (0, 0, 0) else
+                     f"{prefix}_{state[0]}_{state[1]}" + (f"_{state[2]}" if state[2] else ""))
+             for state in graph if state in productive}
+    translator.used_names.update(names.values())
+    for state, name in names.items():
+        separator = translator.comma() if state[1] > 0 else None
         alternatives = []
-        if i < n:
-            _, member, is_required = members[i]
-            alternatives.append(translator.seq(separator, member, ref(i + 1, following)))
-            if not is_required:
-                alternatives.append(ref(i + 1, count))
-        elif count >= need:
-            alternatives.append(translator.seq())
-        if extra is not None:
-            alternatives.append(translator.seq(separator, extra, ref(i, following)))
+        for kind, target in graph[state]:
+            if kind == "end":
+                alternatives.append(translator.seq())
+            elif target in names:
+                if kind == "member":
+                    alternatives.append(translator.seq(separator, members[state[0]][1],
+                                                       RuleRef(names[target])))
+                elif kind == "skip":
+                    alternatives.append(RuleRef(names[target]))
+                else:
+                    alternatives.append(translator.seq(separator, extra, RuleRef(names[target])))
         translator.define(name, translator.alt(alternatives))
     ws = translator.ws()
     full = translator.seq(translator.lit("{"), ws, RuleRef(prefix), ws, translator.lit("}"))
@@ -313,6 +396,9 @@ def _any_order(translator, schema, members, extra, pointer: str) -> Any:
     if "minProperties" in schema or "maxProperties" in schema:
         translator.warn("maxProperties" if "maxProperties" in schema else "minProperties",
                         pointer, "any_order=True: property counts are not enforced")
+    if schema.get("dependentRequired") or any(
+            isinstance(v, list) and v for v in (schema.get("dependencies") or {}).values()):
+        translator.warn("dependentRequired", pointer, "any_order=True: not enforced")
     ws = translator.ws()
     empty = translator.seq(translator.lit("{"), ws, translator.lit("}")) if not required else NEVER
     choices = [(index, member) for index, (_, member, _) in enumerate(members)]

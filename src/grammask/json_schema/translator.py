@@ -355,9 +355,12 @@ class Translator:
         if isinstance(schema.get("required"), bool):
             self.warn("required", pointer, "draft-3 boolean form: ignored (the property "
                                            "is optional)")
-        for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
-            if keyword in schema and has_constraints_value(keyword, schema[keyword]):
-                self.warn(keyword, pointer, "not enforced")
+        if schema.get("dependentSchemas"):
+            self.warn("dependentSchemas", pointer, "not enforced")
+        dependencies = schema.get("dependencies")
+        if isinstance(dependencies, dict) and any(not isinstance(v, list)
+                                                  for v in dependencies.values()):
+            self.warn("dependencies", pointer, "schema dependencies not enforced")
         types = self._allowed_types(schema, pointer)
         if "enum" in schema or "const" in schema:
             return self._enum(schema, types, pointer)
@@ -710,12 +713,6 @@ def _disjoint_values(first: Any, second: Any) -> bool:
     second_properties = second.get("properties", {})
     return any(disjoint(_values_of(first_properties.get(name)),
                         _values_of(second_properties.get(name))) for name in both_required)
-
-
-def has_constraints_value(keyword: str, value: Any) -> bool:
-    if keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
-        return bool(value)
-    return has_constraints(value)
 
 
 def _non_negative_int(translator: Translator, schema: dict, keyword: str, pointer: str):
