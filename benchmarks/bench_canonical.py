@@ -14,6 +14,9 @@ Per tokenizer (tekken is the reference vocabulary of DESIGN.md section 7):
     second pass over the same tokens (caches warm), median and p99 in
     microseconds.
 
+  * the fraction of non-canonical texts among random walks of short tokens
+    (byte-level BPE tokenizers), filter off versus on.
+
 Output: JSON (default ``benchmarks/results/bench_canonical.json``) with the
 machine, versions and git commit.  Run: ``python benchmarks/bench_canonical.py``.
 """
@@ -88,6 +91,50 @@ def _steps(flt, ids):
     return np.asarray(times) * 1e6
 
 
+def _decode_text(flt, ids):
+    backend = flt.backend
+    if hasattr(backend, "merges") and hasattr(backend, "shapes"):
+        data = b"".join(backend.merges.token_bytes[i] for i in ids)
+    else:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _noncanonical_fraction(flt, encode, use_filter, n_walks=30, n_steps=40, seed=1):
+    """Random walks over short tokens (spaces, digits, punctuation, short words): the fraction whose
+    text does not encode back to the same ids, with the filter off (any such token) or on (allowed
+    ones; the walk continues, up to 10 more tokens, until the filter says the text may end)."""
+    import random
+    import re
+
+    backend = flt.backend
+    pool = np.asarray([t for t in range(min(flt.vocab_size, backend.merges.n_tokens))
+                       if backend.merges.token_bytes[t] is not None and t not in backend.never_filtered_ids
+                       and re.fullmatch(rb"[ \n\t\d'.,:{}\[\]\"-]{1,3}|[ ']?[A-Za-z]{1,4}",
+                                        backend.merges.token_bytes[t])])
+    rng = random.Random(seed)
+    n_bad = 0
+    for _ in range(n_walks):
+        state = flt.initial_state()
+        ids = []
+        step = 0
+        while step < n_steps or (use_filter and not flt.is_complete_canonical(state) and step < n_steps + 10):
+            choices = pool
+            if use_filter:
+                keep = flt.keep_bitset(state)
+                choices = pool[((keep[pool >> 5] >> (pool & 31).astype(np.uint32)) & 1).astype(bool)]
+            token_id = int(rng.choice(choices.tolist()))
+            ids.append(token_id)
+            state = flt.advance(state, token_id)
+            step += 1
+        text = _decode_text(flt, ids)
+        n_bad += text is None or encode(text) != ids
+    return n_bad / n_walks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parent / "results" / "bench_canonical.json"))
@@ -145,6 +192,11 @@ def main() -> None:
             "second_pass_median_us": round(float(np.median(second)), 2),
             "second_pass_p99_us": round(float(np.percentile(second, 99)), 1),
         }
+        if hasattr(flt.backend, "shapes"):
+            entry["random_walk_noncanonical_fraction"] = {
+                "filter_off": _noncanonical_fraction(flt, encode, False),
+                "filter_on": _noncanonical_fraction(flt, encode, True),
+            }
         results["tokenizers"][name] = entry
         print(name, json.dumps({k: v for k, v in entry.items() if k != "workloads"}), flush=True)
     pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -122,6 +122,8 @@ def _sentencepiece_filter(processor: Any, vocab_size: Optional[int], special_ids
 
 def _is_bert_wordpiece(tokenizer: Any) -> bool:
     """WordPiece with BERT's normalizer and pre-tokenizer: the configuration ``wordpiece`` models."""
+    if type(getattr(tokenizer, "model", None)).__name__ != "WordPiece":
+        return False
     config = json.loads(tokenizer.to_str())
     return ((config.get("model") or {}).get("type") == "WordPiece"
             and (config.get("normalizer") or {}).get("type") == "BertNormalizer"

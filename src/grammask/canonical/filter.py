@@ -14,8 +14,18 @@ Data layout
     States are immutable and hashable (the engine keeps a stack of them for
     rollback).  Per state, a *keep* bitset (uint32[ceil(V/32)], bit t%32 of
     word t//32 set = t allowed) is cached in an LRU of ``cache_size`` states
-    (16 KB each for 131k tokens), so ``apply`` on a repeated state is one
-    vectorized AND; ``advance`` transitions are cached too (FIFO of 65,536).
+    (16 KB each for 131k tokens: 16 MB for the default 1,024), so ``apply``
+    on a repeated state is one vectorized AND; forbidden id arrays are made
+    from it on demand; ``advance`` transitions are cached too (FIFO of
+    65,536).  The byte-level BPE backend adds LRUs of packed region and pair
+    bitsets (512 each, 8 and 16 MB at most for 131k tokens).
+
+EOS and obligations
+    ``is_complete_canonical(state)`` says whether the tokens so far are the
+    canonical encoding of their text if it ended now; it is False while a
+    character is incomplete or while the pre-tokenizer still needs a
+    following character (e.g. cl100k's ``[  ][ ]``, canonical only if a digit
+    or similar follows).  The engine may forbid EOS when it is False.
 
 Backend protocol
     ``initial_state()``, ``advance(state, token_id)``,
@@ -42,7 +52,7 @@ def _pack(mask: np.ndarray) -> np.ndarray:
 class CanonicalFilter:
     """Per-step canonical-tokenization mask for one tokenizer; see the module docstring."""
 
-    def __init__(self, name: str, backend: Any, cache_size: int = 2048):
+    def __init__(self, name: str, backend: Any, cache_size: int = 1024):
         self.name = name
         self.backend = backend
         self.vocab_size = int(backend.vocab_size)
@@ -65,7 +75,14 @@ class CanonicalFilter:
 
     # -- states -------------------------------------------------------------
     def initial_state(self, context_token_ids: Iterable[int] = ()):
-        """The state at the start of the output, optionally after the prompt's last tokens."""
+        """The state at the start of the output, optionally after the prompt's last tokens.
+
+        The given tokens are replayed from the start of a text (a special
+        token such as BOS starts a fresh text), so pass the prompt's tail
+        after its last special token; a few tokens suffice for byte-level
+        BPE (the region since the last fixed pre-token boundary) and for
+        WordPiece (the current word).
+        """
         state = self.backend.initial_state()
         for token_id in context_token_ids:
             state = self.backend.advance(state, int(token_id))

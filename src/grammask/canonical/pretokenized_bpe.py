@@ -443,7 +443,7 @@ class PretokenizedBPE:
         if found is None:
             found = self.merges.forbidden_after(last_id)
             self._pair_cache[last_id] = found
-            if len(self._pair_cache) > 1024:
+            if len(self._pair_cache) > 64:
                 self._pair_cache.popitem(last=False)
         else:
             self._pair_cache.move_to_end(last_id)
@@ -466,7 +466,7 @@ class PretokenizedBPE:
             token_codes = codes[self.shape_of_token]
             found = (pack_bits(token_codes == 2), pack_bits(token_codes == 1))
             self._words_cache[region_key] = found
-            if len(self._words_cache) > 4096:
+            if len(self._words_cache) > 512:
                 self._words_cache.popitem(last=False)
         else:
             self._words_cache.move_to_end(region_key)
@@ -480,7 +480,7 @@ class PretokenizedBPE:
             forbidden[self.pair_forbidden(last_id)] = True
             found = pack_bits(forbidden)
             self._pair_words_cache[last_id] = found
-            if len(self._pair_words_cache) > 1024:
+            if len(self._pair_words_cache) > 512:
                 self._pair_words_cache.popitem(last=False)
         else:
             self._pair_words_cache.move_to_end(last_id)
