@@ -466,3 +466,15 @@ def test_dependent_required_in_schema_order(order):
         for names in itertools.combinations(order, size):
             instance = {name: 1 for name in names}
             assert matcher.accepts(json.dumps(instance)) == oracle_valid(schema, instance), names
+
+
+def test_finite_pattern_properties_are_exact():
+    schema = {"type": "object", "patternProperties": {"^(red|gr[a-b]y)$": {"type": "integer"}},
+              "additionalProperties": {"type": "string"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GrammarWarning)
+        matcher = SchemaMatcher(schema)
+    for instance in ({"red": 1}, {"red": "x"}, {"gray": 2}, {"grey": 2}, {"grby": "s"},
+                     {"other": "s"}, {"other": 3}, {}):
+        text = json.dumps(instance)
+        assert matcher.accepts(text) == oracle_valid(schema, instance), text

@@ -152,6 +152,14 @@ def schema_ordered(instance, schema, root=None):
                 if name not in property_schema:
                     order.append(name)
                     property_schema[name] = sub
+        from grammask.json_schema.strings import finite_pattern_strings
+
+        for part in parts:
+            for pattern, sub in (part.get("patternProperties") or {}).items():
+                for name in finite_pattern_strings(pattern) or []:
+                    if name not in property_schema:
+                        order.append(name)
+                        property_schema[name] = sub
         for part in parts:
             for name in part.get("required") or []:
                 if name not in order:

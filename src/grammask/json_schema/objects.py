@@ -21,7 +21,9 @@ counting; a guard falls back to uncounted with a warning past
 ``MAX_COUNTED_STATES``).  The object is ``"{" ws "}"`` (when empty is allowed)
 or ``"{" ws T(0, 0) ws "}"``, so no two whitespace runs ever touch.
 
-``dependentRequired`` (and draft-7 array ``dependencies``): names it
+A ``patternProperties`` pattern with a finite language (``^(a|b)$``) is
+its names declared as optional properties (exact, and excluded from extra
+keys).  ``dependentRequired`` (and draft-7 array ``dependencies``): names it
 mentions become optional declared members, and the rule names carry a
 bit mask (``_ordered``) so a trigger is only written with its targets.
 
@@ -82,6 +84,15 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     def kv(key, value):
         return translator.seq(key, ws, translator.lit(":"), ws, value)
 
+    finite = {pattern: strings.finite_pattern_strings(pattern) for pattern in patterns}
+    if any(names is not None for names in finite.values()):
+        # A pattern matching finitely many names is those names declared.
+        properties = dict(properties)
+        for pattern, names in finite.items():
+            for name in names or []:
+                if name not in properties:
+                    properties[name] = True
+    extra_patterns = {p: sub for p, sub in patterns.items() if finite[p] is None}
     names_schema = schema.get("propertyNames", True)
     name_allowed = _name_check(translator, names_schema, pointer)
 
@@ -129,12 +140,13 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
 
     extras = []
     if names_schema is False:
-        patterns, additional = {}, False
-    elif has_constraints(names_schema) and (patterns or (additional is not False and declared)):
+        extra_patterns, additional = {}, False
+    elif has_constraints(names_schema) and (extra_patterns or (additional is not False
+                                                               and declared)):
         translator.warn("propertyNames", pointer, "checked on declared names only, not on "
                                                   "keys of patternProperties or "
                                                   "additionalProperties")
-    for pattern, sub in patterns.items():
+    for pattern, sub in extra_patterns.items():
         sub_pointer = child_pointer(pointer, "patternProperties", pattern)
         try:
             content, _, _ = strings.translate_pattern(pattern)
@@ -154,7 +166,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         sub_pointer = child_pointer(pointer, "additionalProperties")
         value = translator.node(additional, sub_pointer)
         if value is not NEVER:
-            if any(has_constraints(sub) for sub in patterns.values()):
+            if any(has_constraints(sub) for sub in extra_patterns.values()):
                 translator.warn("patternProperties", pointer,
                                 "keys matching a pattern are also accepted with the "
                                 "additionalProperties schema")

@@ -249,6 +249,79 @@ class _PatternTranslator:
         return normalize_ranges(list(ranges) + extra)
 
 
+def finite_pattern_strings(pattern: str, limit: int = 64) -> Optional[list[str]]:
+    """The strings a pattern matches in full, when it is anchored at both
+    ends and its language is finite with at most ``limit`` strings (e.g.
+    ``^(Materials|Signals)$``); None otherwise."""
+    try:
+        parsed = parse_pattern(pattern)
+    except PatternUnsupported:
+        return None
+    if parsed.state.flags & (sre_constants.SRE_FLAG_IGNORECASE | sre_constants.SRE_FLAG_MULTILINE):
+        return None
+    return _finite_top(list(parsed), limit)
+
+
+def _finite_top(items: list, limit: int) -> Optional[list[str]]:
+    if len(items) == 1 and items[0][0] == sre_constants.BRANCH:
+        result: list[str] = []
+        for branch in items[0][1][1]:
+            strings = _finite_top(list(branch), limit)
+            if strings is None:
+                return None
+            result.extend(strings)
+        return list(dict.fromkeys(result)) if len(result) <= limit else None
+    if len(items) == 1 and items[0][0] == sre_constants.SUBPATTERN and not items[0][1][1]:
+        return _finite_top(list(items[0][1][3]), limit)
+    if len(items) < 2 or items[0] != (sre_constants.AT, items[0][1]) \
+            or items[0][1] not in _START_ANCHORS or items[-1][0] != sre_constants.AT \
+            or items[-1][1] not in _END_ANCHORS:
+        return None
+    return _finite_sequence(items[1:-1], limit)
+
+
+def _finite_sequence(items, limit: int) -> Optional[list[str]]:
+    strings = [""]
+    for op, argument in items:
+        if op == sre_constants.LITERAL:
+            options = [chr(argument)]
+        elif op == sre_constants.IN and all(kind in (sre_constants.LITERAL, sre_constants.RANGE)
+                                           for kind, _ in argument):
+            options = []
+            for kind, value in argument:
+                low, high = (value, value) if kind == sre_constants.LITERAL else value
+                options.extend(chr(c) for c in range(low, high + 1))
+        elif op == sre_constants.BRANCH:
+            options = []
+            for branch in argument[1]:
+                inner = _finite_sequence(branch, limit)
+                if inner is None:
+                    return None
+                options.extend(inner)
+        elif op == sre_constants.SUBPATTERN and not argument[1] and not argument[2]:
+            options = _finite_sequence(argument[3], limit)
+        elif op in _REPEATS and argument[1] < sre_constants.MAXREPEAT:
+            inner = _finite_sequence(argument[2], limit)
+            if inner is None:
+                return None
+            options = []
+            for count in range(argument[0], argument[1] + 1):
+                repeated = [""]
+                for _ in range(count):
+                    repeated = [a + b for a in repeated for b in inner]
+                    if len(repeated) > limit:
+                        return None
+                options.extend(repeated)
+        else:
+            return None
+        if options is None:
+            return None
+        strings = [a + b for a in strings for b in options]
+        if len(strings) > limit:
+            return None
+    return list(dict.fromkeys(strings))
+
+
 # -------------------------------------------------------------------- formats
 
 _YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
