@@ -331,3 +331,15 @@ def test_exponent_spellings_keep_the_sign_and_range(low, high):
                                                   else value <= high_bound.value)))
             if regex is not None and full(regex, text):
                 assert inside, (low, high, text)
+
+
+@pytest.mark.parametrize("pattern,expected", [
+    ("^(a|bc)$", ["a", "bc"]), ("^x[0-2]$", ["x0", "x1", "x2"]), ("^ab?$", ["a", "ab"]),
+    ("^a+$", None), ("a|b", None), ("^(?i)a$", None), ("^[a-z]{3}$", None)])
+def test_finite_pattern_strings(pattern, expected):
+    from grammask.json_schema.strings import finite_pattern_strings
+
+    result = finite_pattern_strings(pattern)
+    assert (None if result is None else sorted(result)) == expected
+    for text in result or []:
+        assert re.fullmatch(pattern, text)

@@ -273,7 +273,7 @@ def _finite_top(items: list, limit: int) -> Optional[list[str]]:
         return list(dict.fromkeys(result)) if len(result) <= limit else None
     if len(items) == 1 and items[0][0] == sre_constants.SUBPATTERN and not items[0][1][1]:
         return _finite_top(list(items[0][1][3]), limit)
-    if len(items) < 2 or items[0] != (sre_constants.AT, items[0][1]) \
+    if len(items) < 2 or items[0][0] != sre_constants.AT \
             or items[0][1] not in _START_ANCHORS or items[-1][0] != sre_constants.AT \
             or items[-1][1] not in _END_ANCHORS:
         return None
