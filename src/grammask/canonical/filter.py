@@ -42,7 +42,7 @@ from typing import Any, Iterable
 import numpy as np
 
 
-def _pack(mask: np.ndarray) -> np.ndarray:
+def pack_bits(mask: np.ndarray) -> np.ndarray:
     """bool[V] -> uint32[ceil(V/32)] with bit t%32 of word t//32 = mask[t]."""
     padded = np.zeros(((len(mask) + 31) // 32) * 32, dtype=bool)
     padded[:len(mask)] = mask
@@ -61,7 +61,7 @@ class CanonicalFilter:
         ids = np.asarray(sorted(backend.never_filtered_ids), dtype=np.int64)
         never[ids[(ids >= 0) & (ids < self.vocab_size)]] = True
         self._never_filtered = never
-        self._never_words = _pack(never)
+        self._never_words = pack_bits(never)
         n_padding = self.n_words * 32 - self.vocab_size
         self._padding_bits = np.uint32(((1 << n_padding) - 1) << (32 - n_padding)) if n_padding else np.uint32(0)
         self._cache: OrderedDict = OrderedDict()
@@ -110,7 +110,7 @@ class CanonicalFilter:
         if hasattr(self.backend, "allowed_words"):
             keep = self.backend.allowed_words(state) | self._never_words
         else:
-            keep = _pack(self.backend.allowed_mask(state) | self._never_filtered)
+            keep = pack_bits(self.backend.allowed_mask(state) | self._never_filtered)
         keep[-1] |= self._padding_bits
         entry = [None, keep]
         self._cache[state] = entry

@@ -51,7 +51,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from grammask.canonical.bpe import MergeTable
-from grammask.canonical.pretokenizer import Scanner
+from grammask.canonical.filter import pack_bits
+from grammask.canonical.pretokenizer import Scanner, utf8_completion_range
 
 class _Variable:
     def __repr__(self) -> str:
@@ -69,13 +70,6 @@ class PretokenState:
     cuts: tuple = ()
     partial: bytes = b""
     partial_cut: Optional[bool] = None
-
-
-def pack_bits(mask: np.ndarray) -> np.ndarray:
-    """bool[V] -> uint32[ceil(V/32)] with bit t%32 of word t//32 = mask[t]."""
-    padded = np.zeros(((len(mask) + 31) // 32) * 32, dtype=bool)
-    padded[:len(mask)] = mask
-    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
 
 
 def _utf8_length(lead: int) -> int:
@@ -121,7 +115,6 @@ def split_utf8_fragment(data: bytes):
 
 
 def _valid_lead(tail: bytes) -> bool:
-    from grammask.canonical.pretokenizer import utf8_completion_range
     return utf8_completion_range(tail) is not None
 
 
