@@ -14,10 +14,15 @@ What it computes
     allowed if for some probe every pre-token boundary in the text is a cut,
     and every cut that is not a boundary joins a pair that BPE keeps apart.
 
-    ``forbidden_token_ids`` evaluates tokens by *shape* (their class sequence,
-    leading continuation bytes and trailing incomplete character), so one scan
-    decides every token of a shape; the only per-token part is the pair test
-    with the last token, a sorted id array from ``MergeTable.forbidden_after``.
+    Masks are evaluated by token *shape* (class sequence of the complete
+    characters plus trailing incomplete bytes), so one scan decides every
+    token of a shape; when every continuation starting with a character class
+    fixes a boundary at the region's end, all shapes starting with that class
+    take their verdict at the start of a text (computed once).  The only
+    per-token part is the pair test with the last token
+    (``MergeTable.forbidden_after``).  Packed bitsets of the per-region
+    verdicts and of the per-last-token pair sets are cached, so a mask is
+    ``allowed | (conditional & ~pair_forbidden)`` over ceil(V/32) words.
 
 Data layout
     ``PretokenState`` (frozen, hashable): ``last_id``, ``region`` (class
