@@ -26,11 +26,16 @@ _LAZY = {
     "Engine": ("grammask.engine", "Engine"),
     "Status": ("grammask.engine", "Status"),
     "compile": ("grammask.engine", "compile"),
+    "DeadEndWarning": ("grammask.engine", "DeadEndWarning"),
+    "GrammarWarning": ("grammask.json_schema.translator", "GrammarWarning"),
+    "SchemaUnsupported": ("grammask.json_schema.translator", "SchemaUnsupported"),
+    "IncompleteOutputWarning": ("grammask.integrations", "IncompleteOutputWarning"),
 }
 
 __all__ = [
-    "CompiledGrammar", "Config", "Engine", "Grammar", "GrammarError", "GrammarSyntaxError",
-    "GrammaskError", "LimitExceeded", "RegexError", "Status", "TokenRejected", "Vocabulary",
+    "CompiledGrammar", "Config", "DeadEndWarning", "Engine", "Grammar", "GrammarError",
+    "GrammarSyntaxError", "GrammarWarning", "GrammaskError", "IncompleteOutputWarning",
+    "LimitExceeded", "RegexError", "SchemaUnsupported", "Status", "TokenRejected", "Vocabulary",
     "VocabularyError", "compile",
 ]
 
