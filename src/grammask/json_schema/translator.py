@@ -619,28 +619,35 @@ class Translator:
         """A string of n_min..n_max characters.
 
         Up to ``max_string_regex_repeat`` (``k``) characters the count sits
-        in one regex.  Beyond, chunks count the rest exactly: ``X{m}`` is
-        ``C^(m // k) X{m % k}`` with ``C = X{k}``, and ``X{0,N}`` is
-        ``O^(N // k) X{0, N % k}`` with ``O = X{0,k}`` (since
-        ``X{0,a} X{0,b} = X{0,a+b}``); powers are built by doubling
-        (``times``), so grammars stay O(log N) rules and DFAs O(k) states.
+        in one regex.  Beyond, chunks count the rest exactly and
+        *unambiguously*: the minimum is ``C^(m // k) X{m % k}`` with
+        ``C = X{k}``; the optional rest of up to ``M`` characters, with
+        ``M = q k + r``, is ``C{0,q-1} X{0,k-1}"`` or ``C^q X{0,r}"``: a
+        length decides the split, full chunks have one accepting point
+        each, and the closing quote sits in the last terminal, so a terminal
+        never ends inside free text (which keeps token masks cheap: see
+        docs/performance.md).  Powers are built by doubling (``times``), so
+        grammars stay O(log N) rules and DFAs O(k) states.
         """
         limit = self.options.max_string_regex_repeat
         if n_max is None and n_min == 0:
             return self.generic("string")
         if n_min <= limit and (n_max is None or n_max <= limit):
             return self.rx(strings.string_regex(n_min, n_max))
-        quote = self.lit('"')
+        full = self._char_regex(limit, limit)
         n_chunks, n_single = divmod(n_min, limit)
-        fixed = self.seq(self.times(self._char_regex(limit, limit), n_chunks),
+        fixed = self.seq(self.times(full, n_chunks),
                          self._char_regex(n_single, n_single) if n_single else None)
+        short_tail = self.rx(repeat_text(strings.JSON_CHAR, 0, limit - 1) + '"')
         if n_max is None:
-            rest = self.repeat(self._char_regex(1, None), 0, 1)
+            rest = self.seq(self.repeat(full, 0, None), short_tail)
         else:
-            n_chunks, n_single = divmod(n_max - n_min, limit)
-            rest = self.seq(self.times(self.repeat(self._char_regex(1, limit), 0, 1), n_chunks),
-                            self.repeat(self._char_regex(1, n_single), 0, 1) if n_single else None)
-        return self.seq(quote, fixed, rest, quote)
+            n_chunks, n_tail = divmod(n_max - n_min, limit)
+            exact = self.seq(self.times(full, n_chunks),
+                             self.rx(repeat_text(strings.JSON_CHAR, 0, n_tail) + '"'))
+            short = self.seq(self.counted(full, 0, n_chunks - 1), short_tail) if n_chunks else NEVER
+            rest = self.alt([short, exact])
+        return self.seq(self.lit('"'), fixed, rest)
 
     def _char_regex(self, n_min: int, n_max: Optional[int]) -> Node:
         return self.rx(repeat_text(strings.JSON_CHAR, n_min, n_max))
