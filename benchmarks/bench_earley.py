@@ -34,7 +34,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _machine import machine_info  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-WORKLOADS = pathlib.Path("/work/shared/workloads")
+WORKLOADS = pathlib.Path(__file__).resolve().parents[1] / "tests" / "workloads"
 RESULTS = ROOT / "benchmarks" / "results" / "bench_earley.json"
 
 RIGHT_RECURSIVE_JSON = r"""

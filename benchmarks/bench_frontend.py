@@ -35,7 +35,7 @@ from grammask.grammar.normalize import normalize
 from grammask.grammar.validate import validate
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-WORKLOADS = pathlib.Path(os.environ.get("GRAMMASK_WORKLOADS", "/work/shared/workloads"))
+WORKLOADS = pathlib.Path(os.environ.get("GRAMMASK_WORKLOADS", pathlib.Path(__file__).resolve().parents[1] / "tests" / "workloads"))
 
 
 def generated_grammar(n_rules: int = 1000) -> str:

@@ -22,8 +22,8 @@ from grammask._core.earley import EarleyRecognizer, compiled_tables
 from grammar_strategies import compare_on_short_strings, grammar_asts
 from lnf_reference import LNFRecognizer
 from reference import ReferenceRecognizer
+from paths import WORKLOADS
 
-WORKLOADS = pathlib.Path("/work/shared/workloads")
 CASE_FILES = ["llama_cpp_grammar_integration.json", "llama_cpp_json_schema.json",
               "xgrammar_ebnf.json", "xgrammar_ebnf_exhaustive.json"]
 

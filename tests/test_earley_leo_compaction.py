@@ -21,8 +21,8 @@ from grammask._core.earley import EarleyRecognizer, compiled_tables
 
 from earley_support import build_lnf
 from test_earley_differential import ALPHABET, SCALE, grammars
+from paths import WORKLOADS
 
-WORKLOADS = pathlib.Path("/work/shared/workloads")
 
 RIGHT_RECURSIVE_JSON = r"""
 start ::= value;

@@ -21,6 +21,7 @@ from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded
 from grammask.grammar import Grammar
 from grammask.grammar.lnf import check_invariants
+from paths import WORKLOADS
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -199,7 +200,7 @@ def test_language_of_only_the_empty_string():
 
 
 def test_pass_sizes_are_recorded():
-    grammar = Grammar.from_gbnf(open("/work/shared/workloads/gbnf/c.gbnf").read())
+    grammar = Grammar.from_gbnf(open(WORKLOADS / "gbnf" / "c.gbnf").read())
     names = [name for name, _ in grammar.pass_sizes]
     assert names[0] == "flatten_nested_groups" and "eliminate_nullable" in names
     assert all(set(sizes) == {"n_rules", "n_productions", "n_symbols"} for _, sizes in grammar.pass_sizes)

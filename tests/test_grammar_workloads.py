@@ -26,8 +26,8 @@ from reference import ReferenceRecognizer
 from grammask.errors import GrammarError
 from grammask.grammar import Grammar
 from grammask.grammar.lnf import check_invariants
+from paths import WORKLOADS
 
-WORKLOADS = pathlib.Path("/work/shared/workloads")
 MAX_PYTHON_EARLEY_BYTES = 300
 """The plain-Python LNF Earley is quadratic on long right-recursive inputs;
 longer strings (three JSON documents of 1-4 KB) are left to the core's tests."""

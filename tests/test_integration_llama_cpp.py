@@ -20,11 +20,11 @@ import regex
 import grammask
 from grammask.grammar.gbnf import parse_gbnf
 from grammask.integrations import IncompleteOutputWarning
+from paths import WORKLOADS
 from reference import ReferenceRecognizer
 
 llama_cpp = pytest.importorskip("llama_cpp")
 from grammask.integrations.llama_cpp import (  # noqa: E402  (after the importorskip)
-from paths import WORKLOADS
     GrammaskLogitsProcessor,
     compile_for,
     default_model_path,

@@ -20,8 +20,8 @@ from pathlib import Path
 from grammask._core.earley import EarleyRecognizer
 from grammask.grammar import Grammar
 from grammask.json_schema import GrammarWarning
+from paths import WORKLOADS
 
-WORKLOADS = Path("/work/shared/workloads")
 if not WORKLOADS.exists():
     WORKLOADS = Path(__file__).resolve().parents[2] / "shared" / "workloads"
 JSONSCHEMABENCH = WORKLOADS / "jsonschemabench"
