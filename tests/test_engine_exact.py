@@ -156,3 +156,57 @@ def test_random_grammars_match_reference(grammar_ast, seed):
     reference = ReferenceRecognizer(grammar_ast)
     engine = grammask.Engine(grammask.compile(grammar, vocab))
     random_walk(engine, reference, 6, random.Random(seed))
+
+
+# -- the optimized mask against the plain trie walk ---------------------------
+
+def test_mask_computer_equals_plain_trie_walk():
+    """MaskComputer (per-terminal sets, exit tries, recursion) against the
+    plain byte-by-byte trie walk over the same recognizer (``fill_walk``)."""
+    from grammask._core.mask import fill_walk
+    from grammask._core.recognizer import ByteRecognizer
+
+    vocab = make_vocab(SMALL_PIECES)
+    rng = random.Random(5)
+    for name in ("json", "arith", "regex_continue", "complement", "utf8"):
+        compiled = grammask.compile(grammar_by_name(name), vocab)
+        engine = grammask.Engine(compiled)
+        for _ in range(30):
+            recognizer = engine._recognizer
+            optimized = np.zeros(compiled.n_words, dtype=np.uint32)
+            compiled.mask_computer.fill(recognizer, optimized)
+            walked = np.zeros(compiled.n_words, dtype=np.uint32)
+            fill_walk(recognizer, compiled.mask_computer.vocab_trie, walked)
+            assert optimized.tolist() == walked.tolist(), (name, engine.output_bytes())
+            ids = [t for t in range(vocab.size) if (walked[t >> 5] >> (t & 31)) & 1]
+            if not ids:
+                break
+            engine.try_accept_new_token(rng.choice(ids))
+    empty = np.zeros(compiled.n_words, dtype=np.uint32)
+    assert fill_walk(ByteRecognizer(), compiled.mask_computer.vocab_trie, empty) == 0
+    assert not empty.any()
+
+
+def test_bounded_state_classes_agree_within_depth():
+    """States merged by bounded_state_classes(depth) behave alike (dead-ness
+    and acceptance) on every input of at most ``depth`` bytes."""
+    from grammask._core.mask import bounded_state_classes
+    from grammask.terminals import compile_regex
+
+    for pattern in ("[a-z ]{0,40}\n", "(ab|ba){0,9}c", "[0-9]{1,12}(\\.[0-9]{0,5})?"):
+        dfa = compile_regex(pattern)
+        table, accepting = np.asarray(dfa.transitions), np.asarray(dfa.accepting)
+        for depth in (1, 3):
+            representatives = bounded_state_classes(table, accepting, depth)
+            if pattern.startswith("[a-z ]"):  # 42 counted states, few distinguishable classes
+                assert len(set(representatives.tolist())) < dfa.n_states
+
+            def behaviour(state):
+                frontier, seen = [state], []
+                for _ in range(depth + 1):
+                    seen.append(tuple((s == 0, bool(accepting[s])) for s in frontier))
+                    frontier = [int(table[s, c]) for s in frontier for c in range(table.shape[1])]
+                return seen
+
+            for state in range(dfa.n_states):
+                assert behaviour(state) == behaviour(int(representatives[state]))

@@ -28,6 +28,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from grammask.vocab.encodings import UNICODE_TO_BYTE
+
 
 @dataclass
 class BPERules:
@@ -57,20 +59,6 @@ def tiktoken_rules(encoding: Any, vocab_size: Optional[int] = None) -> BPERules:
 
     return BPERules("tiktoken", token_bytes, pair_rule, encoding._pat_str, size,
                     frozenset(special.values()), getattr(encoding, "name", "tiktoken"))
-
-
-def _byte_level_decoder() -> dict:
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(
-        range(ord("®"), ord("ÿ") + 1))
-    byte_values = list(printable)
-    code_points = list(printable)
-    extra = 0
-    for byte in range(256):
-        if byte not in printable:
-            byte_values.append(byte)
-            code_points.append(256 + extra)
-            extra += 1
-    return {chr(code_point): byte for byte, code_point in zip(byte_values, code_points)}
 
 
 def _walk(component: Any):
@@ -111,7 +99,7 @@ def tokenizers_rules(tokenizer: Any) -> Optional[BPERules]:
         pattern = None
     if any(level.get("add_prefix_space") for level in byte_levels):
         return None
-    decoder = _byte_level_decoder()
+    decoder = UNICODE_TO_BYTE
     vocab = model["vocab"]
     size = max(vocab.values()) + 1
     added = {entry["id"]: entry["content"] for entry in config.get("added_tokens", [])}

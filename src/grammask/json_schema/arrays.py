@@ -36,7 +36,8 @@ from grammask.json_schema.translator import NEVER, child_pointer
 MAX_EXPLICIT_POSITIONS = 10_000
 
 
-def _count(translator, schema: dict, keyword: str, pointer: str):
+def count_keyword(translator, schema: dict, keyword: str, pointer: str):
+    """The non-negative integer value of a count keyword (minItems, maxProperties, ...), or None."""
     value = schema.get(keyword)
     if value is None:
         return None
@@ -57,8 +58,8 @@ def array_node(translator, schema: dict, pointer: str) -> Any:
         items, items_keyword = schema.get("additionalItems", True), "additionalItems"
     if not isinstance(prefix, list):
         raise translator.error(pointer, "prefixItems must be an array")
-    min_items = _count(translator, schema, "minItems", pointer) or 0
-    max_items = _count(translator, schema, "maxItems", pointer)
+    min_items = count_keyword(translator, schema, "minItems", pointer) or 0
+    max_items = count_keyword(translator, schema, "maxItems", pointer)
     if schema.get("uniqueItems") is True:
         translator.warn("uniqueItems", pointer, "not enforced: duplicate items are accepted")
     ws = translator.ws()
@@ -113,8 +114,8 @@ def array_node(translator, schema: dict, pointer: str) -> Any:
 def _contains(translator, schema, prefix, items, min_items, max_items, pointer: str):
     """The exact ``contains`` / ``minContains`` form, or None (contains has no
     effect, or it was warned about and is not enforced)."""
-    min_contains = _count(translator, schema, "minContains", pointer)
-    max_contains = _count(translator, schema, "maxContains", pointer)
+    min_contains = count_keyword(translator, schema, "minContains", pointer)
+    max_contains = count_keyword(translator, schema, "maxContains", pointer)
     if min_contains == 0 and max_contains is None:
         return None
     n_matches = 1 if min_contains is None else min_contains

@@ -42,6 +42,7 @@ from typing import Any
 
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import strings
+from grammask.json_schema.arrays import count_keyword
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.translator import NEVER, child_pointer, has_constraints
 from grammask.json_schema.values import simple_constraints_hold, string_literal_node
@@ -183,8 +184,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         extra = translator.define(translator.fresh_name(_hint(pointer, "extra")),
                                   translator.alt(extras))
 
-    min_count = _count_keyword(translator, schema, "minProperties", pointer) or 0
-    max_count = _count_keyword(translator, schema, "maxProperties", pointer)
+    min_count = count_keyword(translator, schema, "minProperties", pointer) or 0
+    max_count = count_keyword(translator, schema, "maxProperties", pointer)
     if translator.options.any_order:
         return _any_order(translator, schema, members, extra, pointer)
     return _ordered(translator, members, extra, min_count, max_count, pointer, schema)
@@ -227,17 +228,6 @@ def _key_not_in(translator, names: list[str]) -> Any:
     if not_name is not None:
         alternatives.append(translator.rx(not_name))
     return translator.alt(alternatives)
-
-
-def _count_keyword(translator, schema: dict, keyword: str, pointer: str):
-    value = schema.get(keyword)
-    if value is None:
-        return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise translator.error(pointer, f"{keyword} must be a non-negative integer")
-    return value
 
 
 def _hint(pointer: str, suffix: str) -> str:
