@@ -5,7 +5,8 @@
 filter is known for the tokenizer.  Backends: byte-level BPE with a
 pre-tokenizer regex (``pretokenized_bpe``), SentencePiece BPE
 (``sentencepiece_bpe``), WordPiece (``wordpiece``); the BPE pair test lives
-in ``bpe``.  Seeds: DESIGN.md section 5.
+in ``bpe``.  GGUF / llama.cpp vocabularies take their rules from the GGUF
+metadata (``gguf_source``).  Seeds: DESIGN.md section 5.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ def build_canonical_filter(vocab_or_tokenizer: Any) -> Optional[CanonicalFilter]
     """A canonical filter for this vocabulary / tokenizer, or None if none is exact for it."""
     from grammask.canonical.factory import filter_for_tokenizer
 
+    if getattr(vocab_or_tokenizer, "tokenizer_kind", None) in ("gguf", "llama"):
+        from grammask.canonical.gguf_source import filter_for_gguf_vocabulary
+        return filter_for_gguf_vocabulary(vocab_or_tokenizer)
     tokenizer, vocab_size, special_ids = _source_of(vocab_or_tokenizer)
     if tokenizer is None:
         return None
