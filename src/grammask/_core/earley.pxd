@@ -29,6 +29,17 @@ cdef struct LeoEntry:
     int32_t top_origin
 
 
+# Per-set record of the state key (earley_key.pxi): the signature of the
+# set's waiting items, and the last target signature computed with the set as
+# origin (memo_nt = -1: none).
+cdef struct KeySetEntry:
+    uint64_t waiting_lo
+    uint64_t waiting_hi
+    uint64_t memo_lo
+    uint64_t memo_hi
+    int32_t memo_nt
+
+
 cdef class EarleyRecognizer(ByteRecognizer):
     cdef readonly CompiledTables tables
     cdef const GrammarView* grammar      # == &tables.view (kept alive by tables)
@@ -87,6 +98,16 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef int64_t* chain_keys
     cdef int64_t* chain_steps
     cdef Py_ssize_t chain_capacity
+    # State key (earley_key.pxi), allocated on first use: per set, the
+    # signature of its waiting items; per item, the signature of the
+    # completion it leads to.  Valid for sets [0, n_sets_keyed) and their items.
+    cdef KeySetEntry* key_sets           # [key_sets_capacity]
+    cdef Py_ssize_t key_sets_capacity
+    cdef uint64_t* key_item_sigs         # [2 * key_items_capacity] (lo, hi) per item
+    cdef Py_ssize_t key_items_capacity
+    cdef uint64_t* key_scratch           # [2 * key_scratch_capacity] item signatures to sort
+    cdef Py_ssize_t key_scratch_capacity
+    cdef Py_ssize_t n_sets_keyed
 
     # Byte-recognizer interface.  try_push_byte / push_terminal_end* also
     # return False (state unchanged) when max_items or memory ran out: then
@@ -104,6 +125,10 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef bint push_terminal_end_at(self, Py_ssize_t k, int32_t terminal_state) noexcept nogil
     cdef uint64_t state_hash(self) noexcept nogil
     cdef bint same_top_set(self, EarleyRecognizer other) noexcept nogil
+    # 128-bit key of the recognizer's future (earley_key.pxi): equal keys =>
+    # same continuations accepted, same acceptance after each.  Writes
+    # out2[0], out2[1]; False (error_code set) if memory ran out.
+    cdef bint state_key_into(self, uint64_t* out2) noexcept nogil
 
     cdef raise_pending_error(self)
 

@@ -85,8 +85,9 @@ time; see benchmarks/results/bench_earley.json for the current figures):
 
 Files: this one (set building, the byte-recognizer interface, the token-mask
 hooks, the Python API); earley_buffers.pxi (buffer growth, per-set scratch
-hash tables); earley_leo.pxi (Leo memo, compaction); earley_tables.pyx (the
-flat grammar and DFA tables shared by all recognizers of a grammar).
+hash tables); earley_leo.pxi (Leo memo, compaction); earley_key.pxi (the
+compaction-invariant state key, ``state_key``); earley_tables.pyx (the flat
+grammar and DFA tables shared by all recognizers of a grammar).
 
 Compaction (``compact``): items in the kept sets have their (nt, origin)
 folded to the top of their Leo chain, then every set that is neither within
@@ -194,6 +195,9 @@ cdef class EarleyRecognizer(ByteRecognizer):
         self.chain_keys = NULL
         self.chain_steps = NULL
         self.partition_scratch = NULL
+        self.key_sets = NULL
+        self.key_item_sigs = NULL
+        self.key_scratch = NULL
 
     def __dealloc__(self):
         free(self.items)
@@ -214,6 +218,9 @@ cdef class EarleyRecognizer(ByteRecognizer):
         free(self.chain_keys)
         free(self.chain_steps)
         free(self.partition_scratch)
+        free(self.key_sets)
+        free(self.key_item_sigs)
+        free(self.key_scratch)
 
     def __init__(self, lnf, max_items=None, rollback_horizon=None, *, use_leo=True):
         self.tables = compiled_tables(lnf)
@@ -261,6 +268,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         cdef int32_t p
         self.n_sets = 0
         self.n_items = 0
+        self.n_sets_keyed = 0
         self.set_starts[0] = 0
         if self._begin_set() < 0:
             return
@@ -518,6 +526,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
             return
         self.n_sets -= n_bytes
         self.n_items = self.set_starts[self.n_sets]
+        if self.n_sets_keyed > self.n_sets:
+            self.n_sets_keyed = self.n_sets
 
     cdef bint accepting(self) noexcept nogil:
         return self.set_accepting[self.n_sets - 1] != 0
@@ -650,6 +660,12 @@ cdef class EarleyRecognizer(ByteRecognizer):
                     or top - a.origin != other_top - b.origin):
                 return False
         return True
+
+    cdef bint state_key_into(self, uint64_t* out2) noexcept nogil:
+        """128-bit key of the future (definition: earley_key.pxi) into
+        out2[0..1]; only the sets built since the last call are hashed.
+        False, error_code set, if memory ran out."""
+        return _state_key(self, out2)
 
     # ----------------------------------------------------------------------
     # Python API
@@ -843,6 +859,21 @@ cdef class EarleyRecognizer(ByteRecognizer):
         """Python access to state_hash (see there for what it covers)."""
         return self.state_hash()
 
+    def state_key(self):
+        """16 bytes that are equal for two recognizers of the same grammar
+        only if their futures are equal (same continuations accepted, same
+        acceptance after each), up to 128-bit hash collisions; independent of
+        byte positions and compaction (see earley_key.pxi)."""
+        cdef uint64_t out2[2]
+        cdef uint8_t key_bytes[16]
+        cdef int i
+        if not self.state_key_into(out2):
+            self.raise_pending_error()
+        for i in range(8):
+            key_bytes[i] = <uint8_t>(out2[0] >> (8 * i))
+            key_bytes[8 + i] = <uint8_t>(out2[1] >> (8 * i))
+        return (<char*>key_bytes)[:16]
+
     def has_same_top_set(self, EarleyRecognizer other):
         """Python access to same_top_set."""
         return self.same_top_set(other)
@@ -850,3 +881,4 @@ cdef class EarleyRecognizer(ByteRecognizer):
 
 include "earley_buffers.pxi"
 include "earley_leo.pxi"
+include "earley_key.pxi"

@@ -1,0 +1,317 @@
+# Included at module level by earley.pyx: the state key, a 128-bit signature
+# of the recognizer's future, as functions of an EarleyRecognizer.
+#
+# What it computes: ``_state_key`` gives equal keys to two states only if
+# they accept the same continuations (with the same acceptance after each
+# one), up to 128-bit hash collisions; equal futures reached through
+# different inputs, after compaction, or after push/pop round trips give equal
+# keys (exactly so for LNF grammars, which have no unit productions; see
+# "Normal form" below).  The key never reads set indices, byte positions,
+# serial numbers or the compaction epoch.
+#
+# Definition.  The future depends on the top set's items and, through their
+# origins, on what completing (nt, j) does: advance the items of set j waiting
+# for nt, and accept if (nt, j) == (start, 0).  So:
+#   * target(nt, j) = the signature of completing (nt, j), with j older than
+#     the set being keyed:
+#       - if (nt, j) != (start, 0), and set j has at least one item waiting
+#         for nt, all of them end their production when advanced and lead to
+#         the same target(...), completing (nt, j) is completing that target:
+#         target(nt, j) is that signature (Leo's deterministic step, extended
+#         to several items with equal targets); a single waiting item that
+#         was predicted in j itself (only with unit productions) is followed
+#         inside j;
+#       - with no waiting item (and not (start, 0)): a constant DEAD;
+#       - otherwise H(TARGET, nt, root, waiting(j)), root = (nt, j) == (start, 0).
+#   * waiting(j) = H over the sorted, deduplicated signatures of j's items
+#     whose post-dot symbol is a nonterminal (the only ones a completion
+#     reads), item signature = H(ITEM, dot, progress, its target), where an
+#     item predicted in j (origin == j) has as target the resolution above
+#     inside j, or H(SELF, nt, root) when it stays in j (set j's own content
+#     is what waiting(j) hashes, so the back reference is exact).
+#   * key = H(KEY, accepting, waiting(top), scanning(top)), scanning = the same
+#     set hash over the top set's items whose post-dot symbol is a terminal.
+# Leo memo entries are not hashed: they are functions of the set contents
+# (validated by set serials).  Compaction folds each item's (nt, origin) to
+# the top of its Leo chain and drops duplicates: the first rule reaches the
+# same target from the unfolded item, and deduplicated sorted signatures make
+# the duplicates vanish, so keys do not change.
+#
+# Normal form: with unit productions a single waiting item predicted in j is
+# followed inside j (as Leo and compaction do); several waiting items of
+# which one was predicted in j give H(TARGET ...) / SELF instead of a shared
+# target, which is still sound but may differ from the folded form.
+#
+# Data layout and cost: ``key_sets`` holds waiting(j) per set (plus a
+# one-entry memo of the last target(nt, j) computed) and ``key_item_sigs``
+# every item's target signature, both valid for the sets below
+# ``n_sets_keyed`` (sets are immutable once built; ``pop_bytes`` lowers the
+# bound, compaction resets it).  A key after pushing k bytes hashes the k new
+# sets only: per item a memo hit or one scan of its origin set's waiting
+# items, plus a sort of each new set's item signatures.
+#
+# Hash: two 64-bit lanes (splitmix64 and murmur3 finalizers over the word
+# sequence, each seeded by a tag), 128 bits together; not cryptographic.
+
+from libc.stdlib cimport qsort
+
+cdef uint64_t KEY_TAG_ITEM = 0x6974656d5f736967ULL
+cdef uint64_t KEY_TAG_SET = 0x7365745f7369675fULL
+cdef uint64_t KEY_TAG_TARGET = 0x7461726765745f5fULL
+cdef uint64_t KEY_TAG_SELF = 0x73656c665f5f5f5fULL
+cdef uint64_t KEY_TAG_DEAD = 0x646561645f5f5f5fULL
+cdef uint64_t KEY_TAG_KEY = 0x73746174655f6b79ULL
+# Sets with at most this many items are sorted by insertion, larger by qsort.
+cdef Py_ssize_t KEY_INSERTION_SORT_MAX = 24
+
+
+cdef struct KeyHasher:
+    uint64_t a
+    uint64_t b
+    uint64_t n_words
+
+
+cdef inline uint64_t _fmix64(uint64_t x) noexcept nogil:
+    # murmur3 finalizer
+    x ^= x >> 33
+    x *= 0xff51afd7ed558ccdULL
+    x ^= x >> 33
+    x *= 0xc4ceb9fe1a85ec53ULL
+    x ^= x >> 33
+    return x
+
+
+cdef inline void _kh_init(KeyHasher* h, uint64_t tag) noexcept nogil:
+    h.a = _mix64(tag ^ 0x243f6a8885a308d3ULL)
+    h.b = _fmix64(tag + 0x13198a2e03707344ULL)
+    h.n_words = 0
+
+
+cdef inline void _kh_add(KeyHasher* h, uint64_t word) noexcept nogil:
+    h.a = _mix64(h.a ^ word)
+    h.b = _fmix64(h.b + (word ^ 0xa4093822299f31d0ULL))
+    h.n_words += 1
+
+
+cdef inline void _kh_finish(KeyHasher* h, uint64_t* out2) noexcept nogil:
+    out2[0] = _mix64(h.a ^ (h.n_words * 0x9e3779b97f4a7c15ULL))
+    out2[1] = _fmix64(h.b ^ out2[0])
+
+
+cdef inline void _tagged_constant(uint64_t tag, uint64_t word1, uint64_t word2, uint64_t* out2) noexcept nogil:
+    cdef KeyHasher h
+    _kh_init(&h, tag)
+    _kh_add(&h, word1)
+    _kh_add(&h, word2)
+    _kh_finish(&h, out2)
+
+
+cdef int _sig_compare(const void* left, const void* right) noexcept nogil:
+    cdef const uint64_t* a = <const uint64_t*>left
+    cdef const uint64_t* b = <const uint64_t*>right
+    if a[0] != b[0]:
+        return -1 if a[0] < b[0] else 1
+    if a[1] != b[1]:
+        return -1 if a[1] < b[1] else 1
+    return 0
+
+
+cdef void _sort_sigs(uint64_t* sigs, Py_ssize_t n) noexcept nogil:
+    """Sort n (lo, hi) pairs ascending."""
+    cdef Py_ssize_t i, j
+    cdef uint64_t lo, hi
+    if n > KEY_INSERTION_SORT_MAX:
+        qsort(sigs, n, 2 * sizeof(uint64_t), _sig_compare)
+        return
+    for i in range(1, n):
+        lo = sigs[2 * i]
+        hi = sigs[2 * i + 1]
+        j = i
+        while j > 0 and (sigs[2 * j - 2] > lo or (sigs[2 * j - 2] == lo and sigs[2 * j - 1] > hi)):
+            sigs[2 * j] = sigs[2 * j - 2]
+            sigs[2 * j + 1] = sigs[2 * j - 1]
+            j -= 1
+        sigs[2 * j] = lo
+        sigs[2 * j + 1] = hi
+
+
+cdef bint _key_reserve(EarleyRecognizer self) noexcept nogil:
+    """Room for every set and item (and one set's scratch)."""
+    cdef Py_ssize_t capacity, s, largest = 0
+    cdef void* p
+    if self.key_sets_capacity < self.n_sets:
+        capacity = _pow2_at_least(self.n_sets)
+        p = realloc(self.key_sets, capacity * sizeof(KeySetEntry))
+        if p == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.key_sets = <KeySetEntry*>p
+        self.key_sets_capacity = capacity
+    if self.key_items_capacity < self.n_items:
+        capacity = _pow2_at_least(self.n_items)
+        p = realloc(self.key_item_sigs, 2 * capacity * sizeof(uint64_t))
+        if p == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.key_item_sigs = <uint64_t*>p
+        self.key_items_capacity = capacity
+    for s in range(self.n_sets_keyed, self.n_sets):
+        if self.set_starts[s + 1] - self.set_starts[s] > largest:
+            largest = self.set_starts[s + 1] - self.set_starts[s]
+    if self.key_scratch_capacity < largest:
+        capacity = _pow2_at_least(largest)
+        p = realloc(self.key_scratch, 2 * capacity * sizeof(uint64_t))
+        if p == NULL:
+            self.error_code = ERROR_MEMORY
+            return False
+        self.key_scratch = <uint64_t*>p
+        self.key_scratch_capacity = capacity
+    return True
+
+
+cdef bint _key_resolve(EarleyRecognizer self, int32_t nt, Py_ssize_t set_id,
+                       uint64_t* out2, int32_t* stays_nt) noexcept nogil:
+    """What completing (nt, set_id) amounts to.  True: out2 is the signature
+    of an older target it equals (or DEAD).  False: it stays in set_id, as
+    completing (stays_nt[0], set_id).  Reads the target signatures of
+    set_id's items whose origin is older (already stored)."""
+    cdef const GrammarView* tables = self.grammar
+    cdef Py_ssize_t idx, first = -1, n_waiting, n_steps = 0
+    cdef bint all_last, all_older, all_equal
+    cdef const uint64_t* first_sig
+    while True:
+        stays_nt[0] = nt
+        if set_id == 0 and nt == tables.start_id:
+            return False
+        n_waiting = 0
+        all_last = True
+        all_older = True
+        all_equal = True
+        for idx in range(self.set_nt_starts[set_id], self.set_starts[set_id + 1]):
+            if tables.symbol_ids[self.items[idx].dot] != nt:
+                continue
+            n_waiting += 1
+            if not tables.symbol_is_last[self.items[idx].dot]:
+                return False
+            if self.items[idx].origin >= set_id:
+                all_older = False
+            if first < 0:
+                first = idx
+            elif all_older and all_equal:
+                first_sig = &self.key_item_sigs[2 * first]
+                all_equal = (self.key_item_sigs[2 * idx] == first_sig[0]
+                             and self.key_item_sigs[2 * idx + 1] == first_sig[1])
+        if n_waiting == 0:
+            _tagged_constant(KEY_TAG_DEAD, 0, 0, out2)
+            return True
+        if n_waiting == 1 and not all_older:
+            # One item predicted in set_id itself (a unit production): follow it.
+            nt = self.items[first].nt
+            first = -1
+            n_steps += 1
+            if n_steps > self.grammar.n_nonterminals:
+                return False
+            continue
+        if not (all_older and all_equal):
+            return False
+        out2[0] = self.key_item_sigs[2 * first]
+        out2[1] = self.key_item_sigs[2 * first + 1]
+        return True
+
+
+cdef void _key_target(EarleyRecognizer self, int32_t nt, Py_ssize_t set_id,
+                      Py_ssize_t keyed_set, uint64_t* out2) noexcept nogil:
+    """Signature of completing (nt, set_id), for an item of set ``keyed_set``
+    (set_id <= keyed_set; set_id == keyed_set: a back reference)."""
+    cdef int32_t stays_nt
+    cdef KeyHasher h
+    cdef bint root
+    cdef KeySetEntry* origin = &self.key_sets[set_id]
+    if set_id < keyed_set and origin.memo_nt == nt:
+        out2[0] = origin.memo_lo
+        out2[1] = origin.memo_hi
+        return
+    if not _key_resolve(self, nt, set_id, out2, &stays_nt):
+        root = set_id == 0 and stays_nt == self.grammar.start_id
+        if set_id == keyed_set:
+            _tagged_constant(KEY_TAG_SELF, <uint64_t><uint32_t>stays_nt, root, out2)
+            return
+        _kh_init(&h, KEY_TAG_TARGET)
+        _kh_add(&h, <uint64_t><uint32_t>stays_nt)
+        _kh_add(&h, root)
+        _kh_add(&h, origin.waiting_lo)
+        _kh_add(&h, origin.waiting_hi)
+        _kh_finish(&h, out2)
+    if set_id < keyed_set:
+        origin.memo_nt = nt
+        origin.memo_lo = out2[0]
+        origin.memo_hi = out2[1]
+
+
+cdef void _key_items_hash(EarleyRecognizer self, Py_ssize_t begin, Py_ssize_t end,
+                          uint64_t* out2) noexcept nogil:
+    """Set hash of items[begin:end]: sorted, deduplicated item signatures
+    (dot, progress, target signature)."""
+    cdef Py_ssize_t idx, n = 0, k
+    cdef KeyHasher h
+    cdef uint64_t* scratch = self.key_scratch
+    cdef uint64_t position
+    for idx in range(begin, end):
+        # (dot, progress) mixed into each lane of the target signature
+        position = <uint64_t><uint32_t>self.items[idx].dot << 32 | <uint32_t>self.items[idx].progress
+        scratch[2 * n] = _mix64(self.key_item_sigs[2 * idx] ^ _mix64(position ^ KEY_TAG_ITEM))
+        scratch[2 * n + 1] = _fmix64(self.key_item_sigs[2 * idx + 1] + _fmix64(position + KEY_TAG_ITEM))
+        n += 1
+    _sort_sigs(scratch, n)
+    _kh_init(&h, KEY_TAG_SET)
+    for k in range(n):
+        if k > 0 and scratch[2 * k] == scratch[2 * k - 2] and scratch[2 * k + 1] == scratch[2 * k - 1]:
+            continue
+        _kh_add(&h, scratch[2 * k])
+        _kh_add(&h, scratch[2 * k + 1])
+    _kh_finish(&h, out2)
+
+
+cdef void _key_set(EarleyRecognizer self, Py_ssize_t s) noexcept nogil:
+    """Store the target signature of every item of set s, then waiting(s).
+    Sets below s are keyed."""
+    cdef Py_ssize_t idx
+    cdef Item* item
+    cdef uint64_t out2[2]
+    self.key_sets[s].memo_nt = -1
+    # Older origins first: resolving inside s reads those items' signatures.
+    for idx in range(self.set_starts[s], self.set_starts[s + 1]):
+        item = &self.items[idx]
+        if item.origin < s:
+            _key_target(self, item.nt, item.origin, s, &self.key_item_sigs[2 * idx])
+    for idx in range(self.set_starts[s], self.set_starts[s + 1]):
+        item = &self.items[idx]
+        if item.origin >= s:
+            _key_target(self, item.nt, s, s, &self.key_item_sigs[2 * idx])
+    _key_items_hash(self, self.set_nt_starts[s], self.set_starts[s + 1], out2)
+    self.key_sets[s].waiting_lo = out2[0]
+    self.key_sets[s].waiting_hi = out2[1]
+
+
+cdef bint _state_key(EarleyRecognizer self, uint64_t* out2) noexcept nogil:
+    """The key of the current state (definition above); False (error_code
+    set) if memory ran out."""
+    cdef Py_ssize_t top = self.n_sets - 1
+    cdef Py_ssize_t s
+    cdef uint64_t scanning[2]
+    cdef KeyHasher h
+    if self.n_sets_keyed < self.n_sets:
+        if not _key_reserve(self):
+            return False
+        for s in range(self.n_sets_keyed, self.n_sets):
+            _key_set(self, s)
+        self.n_sets_keyed = self.n_sets
+    _key_items_hash(self, self.set_starts[top], self.set_nt_starts[top], scanning)
+    _kh_init(&h, KEY_TAG_KEY)
+    _kh_add(&h, self.set_accepting[top])
+    _kh_add(&h, self.key_sets[top].waiting_lo)
+    _kh_add(&h, self.key_sets[top].waiting_hi)
+    _kh_add(&h, scanning[0])
+    _kh_add(&h, scanning[1])
+    _kh_finish(&h, out2)
+    return True
