@@ -49,6 +49,8 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from grammask._core.canonical_pairs import SpineIndex
+
 NO_PRIORITY = np.iinfo(np.int64).max
 """Priority of 'no parent merge' (the spine root) and of base symbols."""
 
@@ -238,11 +240,32 @@ class MergeTable:
         return True
 
     def __getstate__(self) -> dict:
-        """Pickled without the build-time merge rule and lookup dicts (rebuilt on use)."""
+        """Pickled without the build-time merge rule and lookup tables (rebuilt on use)."""
         state = dict(self.__dict__)
-        for name in ("pair_rule", "id_of", "_lookup"):
+        for name in ("pair_rule", "id_of", "_lookup", "_spine_index", "_unreachable_words"):
             state.pop(name, None)
         return state
+
+    def forbidden_words(self, first_id: int, n_words: int) -> np.ndarray:
+        """``forbidden_after(first_id)`` as a packed uint32[n_words] bitset (bit t%32 of word t//32).
+
+        Computed by the compiled spine walk (``_core.canonical_pairs``);
+        ``n_words`` >= ceil(n_tokens / 32) (ids past the table stay clear).
+        """
+        index = self.__dict__.get("_spine_index")
+        if index is None:
+            index = self._spine_index = SpineIndex(
+                self.merge_offsets, self.merge_right, self.merge_priorities, self.spine_offsets,
+                self.spine_tokens, self.spine_parent_priorities, self.merge_priority, self.right_child)
+            self._unreachable_words = _packed_ids(self.unreachable_ids, index.n_words)
+        out = np.zeros(n_words, dtype=np.uint32)
+        if not self.reachable[first_id]:
+            out[:index.n_words] = _packed_ids(
+                np.flatnonzero(np.array([d is not None for d in self.token_bytes])), index.n_words)
+            return out
+        out[:index.n_words] = self._unreachable_words
+        index.forbidden_words(first_id, out)
+        return out
 
     def forbidden_after(self, first_id: int) -> np.ndarray:
         """Sorted int32 ids t2 with ``pair_allowed(first_id, t2)`` false (unreachable ids included)."""
@@ -266,6 +289,14 @@ class MergeTable:
         for chunk in chunks:
             forbidden[chunk] = True
         return np.flatnonzero(forbidden).astype(np.int32)
+
+
+def _packed_ids(ids: np.ndarray, n_words: int) -> np.ndarray:
+    """uint32[n_words] with the bits of ``ids`` set."""
+    words = np.zeros(n_words, dtype=np.uint32)
+    ids = np.asarray(ids, dtype=np.int64)
+    np.bitwise_or.at(words, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
+    return words
 
 
 def _batched_lower_bound(values: np.ndarray, starts: np.ndarray, ends: np.ndarray,

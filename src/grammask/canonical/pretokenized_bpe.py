@@ -50,14 +50,20 @@ Seeds: DESIGN.md section 5; tran-thien-2024-regex-constraints-appendix.txt
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from grammask._core.canonical_pairs import combine_words
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.filter import pack_bits
 from grammask.canonical.pretokenizer import Scanner, utf8_completion_range
+
+_MEMO_LIMIT = 1 << 16
+"""Entries of a per-process memo (region trims, feasibility verdicts) before it is cleared."""
+
+_PAIR_WORDS_CACHE = 256
+"""Per-last-token pair bitsets kept (16 KB each at 131k tokens)."""
 
 class _Variable:
     def __repr__(self) -> str:
@@ -68,8 +74,8 @@ _VARIABLE = _Variable()
 """Marker of the cut at the candidate token's start, whose pair verdict is per token."""
 
 
-@dataclass(frozen=True)
-class PretokenState:
+class PretokenState(NamedTuple):
+    """Immutable, hashable canonicality state (a named tuple: cheap to build, hash and compare)."""
     last_id: int = -1
     region: str = ""
     cuts: tuple = ()
@@ -176,6 +182,7 @@ class PretokenizedBPE:
 
     def _reset_caches(self) -> None:
         self._feasible_memo: dict = {}
+        self._trim_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
         self._words_cache: OrderedDict = OrderedDict()
         self._pair_words_cache: OrderedDict = OrderedDict()
@@ -183,7 +190,8 @@ class PretokenizedBPE:
     def __getstate__(self) -> dict:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
-        for name in ("_feasible_memo", "_pair_cache", "_words_cache", "_pair_words_cache"):
+        for name in ("_feasible_memo", "_trim_memo", "_pair_cache", "_words_cache", "_pair_words_cache",
+                     "_continuation_groups"):
             state.pop(name, None)
         return state
 
@@ -241,6 +249,8 @@ class PretokenizedBPE:
                 ok_without = True
                 break
         result = (ok_without, ok_with)
+        if len(self._feasible_memo) >= _MEMO_LIMIT:
+            self._feasible_memo.clear()
         self._feasible_memo[key] = result
         return result
 
@@ -288,14 +298,19 @@ class PretokenizedBPE:
     def _continuation_parts(self, state: PretokenState, token_id: int):
         """(completed char rep, text rep, tail) for a token continuing ``state.partial``, or None."""
         lead, text, tail = self.token_split[token_id]
-        data = self.merges.token_bytes[token_id]
+        return self._continuation_parts_of(state, self.merges.token_bytes[token_id][:lead], text, tail)
+
+    def _continuation_parts_of(self, state: PretokenState, lead_bytes: bytes, text: str, tail: bytes):
+        """``_continuation_parts`` for a token of leading continuation bytes ``lead_bytes``, body
+        shape ``text`` and trailing partial bytes ``tail``."""
         need = _utf8_length(state.partial[0]) - len(state.partial)
-        if lead == len(data) and lead < need:
-            return "", "", data
+        lead = len(lead_bytes)
+        if not text and not tail and lead < need:
+            return "", "", lead_bytes
         if lead != need:
             return None
         try:
-            completed = (state.partial + data[:need]).decode("utf-8")
+            completed = (state.partial + lead_bytes).decode("utf-8")
         except UnicodeDecodeError:
             return None
         return self.classes.represent(completed), text, tail
@@ -385,25 +400,47 @@ class PretokenizedBPE:
             if lead:
                 return PretokenState()
             region, cuts, partial, partial_cut = self._extend(state, "", text, tail, False)
-        cuts = tuple((offset, pair_ok if verdict is _VARIABLE else verdict) for offset, verdict in cuts)
+        if cuts and cuts[-1][1] is _VARIABLE:
+            cuts = cuts[:-1] + ((cuts[-1][0], pair_ok),)
         if partial_cut is _VARIABLE:
             partial_cut = pair_ok
-        return self._trim(PretokenState(token_id, region, cuts, partial, partial_cut))
+        return self._trimmed(token_id, region, cuts, partial, partial_cut)
 
-    def _trim(self, state: PretokenState) -> PretokenState:
-        """Drop the region's prefix up to the last boundary every probe agrees on."""
-        region = state.region
+    def _trimmed(self, last_id: int, region: str, cuts: tuple, partial: bytes,
+                 partial_cut: Optional[bool]) -> PretokenState:
+        """The state with the region's prefix dropped up to the last boundary every probe agrees on.
+
+        Only the token's own start cut can be ``_VARIABLE`` in ``_extend``'s
+        result; states hold resolved verdicts."""
         n_region = len(region)
         if not n_region:
-            return state
-        if state.partial:
-            probes = self.classes.completion_classes(state.partial)
-        else:
-            probes = self.probes
+            return PretokenState(last_id, region, cuts, partial, partial_cut)
+        key = (region, partial, partial_cut is None)
+        cut = self._trim_memo.get(key)
+        if cut is None:
+            cut = self._common_boundary(region, partial, partial_cut is None)
+            if len(self._trim_memo) >= _MEMO_LIMIT:
+                self._trim_memo.clear()
+            self._trim_memo[key] = cut
+        if not cut:
+            return PretokenState(last_id, region, cuts, partial, partial_cut)
+        cuts = tuple((offset - cut, verdict) for offset, verdict in cuts if offset > cut)
+        if cut == n_region and partial:
+            partial_cut = True
+        return PretokenState(last_id, region[cut:], cuts, partial, partial_cut)
+
+    def _common_boundary(self, region: str, partial: bytes, partial_inside: bool) -> int:
+        """The last boundary within ``region`` that every probe puts there (0: none).
+
+        With a pending ``partial`` character the probes are its possible
+        classes; when it began inside a token (``partial_inside``) a boundary
+        at the region's end does not count."""
+        n_region = len(region)
+        probes = self.classes.completion_classes(partial) if partial else self.probes
         common = None
         for probe in probes:
             ends = tuple(b for b in self.scanner.boundaries(region + probe) if b <= n_region)
-            if state.partial and ends and ends[-1] == n_region and state.partial_cut is None:
+            if partial and ends and ends[-1] == n_region and partial_inside:
                 ends = ends[:-1]
             if common is None:
                 common = ends
@@ -413,13 +450,8 @@ class PretokenizedBPE:
                     length += 1
                 common = common[:length]
             if not common:
-                return state
-        cut = common[-1]
-        cuts = tuple((offset - cut, verdict) for offset, verdict in state.cuts if offset > cut)
-        partial_cut = state.partial_cut
-        if cut == n_region and state.partial:
-            partial_cut = True
-        return PretokenState(state.last_id, region[cut:], cuts, state.partial, partial_cut)
+                return 0
+        return common[-1] if common else 0
 
     def is_complete_text(self, state: PretokenState) -> bool:
         """The text so far, ended here, is canonically tokenized by these tokens (end-of-text probe)."""
@@ -448,37 +480,75 @@ class PretokenizedBPE:
         return found
 
     def _pair_ok(self, state: PretokenState, token_id: int) -> bool:
+        """The pair test of ``state.last_id`` and ``token_id``, as a bit of the cached pair bitset."""
         if state.last_id < 0:
             return True
-        return bool(self.merges.pair_allowed(state.last_id, token_id))
+        if not 0 <= token_id < self.vocab_size:
+            return False
+        words = self._pair_words(state.last_id)
+        return not (int(words[token_id >> 5]) >> (token_id & 31)) & 1
 
     def advance(self, state: PretokenState, token_id: int) -> PretokenState:
         return self._advance(state, token_id, self._pair_ok(state, token_id))
 
-    def _region_words(self, state: PretokenState) -> tuple:
-        """(allowed words, allowed-iff-pair words) of a region without a pending partial character."""
-        region_key = (state.region, state.cuts)
-        found = self._words_cache.get(region_key)
+    def _cached_words(self, key: tuple, compute) -> tuple:
+        """(allowed words, allowed-iff-pair words) for ``key``, from a 512-entry LRU."""
+        found = self._words_cache.get(key)
         if found is None:
-            codes = np.concatenate((self._shape_codes(state), np.zeros(1, dtype=np.int8)))
-            token_codes = codes[self.shape_of_token]
-            found = (pack_bits(token_codes == 2), pack_bits(token_codes == 1))
-            self._words_cache[region_key] = found
+            found = compute()
+            self._words_cache[key] = found
             if len(self._words_cache) > 512:
                 self._words_cache.popitem(last=False)
         else:
-            self._words_cache.move_to_end(region_key)
+            self._words_cache.move_to_end(key)
         return found
+
+    def _region_words(self, state: PretokenState) -> tuple:
+        """(allowed words, allowed-iff-pair words) of a region without a pending partial character."""
+        def compute() -> tuple:
+            codes = np.concatenate((self._shape_codes(state), np.zeros(1, dtype=np.int8)))
+            token_codes = codes[self.shape_of_token]
+            return pack_bits(token_codes == 2), pack_bits(token_codes == 1)
+        return self._cached_words((state.region, state.cuts), compute)
+
+    def _partial_words(self, state: PretokenState) -> tuple:
+        """(no words, allowed-iff-pair words) after a pending partial character.
+
+        Continuation tokens are grouped by (leading continuation bytes, body
+        shape, tail): one verdict per group (``_continuation_group_ids``)."""
+        def compute() -> tuple:
+            allowed = np.zeros(self.vocab_size, dtype=bool)
+            for (lead_bytes, text, tail), ids in self._continuation_group_ids().items():
+                parts = self._continuation_parts_of(state, lead_bytes, text, tail)
+                if parts is not None and self._verdict(state, parts[0], parts[1], parts[2], True):
+                    allowed[ids] = True
+            return np.zeros(self.n_words, dtype=np.uint32), pack_bits(allowed)
+        return self._cached_words((state.region, state.cuts, state.partial, state.partial_cut), compute)
+
+    def _continuation_group_ids(self) -> dict:
+        """{(leading continuation bytes, body shape, tail): int64 ids} over ``continuation_ids``."""
+        groups = self.__dict__.get("_continuation_groups")
+        if groups is None:
+            by_key: dict = {}
+            for token_id in self.continuation_ids.tolist():
+                lead, text, tail = self.token_split[token_id]
+                key = (self.merges.token_bytes[token_id][:lead], text, tail)
+                by_key.setdefault(key, []).append(token_id)
+            groups = self._continuation_groups = {key: np.asarray(ids, dtype=np.int64)
+                                                  for key, ids in by_key.items()}
+        return groups
+
+    @property
+    def n_words(self) -> int:
+        return (self.vocab_size + 31) >> 5
 
     def _pair_words(self, last_id: int) -> np.ndarray:
         """Packed bitset of the ids failing the pair test after ``last_id`` (LRU-cached)."""
         found = self._pair_words_cache.get(last_id)
         if found is None:
-            forbidden = np.zeros(self.vocab_size, dtype=bool)
-            forbidden[self.pair_forbidden(last_id)] = True
-            found = pack_bits(forbidden)
+            found = self.merges.forbidden_words(last_id, self.n_words)
             self._pair_words_cache[last_id] = found
-            if len(self._pair_words_cache) > 512:
+            if len(self._pair_words_cache) > _PAIR_WORDS_CACHE:
                 self._pair_words_cache.popitem(last=False)
         else:
             self._pair_words_cache.move_to_end(last_id)
@@ -487,11 +557,14 @@ class PretokenizedBPE:
     def allowed_words(self, state: PretokenState) -> np.ndarray:
         """``allowed_mask`` as a packed uint32 bitset (bit t%32 of word t//32), from cached parts."""
         if state.partial:
-            return pack_bits(self.allowed_mask(state))
-        allowed, conditional = self._region_words(state)
+            allowed, conditional = self._partial_words(state)
+        else:
+            allowed, conditional = self._region_words(state)
         if state.last_id < 0:
             return allowed | conditional
-        return allowed | (conditional & ~self._pair_words(state.last_id))
+        out = np.empty_like(allowed)
+        combine_words(allowed, conditional, self._pair_words(state.last_id), out)
+        return out
 
     def allowed_mask(self, state: PretokenState) -> np.ndarray:
         pair_forbidden = self.pair_forbidden(state.last_id) if state.last_id >= 0 else None

