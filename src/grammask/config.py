@@ -21,6 +21,12 @@ class Config:
     """Canonical-tokenization filter: True forces it on, False off, None turns
     it on wherever the filter is exact for the vocabulary's tokenizer."""
 
+    canonical_lookahead: int = 4
+    """How many tokens ahead the canonical filter checks that a token can
+    still be followed canonically (see ``grammask.lookahead``); 0 turns the
+    check off, so a forced continuation (``t`` then ``rue``) can dead-end and
+    fall back to the grammar mask."""
+
     # Limits (each named in LimitExceeded messages)
     max_dfa_states: int = 10_000
     """States of one regex terminal's DFA."""

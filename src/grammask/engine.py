@@ -47,6 +47,7 @@ from grammask._core.earley import EarleyRecognizer, compiled_tables
 from grammask._core.mask import MaskComputer, TrieView, mask_rows
 from grammask.config import Config
 from grammask.errors import TokenRejected, VocabularyError
+from grammask.lookahead import CanonicalLookahead
 from grammask.vocab import TokenTrie, Vocabulary
 
 
@@ -101,6 +102,7 @@ class _VocabularyTables:
     def __init__(self, vocab: Vocabulary):
         self.trie = TokenTrie.from_vocabulary(vocab)
         self.trie_view = TrieView.from_token_trie(self.trie)
+        self.byte_tokens = _byte_tokens(vocab)
         self._canonical = None
         self._canonical_built = False
         self._lock = threading.Lock()
@@ -112,6 +114,16 @@ class _VocabularyTables:
                 self._canonical = _build_canonical(self._vocab)
                 self._canonical_built = True
             return self._canonical
+
+
+def _byte_tokens(vocab: Vocabulary) -> list:
+    """byte_tokens[b]: the smallest non-special token id spelling exactly
+    byte b, or -1."""
+    found = [-1] * 256
+    for token_id, data in enumerate(vocab.token_bytes):
+        if data is not None and len(data) == 1 and found[data[0]] < 0 and not vocab.is_special(token_id):
+            found[data[0]] = token_id
+    return found
 
 
 def _build_canonical(vocab: Vocabulary):
@@ -135,6 +147,7 @@ class CompiledGrammar:
         self.config = config
         self.tables = compiled_tables(grammar.lnf)
         vocab_tables = _VOCAB_TABLES.get_or_build(vocab.fingerprint, lambda: _VocabularyTables(vocab))
+        self._vocab_tables = vocab_tables
         self.trie = vocab_tables.trie
         self.mask_computer = MaskComputer(self.tables, vocab_tables.trie_view, vocab.size)
         self.n_words = (vocab.size + 31) // 32
@@ -147,6 +160,11 @@ class CompiledGrammar:
                 raise VocabularyError(
                     "Config(canonical=True) but no exact canonical filter is known for this "
                     f"vocabulary's tokenizer ({vocab.tokenizer_kind}); use canonical=None or False")
+        self.lookahead = None
+        if self.canonical is not None and config.canonical_lookahead > 0:
+            self.lookahead = CanonicalLookahead(self.mask_computer, self.canonical, vocab.token_bytes,
+                                                vocab_tables.byte_tokens, self.n_words,
+                                                config.canonical_lookahead)
 
     @property
     def vocab_size(self) -> int:
@@ -190,8 +208,9 @@ class Engine:
     def _set_compiled(self, compiled: CompiledGrammar):
         self.compiled = compiled
         self._bits = np.zeros(compiled.n_words, dtype=np.uint32)
+        self._narrow = np.zeros(compiled.n_words, dtype=np.uint32) if compiled.lookahead else None
         self._stats = {"n_steps": 0, "canonical_fallbacks": 0, "non_canonical_accepts": 0,
-                       "dead_ends": 0}
+                       "dead_ends": 0, "lookahead_pruned": 0}
         self.reset()
 
     def initialize(self, grammar, vocab: Vocabulary, config: Optional[Config] = None) -> None:
@@ -224,6 +243,7 @@ class Engine:
         clone = Engine.__new__(Engine)
         clone.compiled = self.compiled
         clone._bits = self._bits.copy()
+        clone._narrow = None if self._narrow is None else self._narrow.copy()
         clone._bits_valid = self._bits_valid
         clone._stats = dict(self._stats)
         clone._recognizer = self._recognizer.copy()
@@ -255,8 +275,15 @@ class Engine:
         return not any(self._recognizer.allowed_first_bytes())
 
     def can_end(self) -> bool:
-        """EOS is allowed now: the output so far is a complete sentence."""
-        return not self._finished_by_eos and self._recognizer.is_accepting()
+        """EOS is allowed now: the output so far is a complete sentence (and,
+        with the canonical filter, its tokens are canonical as they stand;
+        i.e. EOS is in the current mask)."""
+        if self._finished_by_eos or not self._recognizer.is_accepting():
+            return False
+        if self.compiled.canonical is None or not self.compiled.vocab.eos_token_ids:
+            return True
+        eos_id = self.compiled.vocab.eos_token_ids[0]
+        return bool((int(self._current_bits()[eos_id >> 5]) >> (eos_id & 31)) & 1)
 
     def output_bytes(self) -> bytes:
         """The bytes accepted so far."""
@@ -388,10 +415,11 @@ class Engine:
             bits[:] = 0
             self._set_eos(bits)
         else:
-            compiled.mask_computer.fill(self._recognizer, bits)
+            compiled.mask_computer.fill(self._recognizer, bits, self._narrow)
+            may_end = self._recognizer.is_accepting()
             if compiled.canonical is not None:
-                self._apply_canonical(bits)
-            if self._recognizer.is_accepting():
+                may_end = self._apply_canonical(bits, may_end)
+            if may_end:
                 if compiled.config.eager_end:
                     bits[:] = 0
                 self._set_eos(bits)
@@ -409,14 +437,29 @@ class Engine:
         for token_id in self.compiled.vocab.eos_token_ids:
             bits[token_id >> 5] |= np.uint32(1 << (token_id & 31))
 
-    def _apply_canonical(self, bits: np.ndarray) -> None:
+    def _apply_canonical(self, bits: np.ndarray, may_end: bool) -> bool:
+        """AND the grammar mask in ``bits`` with the canonical filter, then drop
+        joint dead ends (``CanonicalLookahead``).  Returns whether EOS stays
+        allowed: the grammar accepts and the tokens are canonical as they
+        stand.  When nothing would be left, the step falls back to the
+        grammar mask (and EOS to the grammar's verdict), counted in
+        ``stats()["canonical_fallbacks"]``."""
+        compiled = self.compiled
+        canonical = compiled.canonical
+        state = self._canonical_state
+        canonical_end = may_end and canonical.is_complete_canonical(state)
         if not bits.any():
-            return
+            return may_end
         grammar_bits = bits.copy()
-        self.compiled.canonical.apply(self._canonical_state, bits)
-        if not bits.any():
-            bits[:] = grammar_bits
-            self._stats["canonical_fallbacks"] += 1
+        canonical.apply(state, bits)
+        if compiled.lookahead is not None and bits.any():
+            self._stats["lookahead_pruned"] += compiled.lookahead.prune(
+                self._recognizer, state, bits, self._narrow)
+        if bits.any() or canonical_end:
+            return canonical_end
+        bits[:] = grammar_bits
+        self._stats["canonical_fallbacks"] += 1
+        return may_end
 
     def allowed_bitset(self) -> np.ndarray:
         """The current mask as a read-only uint32 bitset (bit t%32 of word t//32)."""

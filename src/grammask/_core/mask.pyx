@@ -110,17 +110,54 @@ cdef inline bint _bit_in(const uint64_t* set4, uint8_t byte) noexcept nogil:
     return (set4[byte >> 6] >> (byte & 63)) & 1
 
 
+cdef extern from *:
+    """
+    static inline int grammask_popcount64(unsigned long long x) { return __builtin_popcountll(x); }
+    """
+    int grammask_popcount64(unsigned long long x) nogil
+
+
+cdef inline int _n_bytes_in(const uint64_t* set4) noexcept nogil:
+    return (grammask_popcount64(set4[0]) + grammask_popcount64(set4[1])
+            + grammask_popcount64(set4[2]) + grammask_popcount64(set4[3]))
+
+
+# A token is *narrow* when the grammar allows at most this many distinct
+# bytes right after it, and no space unless the token itself ends in
+# whitespace (a keyword's interior, a fixed count of digits, a forced
+# separator, a whitespace run before structure): only there is the canonical
+# filter's verdict "allowed" likely to lead into a state where no canonical
+# token fits the grammar (a space after a non-space character starts a new
+# pre-token in every supported tokenizer), so only narrow tokens are
+# re-checked by the engine's canonical lookahead.
+cdef int NARROW_BYTE_LIMIT = 16
+NARROW_BYTES = NARROW_BYTE_LIMIT
+
+
+cdef inline bint _is_space(uint8_t byte) noexcept nogil:
+    return byte == 0x20 or (0x09 <= byte <= 0x0D)
+
+
+cdef inline bint _is_narrow(const uint64_t* set4, uint8_t last_byte) noexcept nogil:
+    if (set4[0] >> 0x20) & 1 and not _is_space(last_byte):
+        return False
+    return _n_bytes_in(set4) <= NARROW_BYTE_LIMIT
+
+
 cdef Py_ssize_t walk_trie(ByteRecognizer recognizer, TrieView trie, uint32_t* bits,
                           int32_t* next_child, int32_t* child_end,
-                          uint64_t* allowed) noexcept nogil:
+                          uint64_t* allowed, uint32_t* narrow=NULL) noexcept nogil:
     """Mark every token of ``trie`` whose bytes the recognizer accepts from its
     current state; the recognizer ends where it started.  Scratch arrays hold
-    ``trie.max_depth + 2`` frames (``allowed``: 4 words a frame).  Returns the
-    number of successful pushes (work done)."""
+    ``trie.max_depth + 2`` frames (``allowed``: 4 words a frame).  With ``narrow``, also mark there the accepted
+    tokens after which at most ``NARROW_BYTE_LIMIT`` bytes are allowed.
+    Returns the number of successful pushes (work done)."""
     cdef Py_ssize_t depth = 0
     cdef Py_ssize_t n_pushes = 0
     cdef int32_t child
     cdef uint8_t byte
+    cdef bint has_children
+    cdef uint64_t after_leaf[4]
     next_child[0] = 1
     child_end[0] = trie.node_subtree_ends[0]
     recognizer.allowed_bytes(allowed)
@@ -137,13 +174,20 @@ cdef Py_ssize_t walk_trie(ByteRecognizer recognizer, TrieView trie, uint32_t* bi
             continue
         n_pushes += 1
         _set_node_tokens(trie, child, bits)
-        if trie.node_subtree_ends[child] > child + 1:
+        has_children = trie.node_subtree_ends[child] > child + 1
+        if has_children:
             # Invariant: depth + 1 <= depth of child <= max_depth.
             depth += 1
             next_child[depth] = child + 1
             child_end[depth] = trie.node_subtree_ends[child]
             recognizer.allowed_bytes(allowed + 4 * depth)
+            if narrow != NULL and _is_narrow(allowed + 4 * depth, byte):
+                _set_node_tokens(trie, child, narrow)
         else:
+            if narrow != NULL and trie.node_token_offsets[child + 1] > trie.node_token_offsets[child]:
+                recognizer.allowed_bytes(after_leaf)
+                if _is_narrow(after_leaf, byte):
+                    _set_node_tokens(trie, child, narrow)
             recognizer.pop_bytes(1)
     return n_pushes
 
@@ -230,6 +274,11 @@ cdef class TerminalTokens:
     token leaves the terminal with a non-empty remainder.
     ``end_state``: a terminal state at which the terminal may end (for
     ``push_terminal_end_at``).
+    ``narrow_ids``: the inside tokens that leave the automaton in a
+    non-accepting state allowing at most ``NARROW_BYTES`` next bytes;
+    ``closing_ids``: those that leave it in an accepting state allowing at
+    most that many (narrow too when what may follow the terminal is);
+    ``closing_space_ids``: the closing ids that end in whitespace.
     """
 
     cdef readonly object inside_ids
@@ -237,12 +286,18 @@ cdef class TerminalTokens:
     cdef readonly TrieView exit_trie
     cdef readonly int32_t end_state
     cdef readonly Py_ssize_t n_exit_nodes
+    cdef readonly object narrow_ids
+    cdef readonly object closing_ids
+    cdef readonly object closing_space_ids
     cdef const int32_t[::1] _inside_ids
     cdef const uint32_t[::1] _inside_bits
+    cdef const int32_t[::1] _narrow_ids
+    cdef const int32_t[::1] _closing_ids
+    cdef const int32_t[::1] _closing_space_ids
     cdef bint dense
 
     def __init__(self, inside_ids, inside_bits, exit_trie, int32_t end_state,
-                 Py_ssize_t n_exit_nodes):
+                 Py_ssize_t n_exit_nodes, narrow_ids=(), closing_ids=(), closing_space_ids=()):
         """Exactly one of ``inside_ids`` (sorted int32) and ``inside_bits``
         (uint32 bitset covering the vocabulary) is given."""
         self.dense = inside_bits is not None
@@ -255,17 +310,28 @@ cdef class TerminalTokens:
         self.exit_trie = exit_trie
         self.end_state = end_state
         self.n_exit_nodes = n_exit_nodes
+        self.narrow_ids = np.ascontiguousarray(narrow_ids, dtype=np.int32)
+        self.closing_ids = np.ascontiguousarray(closing_ids, dtype=np.int32)
+        self.closing_space_ids = np.ascontiguousarray(closing_space_ids, dtype=np.int32)
+        self._narrow_ids = self.narrow_ids
+        self._closing_ids = self.closing_ids
+        self._closing_space_ids = self.closing_space_ids
 
     cdef void or_inside(self, uint32_t* bits) noexcept nogil:
         cdef Py_ssize_t i
-        cdef int32_t token_id
         if self.dense:
             for i in range(self._inside_bits.shape[0]):
                 bits[i] |= self._inside_bits[i]
         else:
-            for i in range(self._inside_ids.shape[0]):
-                token_id = self._inside_ids[i]
-                bits[token_id >> 5] |= (<uint32_t>1) << (token_id & 31)
+            _or_ids(self._inside_ids, bits)
+
+
+cdef inline void _or_ids(const int32_t[::1] ids, uint32_t* bits) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef int32_t token_id
+    for i in range(ids.shape[0]):
+        token_id = ids[i]
+        bits[token_id >> 5] |= (<uint32_t>1) << (token_id & 31)
 
 
 cdef inline int32_t _literal_step(const uint8_t* literal, int32_t length, int32_t offset,
@@ -301,12 +367,15 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
     cdef const uint8_t* class_map = NULL
     cdef const uint8_t* accepting = NULL
     cdef const uint8_t* literal = NULL
+    cdef const uint64_t* state_allowed = NULL
     cdef int32_t state0, end_state = -1
+    cdef bint narrow_next
     if info.is_dfa:
         dfa = tables.view.dfa_infos[info.dfa_id]
         transitions = tables.view.transitions + dfa.transitions_start
         class_map = tables.view.class_maps + dfa.class_map_start
         accepting = tables.view.state_accepting + dfa.state_base
+        state_allowed = tables.view.state_allowed_bytes + 4 * dfa.state_base
         state0 = dfa.start if progress == 0 else progress
         if state0 <= 0 or state0 >= dfa.n_states:
             raise ValueError("DFA state out of range")
@@ -323,6 +392,9 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
     cdef int32_t* states = <int32_t*>malloc(max_frames * sizeof(int32_t))
     cdef Growable inside = _EMPTY
     cdef Growable exits = _EMPTY
+    cdef Growable narrow = _EMPTY
+    cdef Growable closing = _EMPTY
+    cdef Growable closing_space = _EMPTY
     words = np.zeros((vocab_size + 31) // 32, dtype=np.uint32)
     cdef uint32_t[::1] word_view = words
     cdef uint32_t* inside_bits = &word_view[0]
@@ -357,6 +429,12 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
                     is_end = state == info.literal_len + 1
                 if state == 0:
                     continue
+                if info.is_dfa:
+                    narrow_next = _is_narrow(state_allowed + 4 * <int64_t>state,
+                                             vocab_trie.node_bytes[child])
+                else:
+                    narrow_next = is_end or literal[state - 1] != 0x20 \
+                        or _is_space(vocab_trie.node_bytes[child])
                 for i in range(vocab_trie.node_token_offsets[child],
                                vocab_trie.node_token_offsets[child + 1]):
                     token_id = vocab_trie.token_ids[i]
@@ -364,6 +442,10 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
                     n_inside += 1
                     if n_inside <= SPARSE_LIMIT:
                         ok = ok and _grow_push(&inside, token_id)
+                    if narrow_next:
+                        ok = ok and _grow_push(&closing if is_end else &narrow, token_id)
+                        if is_end and _is_space(vocab_trie.node_bytes[child]):
+                            ok = ok and _grow_push(&closing_space, token_id)
                 if vocab_trie.node_subtree_ends[child] > child + 1:
                     if is_end:
                         ok = ok and _grow_push(&exits, child)
@@ -375,12 +457,18 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
             raise MemoryError()
         inside_ids = np.sort(_growable_to_numpy(&inside)) if n_inside <= SPARSE_LIMIT else None
         exit_nodes = _growable_to_numpy(&exits)
+        narrow_ids = np.sort(_growable_to_numpy(&narrow))
+        closing_ids = np.sort(_growable_to_numpy(&closing))
+        closing_space_ids = np.sort(_growable_to_numpy(&closing_space))
     finally:
         free(next_child)
         free(child_end)
         free(states)
         free(inside.data)
         free(exits.data)
+        free(narrow.data)
+        free(closing.data)
+        free(closing_space.data)
     exit_trie = None
     if len(exit_nodes):
         # The merge depends only on the trie and the exit nodes: states with
@@ -396,7 +484,8 @@ def build_terminal_tokens(CompiledTables tables, TrieView vocab_trie, int32_t te
         words = None
     elif bitset_pool is not None:
         words = bitset_pool.setdefault(words.tobytes(), words)
-    return TerminalTokens(inside_ids, words, exit_trie, end_state, len(exit_nodes))
+    return TerminalTokens(inside_ids, words, exit_trie, end_state, len(exit_nodes),
+                          narrow_ids, closing_ids, closing_space_ids)
 
 
 def merge_subtrees(TrieView trie, exit_nodes, Py_ssize_t vocab_size):
@@ -608,21 +697,32 @@ cdef class MaskComputer:
                     self.cache[key] = entry
         return entry
 
-    def fill(self, EarleyRecognizer recognizer, uint32_t[::1] bits):
+    def fill(self, EarleyRecognizer recognizer, uint32_t[::1] bits, uint32_t[::1] narrow=None):
         """Write the grammar mask of the recognizer's current state into
-        ``bits`` (overwritten; EOS is the caller's business).  The
-        recognizer ends in the state it started in."""
+        ``bits`` (overwritten; EOS is the caller's business).  With
+        ``narrow`` (same length, overwritten), also write there a superset of
+        the allowed tokens after which the grammar allows at most
+        ``NARROW_BYTES`` distinct next bytes (the canonical lookahead's
+        candidates).  The recognizer ends in the state it started in."""
         if bits.shape[0] < self.n_words:
             raise ValueError("bitset too short for the vocabulary")
+        cdef uint32_t* narrow_words = NULL
         memset(&bits[0], 0, bits.shape[0] * sizeof(uint32_t))
-        self._fill_level(recognizer, self.vocab_trie, &bits[0], WalkScratch(self.vocab_trie.max_depth))
+        if narrow is not None:
+            if narrow.shape[0] < self.n_words:
+                raise ValueError("narrow bitset too short for the vocabulary")
+            memset(&narrow[0], 0, narrow.shape[0] * sizeof(uint32_t))
+            narrow_words = &narrow[0]
+        self._fill_level(recognizer, self.vocab_trie, &bits[0], narrow_words,
+                         WalkScratch(self.vocab_trie.max_depth))
         # A push that failed for want of memory or items (not because the
         # byte is wrong) would silently drop tokens: raise it instead.
         recognizer.raise_pending_error()
 
     cdef int _fill_level(self, EarleyRecognizer recognizer, TrieView trie, uint32_t* out,
-                         WalkScratch scratch) except -1:
-        """Mark the tokens of ``trie`` the recognizer accepts from its top set.
+                         uint32_t* narrow, WalkScratch scratch) except -1:
+        """Mark the tokens of ``trie`` the recognizer accepts from its top set
+        (and, when ``narrow`` is not NULL, the narrow ones among them).
 
         Only scan items consume bytes, so the tokens are the union over scan
         items k of: the inside set of k's (terminal, state) over ``trie``, and,
@@ -631,13 +731,20 @@ cdef class MaskComputer:
         byte of every token it passes down, so the recursion is at most the
         longest token deep; every level is a few cached lookups and bitset
         ORs.  Small exit tries (the common case: `",`, `"}` ...) are walked
-        byte by byte in C instead, which is cheaper than recursing."""
+        byte by byte in C instead, which is cheaper than recursing.
+
+        Narrow tokens: an inside token is narrow by its automaton state alone
+        (``narrow_ids``), or, when the terminal may end after it
+        (``closing_ids``), if also the bytes allowed once the terminal ends
+        are few; walked tokens are tested on the recognizer itself."""
         cdef Py_ssize_t n_scan = recognizer.n_scan_items()
         cdef Py_ssize_t k
         cdef int32_t terminal_id, progress
         cdef TerminalTokens entry
         cdef const TerminalInfo* terminal
         cdef set seen = set()
+        cdef bint first_visit, ended, follow_narrow
+        cdef uint64_t follow[4]
         for k in range(n_scan):
             recognizer.scan_item(k, &terminal_id, &progress)
             terminal = &self.tables.view.terminal_infos[terminal_id]
@@ -646,22 +753,66 @@ cdef class MaskComputer:
                     self.tables.view.dfa_infos[terminal.dfa_id].state_base + progress]
             entry = self.terminal_tokens(trie, terminal_id, progress)
             key = (<int64_t>terminal_id << 32) | <uint32_t>progress
-            if key not in seen:
+            first_visit = key not in seen
+            if first_visit:
                 seen.add(key)
                 entry.or_inside(out)
-            if entry.exit_trie is None or not recognizer.push_terminal_end_at(k, entry.end_state):
+                if narrow != NULL:
+                    _or_ids(entry._narrow_ids, narrow)
+            follow_narrow = narrow != NULL and entry._closing_ids.shape[0] > 0
+            if entry.exit_trie is None and not follow_narrow:
                 continue
-            if entry.exit_trie.n_nodes <= WALK_LIMIT:
-                with nogil:
-                    walk_trie(recognizer, entry.exit_trie, out, scratch.next_child,
-                              scratch.child_end, scratch.allowed)
-                    recognizer.pop_bytes(1)
+            if not recognizer.push_terminal_end_at(k, entry.end_state):
                 continue
             try:
-                self._fill_level(recognizer, entry.exit_trie, out, scratch)
+                if follow_narrow:
+                    recognizer.allowed_bytes(follow)
+                    if _is_narrow(follow, 0):
+                        _or_ids(entry._closing_ids, narrow)
+                    elif _is_narrow(follow, 0x20):
+                        _or_ids(entry._closing_space_ids, narrow)
+                if entry.exit_trie is not None and entry.exit_trie.n_nodes <= WALK_LIMIT:
+                    with nogil:
+                        walk_trie(recognizer, entry.exit_trie, out, scratch.next_child,
+                                  scratch.child_end, scratch.allowed, narrow)
+                elif entry.exit_trie is not None:
+                    self._fill_level(recognizer, entry.exit_trie, out, narrow, scratch)
             finally:
                 recognizer.pop_bytes(1)
         return 0
+
+
+def push_probe(EarleyRecognizer recognizer, const uint8_t[::1] data):
+    """Push all of ``data`` or nothing, without the recognizer's automatic
+    compaction (a probe is always popped again with ``pop_probe``): True if
+    pushed.  Raises the recognizer's pending limit or memory error."""
+    cdef Py_ssize_t i, n = data.shape[0]
+    cdef bint ok = True
+    with nogil:
+        for i in range(n):
+            if not recognizer.try_push_byte(data[i]):
+                recognizer.pop_bytes(i)
+                ok = False
+                break
+    if not ok:
+        recognizer.raise_pending_error()
+    return ok
+
+
+def next_bytes(EarleyRecognizer recognizer, uint8_t last_byte):
+    """The bytes the recognizer allows next, as an int bitmask (bit b = byte
+    b allowed), and whether they are narrow after a token ending in
+    ``last_byte`` (see ``NARROW_BYTES``)."""
+    cdef uint64_t words[4]
+    recognizer.allowed_bytes(words)
+    return (int(words[0]) | int(words[1]) << 64 | int(words[2]) << 128 | int(words[3]) << 192,
+            _is_narrow(words, last_byte))
+
+
+def pop_probe(EarleyRecognizer recognizer, Py_ssize_t n_bytes):
+    """Undo a successful ``push_probe`` of ``n_bytes`` bytes."""
+    with nogil:
+        recognizer.pop_bytes(n_bytes)
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,157 @@
+"""Canonical lookahead: drop tokens after which no canonical token fits the grammar.
+
+What it computes
+    The grammar mask G and the canonical filter C are each exact, yet a token
+    in G and C can lead into a *joint dead end*: C allows ``t`` (it starts
+    many canonical words), the grammar then forces ``rue``, and every token
+    spelling ``r...`` after ``t`` is non-canonical because ``true`` is one
+    token.  A token t is *alive* after a state if the output may end right
+    after it (grammar accepting, tokens canonical as they stand) or some
+    token u allowed by both after t is alive in turn.  ``prune`` clears the
+    tokens of the current mask that are not alive, looking up to
+    ``max_depth`` tokens ahead.
+
+    Checking every token would cost one mask per token.  A joint dead end
+    needs the grammar to confine what follows t to a few bytes that the
+    tokenizer would have merged into t's spelling, so only *narrow* tokens
+    are checked: those after which the grammar allows at most
+    ``NARROW_BYTES`` distinct next bytes, none of them a space
+    (``MaskComputer.fill`` reports them in a second bitset: keyword
+    interiors, forced separators, fixed counts of digits).  A token after
+    which the grammar allows more bytes, or a space (which starts a new
+    pre-token in every supported tokenizer), is taken as alive; so is any
+    token reached at the depth bound.
+
+Data layout
+    One scratch bitset per lookahead depth, reused; ``byte_tokens[b]`` is a
+    non-special token spelling the single byte b, or -1;
+    the recognizer is probed in place (``push_probe`` / ``pop_probe``, no
+    compaction) and always left as it was.  Verdicts are cached per
+    (recognizer state key, canonical state, token) in a bounded FIFO when the
+    recognizer offers an exact state key (``state_key``).
+
+Invariants
+    ``prune`` only clears bits of the mask it is given and never clears a
+    token that is alive; if every candidate is dead the caller's mask keeps
+    its non-narrow tokens, and the engine reports a mask emptied this way as
+    a canonical fallback.
+
+Seeds: DESIGN.md section 5 ("Grammar and canonicality together can
+dead-end"); tran-thien-2024-regex-constraints-appendix.txt (the tokenizer
+automaton intersected with the constraint); cognetta-okazaki-tokenization-as-fst.txt
+section 6.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from grammask._core.mask import NARROW_BYTES, next_bytes, pop_probe, push_probe
+
+__all__ = ["CanonicalLookahead", "NARROW_BYTES", "set_bit_ids"]
+
+
+def set_bit_ids(bits: np.ndarray) -> list:
+    """Ids of the set bits of a uint32 bitset (bit t%32 of word t//32), ascending."""
+    ids = []
+    for word_index in np.flatnonzero(bits).tolist():
+        word = int(bits[word_index])
+        base = word_index << 5
+        while word:
+            low = word & -word
+            ids.append(base + low.bit_length() - 1)
+            word ^= low
+    return ids
+
+
+class CanonicalLookahead:
+    """Removes joint grammar/canonical dead ends from masks of one compiled grammar."""
+
+    def __init__(self, mask_computer, canonical, token_bytes, byte_tokens, n_words: int,
+                 max_depth: int, cache_size: int = 1 << 16):
+        if max_depth < 1:
+            raise ValueError("canonical lookahead needs max_depth >= 1")
+        self.mask_computer = mask_computer
+        self.canonical = canonical
+        self.token_bytes = token_bytes
+        self.byte_tokens = byte_tokens
+        self.max_depth = max_depth
+        self._scratch = [np.zeros(n_words, np.uint32) for _ in range(max_depth)]
+        self._verdicts: OrderedDict = OrderedDict()
+        self.cache_size = cache_size
+        self.n_checked = 0
+
+    def prune(self, recognizer, canonical_state, bits: np.ndarray, narrow: np.ndarray) -> int:
+        """Clear from ``bits`` the narrow tokens that are not alive; returns how many."""
+        candidates = np.bitwise_and(bits, narrow)
+        if not candidates.any():
+            return 0
+        state_key = self._state_key(recognizer)
+        n_removed = 0
+        for token_id in set_bit_ids(candidates):
+            if not self._cached_alive(recognizer, state_key, canonical_state, token_id,
+                                      self.max_depth - 1):
+                bits[token_id >> 5] &= np.uint32(~(1 << (token_id & 31)) & 0xFFFFFFFF)
+                n_removed += 1
+        return n_removed
+
+    @staticmethod
+    def _state_key(recognizer):
+        key_of = getattr(recognizer, "state_key", None)
+        return key_of() if key_of is not None else None
+
+    def _cached_alive(self, recognizer, state_key, canonical_state, token_id: int, depth: int) -> bool:
+        if state_key is None:
+            return self._alive(recognizer, canonical_state, token_id, depth)
+        key = (state_key, canonical_state, token_id)
+        verdict = self._verdicts.get(key)
+        if verdict is None:
+            verdict = self._alive(recognizer, canonical_state, token_id, depth)
+            self._verdicts[key] = verdict
+            if len(self._verdicts) > self.cache_size:
+                self._verdicts.popitem(last=False)
+        return verdict
+
+    def _alive(self, recognizer, canonical_state, token_id: int, depth: int) -> bool:
+        """Token ``token_id`` can follow the current state and be continued
+        canonically within the grammar (checked ``depth`` more tokens deep).
+
+        After the token: alive if the output may end there, or if what the
+        grammar allows next is not narrow (taken as alive).
+        Otherwise look for a live continuation, first among the one-byte
+        tokens of the allowed bytes (cheap, and usually enough), then among
+        all tokens of the grammar mask AND the canonical filter."""
+        self.n_checked += 1
+        data = self.token_bytes[token_id]
+        if not push_probe(recognizer, data):
+            return False
+        try:
+            canonical = self.canonical
+            after = canonical.advance(canonical_state, token_id)
+            if recognizer.is_accepting() and canonical.is_complete_canonical(after):
+                return True
+            allowed, narrow = next_bytes(recognizer, data[-1])
+            if not narrow:
+                return True
+            if depth < 0:
+                return allowed != 0
+            tried = set()
+            byte_tokens = self.byte_tokens
+            while allowed:
+                low = allowed & -allowed
+                allowed ^= low
+                next_id = byte_tokens[low.bit_length() - 1]
+                if next_id < 0 or not canonical.is_allowed(after, next_id):
+                    continue
+                tried.add(next_id)
+                if self._alive(recognizer, after, next_id, depth - 1):
+                    return True
+            bits = self._scratch[depth]
+            self.mask_computer.fill(recognizer, bits)
+            canonical.apply(after, bits)
+            return any(self._alive(recognizer, after, next_id, depth - 1)
+                       for next_id in set_bit_ids(bits) if next_id not in tried)
+        finally:
+            pop_probe(recognizer, len(data))

@@ -1,0 +1,146 @@
+"""Canonical lookahead (grammask.lookahead): no joint grammar/canonical dead ends.
+
+Oracle: toy tiktoken tokenizers (a pre-tokenizer regex and merge ranks made
+up here) and finite grammars.  Every sentence of the grammar is encoded by
+tiktoken itself; a token is *viable* after a prefix iff some sentence's
+encoding starts with prefix + token, and EOS iff the prefix is a sentence's
+whole encoding.  Walking every reachable state, the engine's mask must be
+exactly the viable set: the grammar mask AND the canonical filter alone
+allows dead tokens here (``t`` when the grammar then forces ``rue``), which
+is what the lookahead removes.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import grammask
+from grammask.lookahead import set_bit_ids
+
+tiktoken = pytest.importorskip("tiktoken")
+
+PATTERN = r"[a-z]+|[0-9]{1,3}|[^a-z0-9]+"
+EOS = "<|endoftext|>"
+
+
+def toy_encoding(merges):
+    """A tiktoken encoding: the 256 bytes, then ``merges`` in rank order
+    (each a concatenation of two earlier tokens), then EOS."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in merges:
+        if token not in ranks:
+            ranks[token] = len(ranks)
+    return tiktoken.Encoding(name=f"toy{abs(hash(tuple(merges)))}", pat_str=PATTERN,
+                             mergeable_ranks=ranks, special_tokens={EOS: len(ranks)})
+
+
+def sentences(words, n_max):
+    """word ("," word){0, n_max - 1}."""
+    for n in range(1, n_max + 1):
+        for combo in itertools.product(words, repeat=n):
+            yield ",".join(combo)
+
+
+def grammar_for(words, n_max):
+    alternatives = " | ".join('"' + word + '"' for word in words)
+    rest = " ".join(['("," word'] * (n_max - 1)) + " " + " ".join([")?"] * (n_max - 1))
+    source = f"start ::= word {rest if n_max > 1 else ''};\nword ::= {alternatives};\n"
+    return grammask.Grammar.from_ebnf(source)
+
+
+def viable_table(encoding, texts):
+    """prefix tuple -> set of next ids (EOS id when the prefix is complete)."""
+    eos_id = encoding.encode_single_token(EOS)
+    table = {}
+    for text in texts:
+        ids = tuple(encoding.encode(text))
+        for cut in range(len(ids) + 1):
+            table.setdefault(ids[:cut], set()).add(ids[cut] if cut < len(ids) else eos_id)
+    return table
+
+
+def check_all_states(encoding, words, n_max, lookahead=4):
+    vocab = grammask.Vocabulary.from_tiktoken(encoding)
+    compiled = grammask.compile(grammar_for(words, n_max), vocab,
+                                grammask.Config(canonical=True, canonical_lookahead=lookahead))
+    table = viable_table(encoding, sentences(words, n_max))
+    eos_id = encoding.encode_single_token(EOS)
+    stack = [(grammask.Engine(compiled), ())]
+    n_states = 0
+    while stack:
+        engine, prefix = stack.pop()
+        n_states += 1
+        allowed = set(engine.compute_allowed_token_ids().tolist())
+        assert allowed == table[prefix], (
+            f"after {[encoding.decode([t]) for t in prefix]}: engine allows "
+            f"{sorted(encoding.decode([t]) if t != eos_id else 'EOS' for t in allowed - table[prefix])} "
+            f"that are not viable, forbids "
+            f"{sorted(encoding.decode([t]) if t != eos_id else 'EOS' for t in table[prefix] - allowed)}")
+        assert engine.stats()["canonical_fallbacks"] == 0
+        for token_id in allowed - {eos_id}:
+            child = engine.copy()
+            child.try_accept_new_token(token_id)
+            stack.append((child, prefix + (token_id,)))
+    return n_states
+
+
+KEYWORD_MERGES = [b"tr", b"ue", b"true", b"ru", b"nu", b"ll", b"null", b"no", b",t", b"12", b"123"]
+
+
+def test_keywords_have_no_dead_ends():
+    encoding = toy_encoding(KEYWORD_MERGES)
+    assert check_all_states(encoding, ["true", "null", "no", "t"], 2) > 10
+
+
+def test_without_lookahead_the_dead_end_is_real():
+    """The oracle sees the dead end the lookahead removes: ``t`` is allowed
+    by the canonical filter but every grammar continuation of it is not."""
+    encoding = toy_encoding(KEYWORD_MERGES)
+    vocab = grammask.Vocabulary.from_tiktoken(encoding)
+    compiled = grammask.compile(grammar_for(["true", "null"], 1), vocab,
+                                grammask.Config(canonical=True, canonical_lookahead=0))
+    engine = grammask.Engine(compiled)
+    t_id = encoding.encode_single_token(b"t")
+    assert t_id in engine.compute_allowed_token_ids()
+    assert t_id not in viable_table(encoding, ["true", "null"])[()]
+    engine.try_accept_new_token(t_id)
+    engine.compute_allowed_token_ids()
+    assert engine.stats()["canonical_fallbacks"] == 1
+
+
+def test_fixed_digit_counts_have_no_dead_ends():
+    encoding = toy_encoding([b"12", b"123", b"23", b"34", b"234"])
+    assert check_all_states(encoding, ["1234", "12", "2345"], 2) > 5
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_random_words_and_merges(data):
+    alphabet = "abn1"
+    words = data.draw(st.lists(st.text(alphabet, min_size=1, max_size=4), min_size=1, max_size=3,
+                               unique=True))
+    pieces = sorted({word[i:j] for word in words for i in range(len(word))
+                     for j in range(i + 2, len(word) + 1)} | {"," + word[:2] for word in words})
+    chosen = data.draw(st.lists(st.sampled_from(pieces), max_size=8, unique=True)) if pieces else []
+    # Merge ranks: a token becomes reachable only after some split of it.
+    merges = []
+    known = {bytes([b]) for b in range(256)}
+    for piece in sorted(chosen, key=len):
+        data_bytes = piece.encode()
+        if any(data_bytes[:k] in known and data_bytes[k:] in known for k in range(1, len(data_bytes))):
+            merges.append(data_bytes)
+            known.add(data_bytes)
+    check_all_states(toy_encoding(merges), words, 2)
+
+
+def test_set_bit_ids_matches_numpy():
+    rng = np.random.default_rng(0)
+    bits = rng.integers(0, 2**32, size=40, dtype=np.uint64).astype(np.uint32)
+    bits[3] = 0
+    expected = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")).tolist()
+    assert set_bit_ids(bits) == expected
