@@ -18,9 +18,10 @@
 #         for nt, all of them end their production when advanced and lead to
 #         the same target(...), completing (nt, j) is completing that target:
 #         target(nt, j) is that signature (Leo's deterministic step, extended
-#         to several items with equal targets); a single waiting item that
-#         was predicted in j itself (only with unit productions) is followed
-#         inside j;
+#         to several items with equal targets); waiting items predicted in j
+#         itself (only with unit productions) are resolved the same way
+#         inside j: a single one is followed (as Leo and compaction do),
+#         several are resolved recursively up to KEY_UNIT_DEPTH levels;
 #       - with no waiting item (and not (start, 0)): a constant DEAD;
 #       - otherwise H(TARGET, nt, root, waiting(j)), root = (nt, j) == (start, 0).
 #   * waiting(j) = H over the sorted, deduplicated signatures of j's items
@@ -37,10 +38,11 @@
 # same target from the unfolded item, and deduplicated sorted signatures make
 # the duplicates vanish, so keys do not change.
 #
-# Normal form: with unit productions a single waiting item predicted in j is
-# followed inside j (as Leo and compaction do); several waiting items of
-# which one was predicted in j give H(TARGET ...) / SELF instead of a shared
-# target, which is still sound but may differ from the folded form.
+# Normal form: LNF grammars have no unit productions, so items predicted in
+# j never end when advanced and the resolution inside j never recurses.  With
+# unit productions (hand-built test grammars), unit cycles deeper than
+# KEY_UNIT_DEPTH resolve to H(TARGET ...) / SELF: still sound, but then the
+# folded (compacted) form may get another key.
 #
 # Data layout and cost: ``key_sets`` holds waiting(j) per set (plus a
 # one-entry memo of the last target(nt, j) computed) and ``key_item_sigs``
@@ -61,6 +63,8 @@ cdef uint64_t KEY_TAG_TARGET = 0x7461726765745f5fULL
 cdef uint64_t KEY_TAG_SELF = 0x73656c665f5f5f5fULL
 cdef uint64_t KEY_TAG_DEAD = 0x646561645f5f5f5fULL
 cdef uint64_t KEY_TAG_KEY = 0x73746174655f6b79ULL
+# Nesting of unit productions resolved inside one set (see _key_resolve).
+cdef int KEY_UNIT_DEPTH = 8
 # Sets with at most this many items are sorted by insertion, larger by qsort.
 cdef Py_ssize_t KEY_INSERTION_SORT_MAX = 24
 
@@ -170,53 +174,65 @@ cdef bint _key_reserve(EarleyRecognizer self) noexcept nogil:
 
 
 cdef bint _key_resolve(EarleyRecognizer self, int32_t nt, Py_ssize_t set_id,
-                       uint64_t* out2, int32_t* stays_nt) noexcept nogil:
+                       uint64_t* out2, int32_t* stays_nt, int depth) noexcept nogil:
     """What completing (nt, set_id) amounts to.  True: out2 is the signature
     of an older target it equals (or DEAD).  False: it stays in set_id, as
-    completing (stays_nt[0], set_id).  Reads the target signatures of
-    set_id's items whose origin is older (already stored)."""
+    completing (stays_nt[0], set_id).  Reads the stored target signatures of
+    set_id's items whose origin is older; items predicted in set_id itself
+    that end when advanced (unit productions only) are resolved recursively,
+    ``depth`` levels deep at most (KEY_UNIT_DEPTH: unit cycles stop there)."""
     cdef const GrammarView* tables = self.grammar
-    cdef Py_ssize_t idx, first = -1, n_waiting, n_steps = 0
-    cdef bint all_last, all_older, all_equal
-    cdef const uint64_t* first_sig
+    cdef Py_ssize_t idx, n_waiting, n_steps = 0
+    cdef uint64_t first_sig[2]
+    cdef uint64_t sig[2]
+    cdef int32_t inner_nt
+    cdef Item* item
+    cdef Item* single
     while True:
         stays_nt[0] = nt
         if set_id == 0 and nt == tables.start_id:
             return False
         n_waiting = 0
-        all_last = True
-        all_older = True
-        all_equal = True
+        single = NULL
         for idx in range(self.set_nt_starts[set_id], self.set_starts[set_id + 1]):
-            if tables.symbol_ids[self.items[idx].dot] != nt:
+            item = &self.items[idx]
+            if tables.symbol_ids[item.dot] != nt:
                 continue
-            n_waiting += 1
-            if not tables.symbol_is_last[self.items[idx].dot]:
+            if not tables.symbol_is_last[item.dot]:
                 return False
-            if self.items[idx].origin >= set_id:
-                all_older = False
-            if first < 0:
-                first = idx
-            elif all_older and all_equal:
-                first_sig = &self.key_item_sigs[2 * first]
-                all_equal = (self.key_item_sigs[2 * idx] == first_sig[0]
-                             and self.key_item_sigs[2 * idx + 1] == first_sig[1])
+            n_waiting += 1
+            single = item
         if n_waiting == 0:
             _tagged_constant(KEY_TAG_DEAD, 0, 0, out2)
             return True
-        if n_waiting == 1 and not all_older:
-            # One item predicted in set_id itself (a unit production): follow it.
-            nt = self.items[first].nt
-            first = -1
+        if n_waiting == 1 and single.origin >= set_id:
+            # One item predicted in set_id itself: follow it (Leo's step).
+            nt = single.nt
             n_steps += 1
-            if n_steps > self.grammar.n_nonterminals:
+            if n_steps > tables.n_nonterminals:
                 return False
             continue
-        if not (all_older and all_equal):
+        break
+    # Every waiting item ends its production: equal to their common target, if any.
+    n_waiting = 0
+    for idx in range(self.set_nt_starts[set_id], self.set_starts[set_id + 1]):
+        item = &self.items[idx]
+        if tables.symbol_ids[item.dot] != nt:
+            continue
+        if item.origin < set_id:
+            sig[0] = self.key_item_sigs[2 * idx]
+            sig[1] = self.key_item_sigs[2 * idx + 1]
+        elif depth >= KEY_UNIT_DEPTH or not _key_resolve(self, item.nt, set_id, sig, &inner_nt, depth + 1):
             return False
-        out2[0] = self.key_item_sigs[2 * first]
-        out2[1] = self.key_item_sigs[2 * first + 1]
-        return True
+        if n_waiting == 0:
+            first_sig[0] = sig[0]
+            first_sig[1] = sig[1]
+        elif sig[0] != first_sig[0] or sig[1] != first_sig[1]:
+            return False
+        n_waiting += 1
+    out2[0] = first_sig[0]
+    out2[1] = first_sig[1]
+    return True
 
 
 cdef void _key_target(EarleyRecognizer self, int32_t nt, Py_ssize_t set_id,
@@ -231,7 +247,7 @@ cdef void _key_target(EarleyRecognizer self, int32_t nt, Py_ssize_t set_id,
         out2[0] = origin.memo_lo
         out2[1] = origin.memo_hi
         return
-    if not _key_resolve(self, nt, set_id, out2, &stays_nt):
+    if not _key_resolve(self, nt, set_id, out2, &stays_nt, 0):
         root = set_id == 0 and stays_nt == self.grammar.start_id
         if set_id == keyed_set:
             _tagged_constant(KEY_TAG_SELF, <uint64_t><uint32_t>stays_nt, root, out2)
