@@ -182,3 +182,72 @@ def test_advance_agrees_with_the_dict_walk_pair_test(encoding_and_filter):
             expected = first is None or backend.merges.pair_allowed(first, second)
             assert backend._pair_ok(state, second) == expected
             state = backend.advance(state, second)
+
+
+def test_merge_trees_match_reference_bpe_over_bytes(encoding_and_filter):
+    """Children and priorities derived by the id-space BPE equal ``bpe_merge`` over bytes with the
+    tokenizer's own rule (rank of the concatenation)."""
+    from grammask.canonical.bpe import bpe_merge
+
+    encoding, flt = encoding_and_filter
+    table = flt.backend.merges
+    ranks = encoding._mergeable_ranks
+    rng = random.Random(9)
+    ids = [i for i, data in enumerate(table.token_bytes) if data is not None and len(data) > 1]
+    for token_id in rng.sample(ids, 3000):
+        data = table.token_bytes[token_id]
+        parts, last = bpe_merge([data[i:i + 1] for i in range(len(data))], lambda a, b: ranks.get(a + b))
+        assert parts == [data]
+        assert table.reachable[token_id]
+        assert (table.token_bytes[table.left_child[token_id]], table.token_bytes[table.right_child[token_id]],
+                int(table.merge_priority[token_id])) == last
+
+
+def test_merge_table_with_base_symbols_outside_the_vocabulary():
+    """Character-level base symbols (SentencePiece style) where one character is not a token: that
+    token takes the reference path; the others the id-space BPE; both agree with plain BPE."""
+    token_bytes = [b"a", b"b", "é".encode(), b"ab", "bé".encode(), "abé".encode(), "aé".encode(), "xa".encode()]
+    scores = {b"ab": 0, "bé".encode(): 1, "abé".encode(): 2, "aé".encode(): 3, b"xa": 4}
+
+    def split_chars(data):
+        return [char.encode() for char in data.decode()]
+
+    table = MergeTable(token_bytes, lambda a, b: scores.get(a + b), split_chars)
+    assert table.reachable.tolist() == [True, True, True, True, True, True, True, False]
+    ab, abe = token_bytes.index(b"ab"), token_bytes.index("abé".encode())
+    assert (table.left_child[abe], table.right_child[abe]) == (ab, token_bytes.index("é".encode()))
+
+
+def test_represent_many_matches_represent(encoding_and_filter):
+    encoding, flt = encoding_and_filter
+    classes = flt.backend.classes
+    table = flt.backend.merges
+    texts = []
+    for data in table.token_bytes[::7]:
+        if data is not None:
+            texts.append(data.decode("utf-8", errors="ignore"))
+    texts += ["", "'s'S'll x'Re", "don't   'T'd", "日本'語 ½ 🎉'", "''ll''ve"]
+    assert classes.represent_many(texts) == [classes.represent(text) for text in texts]
+
+
+def test_old_pickled_layout_is_migrated(encoding_and_filter):
+    """A backend pickled with per-token (lead, body shape, tail) splits loads into the compact layout."""
+    from grammask.canonical.pretokenized_bpe import PretokenizedBPE, split_utf8_fragment
+
+    encoding, flt = encoding_and_filter
+    backend = flt.backend
+    state = backend.__getstate__()
+    state.pop("continuation_parts")
+    token_split = [None] * backend.vocab_size
+    for token_id in range(backend.merges.n_tokens):
+        data = backend.merges.token_bytes[token_id]
+        if data is None or token_id in backend.never_filtered_ids or not backend.merges.reachable[token_id]:
+            continue
+        split = split_utf8_fragment(data)
+        if split is not None:
+            token_split[token_id] = (split[0], backend.classes.represent(split[1]), split[2])
+    state["token_split"] = token_split
+    migrated = PretokenizedBPE.__new__(PretokenizedBPE)
+    migrated.__setstate__(state)
+    assert migrated.continuation_parts == backend.continuation_parts
+    assert len(migrated.continuation_parts) == len(backend.continuation_ids) > 0

@@ -24,6 +24,15 @@ ascending inside a group).  Left-spine membership grouped by spine node l:
 ``merge_priority`` (int64, priority of the merge building it) and
 ``right_child`` (int32, -1 for base symbols).
 
+Derived at construction, per crossing merge j = (r, l, q): the range
+``merge_spine_start[j]..merge_spine_end[j]`` (int32) of l's spine group whose
+parent priority is >= q, i.e. the tokens that merge j forbids after a token
+whose right spine holds r below a parent of priority > q.  The per-step walk
+then reads each group of merges sequentially and jumps once per merge to a
+contiguous run of ``spine_tokens``: about one cache miss per merge instead of
+a binary search over the spine priorities (the tables are ~10 MB, far larger
+than the CPU caches, so misses dominate the cost of a step).
+
 Invariants
 ----------
 Bits are only ever set (OR), so the caller chooses the starting words (e.g.
@@ -31,7 +40,7 @@ the unreachable tokens).  Cost: the crossing merges below the spine's parent
 priorities plus the tokens they forbid; no allocation.
 """
 
-from libc.stdint cimport int32_t, int64_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 import numpy as np
 
@@ -47,6 +56,8 @@ cdef class SpineIndex:
     cdef const int64_t[::1] spine_parent_priorities
     cdef const int64_t[::1] merge_priority
     cdef const int32_t[::1] right_child
+    cdef int32_t[::1] merge_spine_start
+    cdef int32_t[::1] merge_spine_end
     cdef readonly int n_tokens
     cdef readonly int n_words
 
@@ -62,6 +73,31 @@ cdef class SpineIndex:
         self.right_child = np.ascontiguousarray(right_child, dtype=np.int32)
         self.n_tokens = len(self.merge_priority)
         self.n_words = (self.n_tokens + 31) // 32
+        if len(self.spine_tokens) >= 0x7FFFFFFF:
+            raise OverflowError(f"{len(self.spine_tokens)} spine entries exceed int32 offsets")
+        n_merges = len(self.merge_right)
+        self.merge_spine_start = np.empty(n_merges, dtype=np.int32)
+        self.merge_spine_end = np.empty(n_merges, dtype=np.int32)
+        self._derive_merge_ranges(n_merges)
+
+    cdef void _derive_merge_ranges(self, Py_ssize_t n_merges) noexcept nogil:
+        """For each merge j, the run of its right operand's spine group with parent >= its priority."""
+        cdef Py_ssize_t merge_index
+        cdef int64_t low, high, middle, priority
+        cdef int32_t left
+        for merge_index in range(n_merges):
+            left = self.merge_right[merge_index]
+            priority = self.merge_priorities[merge_index]
+            low = self.spine_offsets[left]
+            high = self.spine_offsets[left + 1]
+            self.merge_spine_end[merge_index] = <int32_t>high
+            while low < high:
+                middle = (low + high) >> 1
+                if self.spine_parent_priorities[middle] < priority:
+                    low = middle + 1
+                else:
+                    high = middle
+            self.merge_spine_start[merge_index] = <int32_t>low
 
     def forbidden_words(self, int first_id, uint32_t[::1] out):
         """OR into ``out`` the tokens failing the pair test after ``first_id`` (a reachable token).
@@ -74,32 +110,22 @@ cdef class SpineIndex:
         cdef int64_t n_hits = 0
         cdef int32_t node = first_id
         cdef int64_t parent = 0x7FFFFFFFFFFFFFFF
-        cdef int64_t merge_index, merge_end, priority, low, high, middle, spine_end, k
-        cdef int32_t left, token
+        cdef int64_t merge_index, merge_end
+        cdef int32_t k, spine_end, token
         with nogil:
             while node >= 0:
                 merge_index = self.merge_offsets[node]
                 merge_end = self.merge_offsets[node + 1]
                 while merge_index < merge_end:
-                    priority = self.merge_priorities[merge_index]
-                    if priority >= parent:
+                    if self.merge_priorities[merge_index] >= parent:
                         break
-                    left = self.merge_right[merge_index]
-                    low = self.spine_offsets[left]
-                    spine_end = self.spine_offsets[left + 1]
-                    high = spine_end
-                    while low < high:
-                        middle = (low + high) >> 1
-                        if self.spine_parent_priorities[middle] < priority:
-                            low = middle + 1
-                        else:
-                            high = middle
-                    k = low
+                    k = self.merge_spine_start[merge_index]
+                    spine_end = self.merge_spine_end[merge_index]
+                    n_hits += spine_end - k
                     while k < spine_end:
                         token = self.spine_tokens[k]
                         out[token >> 5] |= (<uint32_t>1) << (token & 31)
                         k += 1
-                    n_hits += spine_end - low
                     merge_index += 1
                 parent = self.merge_priority[node]
                 node = self.right_child[node]
@@ -116,3 +142,132 @@ def combine_words(const uint32_t[::1] allowed, const uint32_t[::1] conditional,
     with nogil:
         for index in range(n):
             out[index] = allowed[index] | (conditional[index] & ~pair_forbidden[index])
+
+
+# ---- build-time helpers of MergeTable -------------------------------------------
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
+
+
+def enumerate_cuts(list token_bytes, dict id_of):
+    """Every cut of every token's bytes whose two sides are both token bytes.
+
+    Returns int32 arrays (token id, left id, right id), in token-id order then
+    cut order; ids are ``id_of`` values (the first id of those bytes)."""
+    cdef Py_ssize_t token_id, cut, length
+    cdef object data
+    cdef const char* buffer
+    cdef PyObject* left
+    cdef PyObject* right
+    tokens, lefts, rights = [], [], []
+    for token_id in range(len(token_bytes)):
+        data = token_bytes[token_id]
+        if data is None:
+            continue
+        length = PyBytes_GET_SIZE(data)
+        buffer = PyBytes_AS_STRING(data)
+        for cut in range(1, length):
+            left = PyDict_GetItem(id_of, PyBytes_FromStringAndSize(buffer, cut))
+            if left is NULL:
+                continue
+            right = PyDict_GetItem(id_of, PyBytes_FromStringAndSize(buffer + cut, length - cut))
+            if right is NULL:
+                continue
+            tokens.append(token_id)
+            lefts.append(<object>left)
+            rights.append(<object>right)
+    return (np.asarray(tokens, dtype=np.int32), np.asarray(lefts, dtype=np.int32),
+            np.asarray(rights, dtype=np.int32))
+
+
+cdef inline uint64_t _pair_key(int32_t left, int32_t right) noexcept nogil:
+    return ((<uint64_t><uint32_t>left) << 32) | (<uint64_t><uint32_t>right)
+
+
+cdef inline Py_ssize_t _slot(uint64_t key, Py_ssize_t mask) noexcept nogil:
+    return <Py_ssize_t>(((key * <uint64_t>0x9E3779B97F4A7C15) >> 29) & <uint64_t>mask)
+
+
+def bpe_last_merges(const int32_t[::1] piece_offsets, const int32_t[::1] pieces,
+                    const int32_t[::1] merge_left, const int32_t[::1] merge_right,
+                    const int64_t[::1] merge_priority, const int32_t[::1] merge_result):
+    """BPE over token ids: for each token, run byte-pair merging on its base pieces.
+
+    Token i's base piece ids are ``pieces[piece_offsets[i]:piece_offsets[i+1]]``;
+    merges are (left id, right id) -> (priority, result id), the first entry
+    of a repeated pair counting.  Each step merges the adjacent pair of lowest
+    priority, leftmost on ties (``bpe.bpe_merge`` over bytes is the
+    reference).  Returns int32 ``final`` (the single piece left, -1 if several)
+    and the last merge's int32 left / right ids and int64 priority (-1 / -1 /
+    0 when no merge happened)."""
+    cdef Py_ssize_t n_tokens = piece_offsets.shape[0] - 1
+    cdef Py_ssize_t n_merges = merge_left.shape[0]
+    cdef Py_ssize_t capacity = 1
+    while capacity < 2 * n_merges + 2:
+        capacity <<= 1
+    cdef Py_ssize_t mask = capacity - 1
+    table_keys_array = np.zeros(capacity, dtype=np.uint64)
+    table_index_array = np.full(capacity, -1, dtype=np.int64)
+    cdef uint64_t[::1] table_keys = table_keys_array
+    cdef int64_t[::1] table_index = table_index_array
+    final_array = np.full(n_tokens, -1, dtype=np.int32)
+    last_left_array = np.full(n_tokens, -1, dtype=np.int32)
+    last_right_array = np.full(n_tokens, -1, dtype=np.int32)
+    last_priority_array = np.zeros(n_tokens, dtype=np.int64)
+    cdef int32_t[::1] final = final_array
+    cdef int32_t[::1] last_left = last_left_array
+    cdef int32_t[::1] last_right = last_right_array
+    cdef int64_t[::1] last_priority = last_priority_array
+    cdef Py_ssize_t max_pieces = 1
+    cdef Py_ssize_t token
+    for token in range(n_tokens):
+        if piece_offsets[token + 1] - piece_offsets[token] > max_pieces:
+            max_pieces = piece_offsets[token + 1] - piece_offsets[token]
+    work_array = np.empty(max_pieces, dtype=np.int32)
+    cdef int32_t[::1] work = work_array
+    cdef Py_ssize_t merge_index, slot, n, index, best_index
+    cdef uint64_t key
+    cdef int64_t best, priority, found
+    with nogil:
+        for merge_index in range(n_merges):
+            key = _pair_key(merge_left[merge_index], merge_right[merge_index])
+            slot = _slot(key, mask)
+            while table_index[slot] >= 0 and table_keys[slot] != key:
+                slot = (slot + 1) & mask
+            if table_index[slot] < 0:
+                table_keys[slot] = key
+                table_index[slot] = merge_index
+        for token in range(n_tokens):
+            n = piece_offsets[token + 1] - piece_offsets[token]
+            for index in range(n):
+                work[index] = pieces[piece_offsets[token] + index]
+            while n > 1:
+                best = -1
+                best_index = -1
+                found = -1
+                for index in range(n - 1):
+                    key = _pair_key(work[index], work[index + 1])
+                    slot = _slot(key, mask)
+                    while table_index[slot] >= 0 and table_keys[slot] != key:
+                        slot = (slot + 1) & mask
+                    if table_index[slot] < 0:
+                        continue
+                    priority = merge_priority[table_index[slot]]
+                    if best_index < 0 or priority < best:
+                        best = priority
+                        best_index = index
+                        found = table_index[slot]
+                if best_index < 0:
+                    break
+                last_left[token] = work[best_index]
+                last_right[token] = work[best_index + 1]
+                last_priority[token] = best
+                work[best_index] = merge_result[found]
+                for index in range(best_index + 1, n - 1):
+                    work[index] = work[index + 1]
+                n -= 1
+            if n == 1:
+                final[token] = work[0]
+    return final_array, last_left_array, last_right_array, last_priority_array

@@ -49,7 +49,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from grammask._core.canonical_pairs import SpineIndex
+from grammask._core.canonical_pairs import SpineIndex, bpe_last_merges, enumerate_cuts
 
 NO_PRIORITY = np.iinfo(np.int64).max
 """Priority of 'no parent merge' (the spine root) and of base symbols."""
@@ -84,6 +84,18 @@ def bpe_merge(pieces: list, pair_rule: PairRule) -> tuple[list, Optional[tuple]]
         if best_index < len(parts) - 1:
             priorities[best_index] = pair_rule(parts[best_index], parts[best_index + 1])
     return parts, last_merge
+
+
+_SPLIT_PROBE = b"ab \xc3\xa9\xe2\x82\xac\xf0\x9f\x8e\x89\xff\x80z"
+
+
+def _splits_into_bytes(split_base: Callable[[bytes], list]) -> bool:
+    """Whether ``split_base`` cuts data into single bytes (byte-level BPE), judged on a probe mixing
+    ASCII, multi-byte UTF-8 and invalid bytes."""
+    try:
+        return list(split_base(_SPLIT_PROBE)) == [_SPLIT_PROBE[i:i + 1] for i in range(len(_SPLIT_PROBE))]
+    except (UnicodeDecodeError, ValueError):
+        return False
 
 
 def _ranges_to_indices(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -121,23 +133,8 @@ class MergeTable:
         self.left_child = np.full(n, -1, dtype=np.int32)
         self.right_child = np.full(n, -1, dtype=np.int32)
         self.reachable = np.zeros(n, dtype=bool)
-        for token_id, data in enumerate(token_bytes):
-            if data is None or self.id_of.get(data) != token_id:
-                continue
-            base = split_base(data)
-            if len(base) == 1:
-                self.reachable[token_id] = True
-                continue
-            parts, last_merge = bpe_merge(base, pair_rule)
-            if len(parts) != 1 or last_merge is None:
-                continue
-            left_id, right_id = self.id_of.get(last_merge[0]), self.id_of.get(last_merge[1])
-            if left_id is None or right_id is None:
-                continue
-            self.merge_priority[token_id] = last_merge[2]
-            self.left_child[token_id] = left_id
-            self.right_child[token_id] = right_id
-            self.reachable[token_id] = True
+        self._enumerate_merges()
+        self._derive_merge_trees(split_base)
         # A child may itself be unreachable only in broken tables; then so is the parent.
         changed = True
         while changed:
@@ -154,36 +151,100 @@ class MergeTable:
         self._build_spine_index()
 
     # -- construction -------------------------------------------------------
+    def _enumerate_merges(self) -> None:
+        """Candidate merges: every cut of a token's bytes into two token byte strings that the
+        merge rule joins, as (left id, right id, priority, result id) arrays (``_candidate_*``)."""
+        cut_tokens, lefts, rights = enumerate_cuts(self.token_bytes, self.id_of)
+        token_bytes, rule = self.token_bytes, self.pair_rule
+        priorities = [rule(token_bytes[left], token_bytes[right])
+                      for left, right in zip(lefts.tolist(), rights.tolist())]
+        merges = np.fromiter((priority is not None for priority in priorities), dtype=bool, count=len(priorities))
+        id_of = self.id_of
+        self._candidate_left = lefts[merges]
+        self._candidate_right = rights[merges]
+        self._candidate_priority = np.asarray([p for p in priorities if p is not None], dtype=np.int64)
+        first_ids = np.asarray([id_of[token_bytes[t]] for t in np.unique(cut_tokens).tolist()], dtype=np.int32)
+        first_of = np.zeros(self.n_tokens, dtype=np.int32)
+        first_of[np.unique(cut_tokens)] = first_ids
+        self._candidate_result = first_of[cut_tokens[merges]]
+
+    def _derive_merge_trees(self, split_base: Callable[[bytes], list]) -> None:
+        """Children and merge priority of every token: the last merge BPE makes on its own bytes.
+
+        Runs BPE over ids (``_core.canonical_pairs.bpe_last_merges``) on the
+        candidate merges; exact because every rule joins two token byte
+        strings into a token (tiktoken ranks of the concatenation, merge lists
+        of vocabulary entries, SentencePiece piece scores), so BPE on bytes
+        never holds a piece that is not a token.  A token whose base symbols
+        are not all tokens runs the reference ``bpe_merge`` over bytes."""
+        id_of = self.id_of
+        first = [token_id for token_id, data in enumerate(self.token_bytes)
+                 if data is not None and id_of.get(data) == token_id]
+        datas = [self.token_bytes[token_id] for token_id in first]
+        if _splits_into_bytes(split_base):
+            byte_ids = np.asarray([id_of.get(bytes([value]), -1) for value in range(256)], dtype=np.int32)
+            lengths = np.fromiter((len(data) for data in datas), dtype=np.int64, count=len(datas))
+            pieces = byte_ids[np.frombuffer(b"".join(datas), dtype=np.uint8)]
+        else:
+            bases = [split_base(data) for data in datas]
+            lengths = np.fromiter((len(base) for base in bases), dtype=np.int64, count=len(bases))
+            pieces = np.asarray([id_of.get(piece, -1) for base in bases for piece in base], dtype=np.int32)
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        first_array = np.asarray(first, dtype=np.int64)
+        owner = np.repeat(np.arange(len(first)), lengths)
+        missing = np.bincount(owner[pieces < 0], minlength=len(first)) > 0
+        single = (lengths == 1) & ~missing
+        self.reachable[first_array[single]] = True
+        multi = np.flatnonzero((lengths > 1) & ~missing)
+        piece_index = _ranges_to_indices(offsets[multi], offsets[multi + 1])
+        multi_offsets = np.concatenate(([0], np.cumsum(lengths[multi]))).astype(np.int32)
+        final, last_left, last_right, last_priority = bpe_last_merges(
+            multi_offsets, np.ascontiguousarray(pieces[piece_index], dtype=np.int32),
+            self._candidate_left, self._candidate_right, self._candidate_priority, self._candidate_result)
+        tokens = first_array[multi]
+        built = (final == tokens) & (last_left >= 0)
+        self.merge_priority[tokens[built]] = last_priority[built]
+        self.left_child[tokens[built]] = last_left[built]
+        self.right_child[tokens[built]] = last_right[built]
+        self.reachable[tokens[built]] = True
+        for index in np.flatnonzero(missing).tolist():
+            self._derive_by_reference(int(first_array[index]), split_base)
+
+    def _derive_by_reference(self, token_id: int, split_base: Callable[[bytes], list]) -> None:
+        """The merge tree of one token by ``bpe_merge`` over its bytes."""
+        base = split_base(self.token_bytes[token_id])
+        if len(base) == 1:
+            self.reachable[token_id] = True
+            return
+        parts, last_merge = bpe_merge(base, self.pair_rule)
+        if len(parts) != 1 or last_merge is None:
+            return
+        left_id, right_id = self.id_of.get(last_merge[0]), self.id_of.get(last_merge[1])
+        if left_id is None or right_id is None:
+            return
+        self.merge_priority[token_id] = last_merge[2]
+        self.left_child[token_id] = left_id
+        self.right_child[token_id] = right_id
+        self.reachable[token_id] = True
+
     def _build_merge_index(self) -> None:
         """All crossing merges (r, l) -> priority, grouped by r, sorted by priority.
 
         Every rule whose operands are reachable tokens counts, even when its
         result is unreachable on its own bytes: in context it still fires."""
-        lefts, rights, priorities = [], [], []
-        id_of = self.id_of
-        for token_id, data in enumerate(self.token_bytes):
-            if data is None or len(data) < 2:
-                continue
-            for cut in range(1, len(data)):
-                left_id = id_of.get(data[:cut])
-                right_id = id_of.get(data[cut:])
-                if left_id is None or right_id is None:
-                    continue
-                if not (self.reachable[left_id] and self.reachable[right_id]):
-                    continue
-                priority = self.pair_rule(data[:cut], data[cut:])
-                if priority is None:
-                    continue
-                lefts.append(left_id)
-                rights.append(right_id)
-                priorities.append(priority)
-        lefts_array = np.asarray(lefts, dtype=np.int64)
-        order = np.lexsort((np.asarray(priorities, dtype=np.int64), lefts_array))
-        self.merge_right = np.asarray(rights, dtype=np.int32)[order]
-        self.merge_priorities = np.asarray(priorities, dtype=np.int64)[order]
+        lefts, rights = self._candidate_left, self._candidate_right
+        priorities = self._candidate_priority
+        keep = self.reachable[lefts] & self.reachable[rights]
+        lefts_array = lefts[keep].astype(np.int64)
+        priorities = priorities[keep]
+        order = np.lexsort((priorities, lefts_array))
+        self.merge_right = rights[keep][order].astype(np.int32)
+        self.merge_priorities = priorities[order]
         counts = np.bincount(lefts_array, minlength=self.n_tokens)
         self.merge_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         self.n_merges = len(self.merge_right)
+        for name in ("_candidate_left", "_candidate_right", "_candidate_priority", "_candidate_result"):
+            delattr(self, name)
 
     def _spine(self, token_id: int, child: np.ndarray) -> list:
         """[(node, parent priority)] from the token down one side."""
@@ -196,16 +257,27 @@ class MergeTable:
         return spine
 
     def _build_spine_index(self) -> None:
-        nodes, tokens, parent_priorities = [], [], []
-        for token_id in np.flatnonzero(self.reachable):
-            for node, parent_priority in self._spine(int(token_id), self.left_child):
-                nodes.append(node)
-                tokens.append(token_id)
-                parent_priorities.append(parent_priority)
-        nodes_array = np.asarray(nodes, dtype=np.int64)
-        parent_array = np.asarray(parent_priorities, dtype=np.int64)
+        """Left-spine membership of every reachable token, grouped by spine node (see module docstring).
+
+        Built level by level: all tokens start as their own spine root (parent
+        priority ``NO_PRIORITY``); each level follows the left child."""
+        tokens = np.flatnonzero(self.reachable).astype(np.int64)
+        node_levels, token_levels, parent_levels = [tokens], [tokens], [np.full(len(tokens), NO_PRIORITY)]
+        nodes = tokens
+        while True:
+            has_child = self.left_child[nodes] >= 0
+            if not has_child.any():
+                break
+            tokens = tokens[has_child]
+            parents = self.merge_priority[nodes[has_child]]
+            nodes = self.left_child[nodes[has_child]].astype(np.int64)
+            node_levels.append(nodes)
+            token_levels.append(tokens)
+            parent_levels.append(parents)
+        nodes_array = np.concatenate(node_levels)
+        parent_array = np.concatenate(parent_levels).astype(np.int64)
         order = np.lexsort((parent_array, nodes_array))
-        self.spine_tokens = np.asarray(tokens, dtype=np.int32)[order]
+        self.spine_tokens = np.concatenate(token_levels)[order].astype(np.int32)
         self.spine_parent_priorities = parent_array[order]
         counts = np.bincount(nodes_array, minlength=self.n_tokens)
         self.spine_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)

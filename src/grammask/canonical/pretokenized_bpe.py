@@ -59,8 +59,11 @@ from grammask.canonical.bpe import MergeTable
 from grammask.canonical.filter import pack_bits
 from grammask.canonical.pretokenizer import Scanner, utf8_completion_range
 
-_MEMO_LIMIT = 1 << 16
+_MEMO_LIMIT = 1 << 14
 """Entries of a per-process memo (region trims, feasibility verdicts) before it is cleared."""
+
+_REGION_WORDS_CACHE = 256
+"""Regions whose (allowed, allowed-iff-pair) bitsets are kept (32 KB each at 131k tokens)."""
 
 _PAIR_WORDS_CACHE = 256
 """Per-last-token pair bitsets kept (16 KB each at 131k tokens)."""
@@ -144,23 +147,29 @@ class PretokenizedBPE:
         shape_ids: dict = {}
         self.shapes: list = []
         self.shape_of_token = np.full(vocab_size, -1, dtype=np.int32)
-        self.token_split: list = [None] * vocab_size
+        self.continuation_parts: dict = {}
         excluded = set(int(i) for i in excluded_ids)
-        represent = self.classes.represent
-        continuation_ids = []
+        token_ids, splits = [], []
         for token_id in range(min(vocab_size, merges.n_tokens)):
             data = merges.token_bytes[token_id]
             if data is None or token_id in excluded or not merges.reachable[token_id]:
                 continue
-            split = split_utf8_fragment(data)
-            if split is None:
-                continue
-            lead, text, tail = split
-            self.token_split[token_id] = (lead, represent(text), tail)
+            try:
+                split = (0, data.decode("utf-8"), b"")
+            except UnicodeDecodeError:
+                split = split_utf8_fragment(data)
+                if split is None:
+                    continue
+            token_ids.append(token_id)
+            splits.append(split)
+        texts = self.classes.represent_many([text for _lead, text, _tail in splits])
+        continuation_ids = []
+        for token_id, (lead, _text, tail), text in zip(token_ids, splits, texts):
             if lead:
                 continuation_ids.append(token_id)
+                self.continuation_parts[token_id] = (merges.token_bytes[token_id][:lead], text, tail)
                 continue
-            key = (represent(text), tail)
+            key = (text, tail)
             shape_id = shape_ids.get(key)
             if shape_id is None:
                 shape_id = shape_ids[key] = len(self.shapes)
@@ -196,8 +205,22 @@ class PretokenizedBPE:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        token_split = state.pop("token_split", None)
+        if token_split is not None:
+            # pickles of the earlier layout kept (lead, body shape, tail) for every token
+            state["continuation_parts"] = {
+                token_id: (state["merges"].token_bytes[token_id][:split[0]], split[1], split[2])
+                for token_id, split in enumerate(token_split) if split is not None and split[0]}
         self.__dict__.update(state)
         self._reset_caches()
+
+    def _token_parts(self, token_id: int):
+        """(leading continuation bytes, body shape, trailing partial bytes) of a placeable token, else None."""
+        shape_id = int(self.shape_of_token[token_id])
+        if shape_id >= 0:
+            text, tail = self.shapes[shape_id]
+            return b"", text, tail
+        return self.continuation_parts.get(token_id)
 
     # -- the core check -----------------------------------------------------
     def _feasible(self, region: str, cuts: tuple, tail_classes: Optional[tuple],
@@ -297,8 +320,8 @@ class PretokenizedBPE:
 
     def _continuation_parts(self, state: PretokenState, token_id: int):
         """(completed char rep, text rep, tail) for a token continuing ``state.partial``, or None."""
-        lead, text, tail = self.token_split[token_id]
-        return self._continuation_parts_of(state, self.merges.token_bytes[token_id][:lead], text, tail)
+        lead_bytes, text, tail = self._token_parts(token_id)
+        return self._continuation_parts_of(state, lead_bytes, text, tail)
 
     def _continuation_parts_of(self, state: PretokenState, lead_bytes: bytes, text: str, tail: bytes):
         """``_continuation_parts`` for a token of leading continuation bytes ``lead_bytes``, body
@@ -373,13 +396,16 @@ class PretokenizedBPE:
 
     def token_verdict(self, state: PretokenState, token_id: int) -> int:
         """0 forbidden, 1 allowed iff the pair test holds, 2 allowed."""
-        if not 0 <= token_id < self.vocab_size or self.token_split[token_id] is None:
+        if not 0 <= token_id < self.vocab_size:
+            return 0
+        token_parts = self._token_parts(token_id)
+        if token_parts is None:
             return 0
         if state.partial:
             parts = self._continuation_parts(state, token_id)
             return 0 if parts is None else self._verdict(state, parts[0], parts[1], parts[2], True)
-        lead, text, tail = self.token_split[token_id]
-        if lead:
+        lead_bytes, text, tail = token_parts
+        if lead_bytes:
             return 0
         return self._verdict(state, "", text, tail, False)
 
@@ -388,16 +414,19 @@ class PretokenizedBPE:
 
         A token that cannot be placed (special, invalid UTF-8 here) starts afresh.
         """
-        if not 0 <= token_id < self.vocab_size or self.token_split[token_id] is None:
+        if not 0 <= token_id < self.vocab_size:
+            return PretokenState()
+        token_parts = self._token_parts(token_id)
+        if token_parts is None:
             return PretokenState()
         if state.partial:
-            parts = self._continuation_parts(state, token_id)
+            parts = self._continuation_parts_of(state, *token_parts)
             if parts is None:
                 return PretokenState()
             region, cuts, partial, partial_cut = self._extend(state, parts[0], parts[1], parts[2], True)
         else:
-            lead, text, tail = self.token_split[token_id]
-            if lead:
+            lead_bytes, text, tail = token_parts
+            if lead_bytes:
                 return PretokenState()
             region, cuts, partial, partial_cut = self._extend(state, "", text, tail, False)
         if cuts and cuts[-1][1] is _VARIABLE:
@@ -492,12 +521,12 @@ class PretokenizedBPE:
         return self._advance(state, token_id, self._pair_ok(state, token_id))
 
     def _cached_words(self, key: tuple, compute) -> tuple:
-        """(allowed words, allowed-iff-pair words) for ``key``, from a 512-entry LRU."""
+        """(allowed words, allowed-iff-pair words) for ``key``, from an LRU of ``_REGION_WORDS_CACHE``."""
         found = self._words_cache.get(key)
         if found is None:
             found = compute()
             self._words_cache[key] = found
-            if len(self._words_cache) > 512:
+            if len(self._words_cache) > _REGION_WORDS_CACHE:
                 self._words_cache.popitem(last=False)
         else:
             self._words_cache.move_to_end(key)
@@ -531,9 +560,7 @@ class PretokenizedBPE:
         if groups is None:
             by_key: dict = {}
             for token_id in self.continuation_ids.tolist():
-                lead, text, tail = self.token_split[token_id]
-                key = (self.merges.token_bytes[token_id][:lead], text, tail)
-                by_key.setdefault(key, []).append(token_id)
+                by_key.setdefault(self.continuation_parts[token_id], []).append(token_id)
             groups = self._continuation_groups = {key: np.asarray(ids, dtype=np.int64)
                                                   for key, ids in by_key.items()}
         return groups

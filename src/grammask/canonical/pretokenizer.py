@@ -227,6 +227,29 @@ class CharClasses:
                 last_trigger = index
         return "".join(out)
 
+    def represent_many(self, texts: list) -> list:
+        """``[represent(text) for text in texts]``, vectorized over the concatenation of the texts."""
+        if not texts:
+            return []
+        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        offsets = np.concatenate(([0], np.cumsum(lengths)))
+        code_points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+        classes = self.class_of[code_points]
+        positions = np.arange(len(code_points))
+        starts = np.repeat(offsets[:-1], lengths)
+        window = self.literal_window
+        specific = positions - starts < window
+        if window:
+            triggers = np.where(self.trigger_class[classes], positions, -1)
+            last_trigger = np.concatenate(([-1], np.maximum.accumulate(triggers)[:-1]))
+            specific |= (last_trigger >= starts) & (positions - last_trigger <= window)
+        specific_points = np.frombuffer(self.representatives.encode("utf-32-le"), dtype=np.uint32)
+        generic_points = np.frombuffer(self.generic_representatives.encode("utf-32-le"), dtype=np.uint32)
+        out = np.where(specific, specific_points[classes], generic_points[classes]).astype("<u4")
+        joined = out.tobytes().decode("utf-32-le")
+        bounds = offsets.tolist()
+        return [joined[bounds[index]:bounds[index + 1]] for index in range(len(texts))]
+
     @functools.lru_cache(maxsize=4096)
     def completion_classes(self, lead: bytes) -> tuple:
         """Class representatives of the characters whose UTF-8 starts with ``lead`` (1-3 bytes)."""
@@ -267,7 +290,7 @@ class Scanner:
         self.compiled = regex.compile(pattern)
         self.classes = CharClasses(pattern)
 
-    @functools.lru_cache(maxsize=1 << 18)
+    @functools.lru_cache(maxsize=1 << 15)
     def boundaries(self, text: str) -> tuple:
         """End offsets of the pattern's consecutive matches over ``text`` (characters)."""
         return tuple(match.end() for match in self.compiled.finditer(text))

@@ -30,6 +30,16 @@ from typing import Any, Callable, Optional
 
 from grammask.vocab.encodings import UNICODE_TO_BYTE
 
+_STRICT_BYTE_LEVEL = {code_point: "\U00010000" for code_point in range(256)}
+_STRICT_BYTE_LEVEL.update({ord(char): byte for char, byte in UNICODE_TO_BYTE.items()})
+"""str.translate table undoing the GPT-2 byte map; every character outside it ends above 255, so
+latin-1 encoding fails on exactly the strings that are not byte-level."""
+
+
+def _byte_level(text: str) -> bytes:
+    """The bytes a byte-level string spells; UnicodeEncodeError if a character is outside the map."""
+    return text.translate(_STRICT_BYTE_LEVEL).encode("latin-1")
+
 
 @dataclass
 class BPERules:
@@ -99,27 +109,21 @@ def tokenizers_rules(tokenizer: Any) -> Optional[BPERules]:
         pattern = None
     if any(level.get("add_prefix_space") for level in byte_levels):
         return None
-    decoder = UNICODE_TO_BYTE
     vocab = model["vocab"]
     size = max(vocab.values()) + 1
     added = {entry["id"]: entry["content"] for entry in config.get("added_tokens", [])}
     size = max([size] + [token_id + 1 for token_id in added])
     token_bytes: list = [None] * size
-    for token, token_id in vocab.items():
-        if token_id in added:
-            continue
-        try:
-            token_bytes[token_id] = bytes(decoder[char] for char in token)
-        except KeyError:
-            return None
     priority_of: dict = {}
-    for index, merge in enumerate(model.get("merges", [])):
-        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
-        try:
-            key = (bytes(decoder[c] for c in left), bytes(decoder[c] for c in right))
-        except KeyError:
-            return None
-        priority_of.setdefault(key, index)
+    try:
+        for token, token_id in vocab.items():
+            if token_id not in added:
+                token_bytes[token_id] = _byte_level(token)
+        for index, merge in enumerate(model.get("merges", [])):
+            left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+            priority_of.setdefault((_byte_level(left), _byte_level(right)), index)
+    except UnicodeEncodeError:
+        return None
     get = priority_of.get
 
     def pair_rule(left: bytes, right: bytes) -> Optional[int]:
