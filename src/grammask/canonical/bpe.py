@@ -149,6 +149,8 @@ class MergeTable:
         ).astype(np.int32)
         self._build_merge_index()
         self._build_spine_index()
+        # build-only: the rule's own tables and the bytes -> id dict (~10 MB at 131k tokens)
+        del self.pair_rule, self.id_of
 
     # -- construction -------------------------------------------------------
     def _enumerate_merges(self) -> None:
@@ -312,7 +314,7 @@ class MergeTable:
         return True
 
     def __getstate__(self) -> dict:
-        """Pickled without the build-time merge rule and lookup tables (rebuilt on use)."""
+        """Pickled without the lookup tables (rebuilt on use)."""
         state = dict(self.__dict__)
         for name in ("pair_rule", "id_of", "_lookup", "_spine_index", "_unreachable_words"):
             state.pop(name, None)

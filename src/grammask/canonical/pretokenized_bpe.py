@@ -49,6 +49,7 @@ Seeds: DESIGN.md section 5; tran-thien-2024-regex-constraints-appendix.txt
 
 from __future__ import annotations
 
+from array import array
 from collections import OrderedDict
 from typing import NamedTuple, Optional, Sequence
 
@@ -190,6 +191,7 @@ class PretokenizedBPE:
             dtype=np.int8, count=self.n_shapes)
 
     def _reset_caches(self) -> None:
+        self._shape_index = array("i", self.shape_of_token.astype(np.int32).tobytes())
         self._feasible_memo: dict = {}
         self._trim_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
@@ -199,7 +201,7 @@ class PretokenizedBPE:
     def __getstate__(self) -> dict:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
-        for name in ("_feasible_memo", "_trim_memo", "_pair_cache", "_words_cache", "_pair_words_cache",
+        for name in ("_shape_index", "_feasible_memo", "_trim_memo", "_pair_cache", "_words_cache", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
         return state
@@ -216,7 +218,7 @@ class PretokenizedBPE:
 
     def _token_parts(self, token_id: int):
         """(leading continuation bytes, body shape, trailing partial bytes) of a placeable token, else None."""
-        shape_id = int(self.shape_of_token[token_id])
+        shape_id = self._shape_index[token_id]
         if shape_id >= 0:
             text, tail = self.shapes[shape_id]
             return b"", text, tail
@@ -419,16 +421,19 @@ class PretokenizedBPE:
         token_parts = self._token_parts(token_id)
         if token_parts is None:
             return PretokenState()
-        if state.partial:
-            parts = self._continuation_parts_of(state, *token_parts)
-            if parts is None:
-                return PretokenState()
-            region, cuts, partial, partial_cut = self._extend(state, parts[0], parts[1], parts[2], True)
-        else:
+        if not state.partial:
+            # ``_extend`` at a character boundary, with the start cut's verdict resolved
             lead_bytes, text, tail = token_parts
             if lead_bytes:
                 return PretokenState()
-            region, cuts, partial, partial_cut = self._extend(state, "", text, tail, False)
+            region = state.region
+            cuts = state.cuts + ((len(region), pair_ok),) if region else state.cuts
+            partial_cut = (pair_ok if region else True) if tail and not text else None
+            return self._trimmed(token_id, region + text, cuts, tail, partial_cut)
+        parts = self._continuation_parts_of(state, *token_parts)
+        if parts is None:
+            return PretokenState()
+        region, cuts, partial, partial_cut = self._extend(state, parts[0], parts[1], parts[2], True)
         if cuts and cuts[-1][1] is _VARIABLE:
             cuts = cuts[:-1] + ((cuts[-1][0], pair_ok),)
         if partial_cut is _VARIABLE:
@@ -592,6 +597,35 @@ class PretokenizedBPE:
         out = np.empty_like(allowed)
         combine_words(allowed, conditional, self._pair_words(state.last_id), out)
         return out
+
+    def fresh_words(self, state: PretokenState) -> Optional[np.ndarray]:
+        """Packed bitset of the tokens t with ``advance(state, t) ==
+        advance(initial_state(), t)``: every token when the region is empty,
+        else the tokens whose first character class fixes a pre-token boundary
+        at the region's end for every continuation (the scan restarts there,
+        so the cuts before it no longer matter).  None while a character is
+        incomplete.  Cached per region (the canonical lookahead's shortcut)."""
+        if state.partial:
+            return None
+        key = ("fresh", state.region)
+        found = self._words_cache.get(key)
+        if found is not None:
+            return found[0]
+        region = state.region
+        fresh = np.zeros(self.n_shapes + 1, dtype=bool)
+        if not region:
+            fresh[:-1] = True
+        n_region = len(region)
+        for first, shape_ids in (self.shapes_by_first_char.items() if region else ()):
+            if not first:
+                continue
+            ends = [tuple(b for b in self.scanner.boundaries(region + first + probe) if b <= n_region)
+                    for probe in self.probes]
+            if ends[0] and ends[0][-1] == n_region and all(other == ends[0] for other in ends[1:]):
+                fresh[shape_ids] = True
+        words = pack_bits(fresh[self.shape_of_token])
+        self._cached_words(key, lambda: (words, None))
+        return words
 
     def allowed_mask(self, state: PretokenState) -> np.ndarray:
         pair_forbidden = self.pair_forbidden(state.last_id) if state.last_id >= 0 else None

@@ -290,7 +290,7 @@ class Scanner:
         self.compiled = regex.compile(pattern)
         self.classes = CharClasses(pattern)
 
-    @functools.lru_cache(maxsize=1 << 15)
+    @functools.lru_cache(maxsize=1 << 14)
     def boundaries(self, text: str) -> tuple:
         """End offsets of the pattern's consecutive matches over ``text`` (characters)."""
         return tuple(match.end() for match in self.compiled.finditer(text))
