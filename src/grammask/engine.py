@@ -86,6 +86,22 @@ class _LRU:
                 self._items.popitem(last=False)
         return value
 
+    def get(self, key):
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
     def clear(self):
         with self._lock:
             self._items.clear()
@@ -160,6 +176,10 @@ class CompiledGrammar:
                 raise VocabularyError(
                     "Config(canonical=True) but no exact canonical filter is known for this "
                     f"vocabulary's tokenizer ({vocab.tokenizer_kind}); use canonical=None or False")
+        # Whole masks by (Earley state key, canonical state): the key is the
+        # recognizer's future (compaction-invariant), so equal keys have
+        # equal grammar masks, acceptance and lookahead verdicts.
+        self.mask_cache = _LRU(config.mask_cache_entries) if config.mask_cache_entries > 0 else None
         self.lookahead = None
         if self.canonical is not None and config.canonical_lookahead > 0:
             self.lookahead = CanonicalLookahead(self.mask_computer, self.canonical, vocab.token_bytes,
@@ -210,7 +230,7 @@ class Engine:
         self._bits = np.zeros(compiled.n_words, dtype=np.uint32)
         self._narrow = np.zeros(compiled.n_words, dtype=np.uint32) if compiled.lookahead else None
         self._stats = {"n_steps": 0, "canonical_fallbacks": 0, "non_canonical_accepts": 0,
-                       "dead_ends": 0, "lookahead_pruned": 0}
+                       "dead_ends": 0, "lookahead_pruned": 0, "mask_cache_hits": 0}
         self.reset()
 
     def initialize(self, grammar, vocab: Vocabulary, config: Optional[Config] = None) -> None:
@@ -415,14 +435,7 @@ class Engine:
             bits[:] = 0
             self._set_eos(bits)
         else:
-            compiled.mask_computer.fill(self._recognizer, bits, self._narrow)
-            may_end = self._recognizer.is_accepting()
-            if compiled.canonical is not None:
-                may_end = self._apply_canonical(bits, may_end)
-            if may_end:
-                if compiled.config.eager_end:
-                    bits[:] = 0
-                self._set_eos(bits)
+            self._fill_mask(bits)
             if not bits.any():
                 self._stats["dead_ends"] += 1
                 warnings.warn(
@@ -432,6 +445,33 @@ class Engine:
                     DeadEndWarning, stacklevel=3)
         self._bits_valid = True
         return bits
+
+    def _fill_mask(self, bits: np.ndarray) -> None:
+        """The mask of the current (unfinished) state into ``bits``, through
+        the compiled grammar's whole-mask cache."""
+        compiled = self.compiled
+        cache = compiled.mask_cache
+        if cache is not None:
+            key = (self._recognizer.state_key(), self._canonical_state)
+            found = cache.get(key)
+            if found is not None:
+                bits[:] = found[0]
+                self._stats["canonical_fallbacks"] += found[1]
+                self._stats["mask_cache_hits"] += 1
+                return
+        n_fallbacks = self._stats["canonical_fallbacks"]
+        compiled.mask_computer.fill(self._recognizer, bits, self._narrow)
+        may_end = self._recognizer.is_accepting()
+        if compiled.canonical is not None:
+            may_end = self._apply_canonical(bits, may_end)
+        if may_end:
+            if compiled.config.eager_end:
+                bits[:] = 0
+            self._set_eos(bits)
+        if cache is not None:
+            cached = bits.copy()
+            cached.flags.writeable = False
+            cache.put(key, (cached, self._stats["canonical_fallbacks"] - n_fallbacks))
 
     def _set_eos(self, bits: np.ndarray) -> None:
         for token_id in self.compiled.vocab.eos_token_ids:

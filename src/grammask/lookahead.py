@@ -26,9 +26,10 @@ Data layout
     One scratch bitset per lookahead depth, reused; ``byte_tokens[b]`` is a
     non-special token spelling the single byte b, or -1;
     the recognizer is probed in place (``push_probe`` / ``pop_probe``, no
-    compaction) and always left as it was.  Verdicts are cached per
-    (recognizer state key, canonical state, token) in a bounded FIFO when the
-    recognizer offers an exact state key (``state_key``).
+    compaction) and always left as it was.  Verdicts are cached per state
+    after the token: (the recognizer's exact ``state_key``, the canonical
+    state, the token's last byte), with the depth they were checked to, in a
+    bounded FIFO.
 
 Invariants
     ``prune`` only clears bits of the mask it is given and never clears a
@@ -81,77 +82,132 @@ class CanonicalLookahead:
         self._scratch = [np.zeros(n_words, np.uint32) for _ in range(max_depth)]
         self._verdicts: OrderedDict = OrderedDict()
         self.cache_size = cache_size
+        self._fresh_verdicts: OrderedDict = OrderedDict()
+        self.fresh_cache_size = 256
+        self._fresh_states: dict = {}
+        # Up to this many grammar-allowed tokens are tested one by one with
+        # ``is_allowed``; more, and the canonical state's whole keep bitset
+        # is computed instead.
+        self.max_tested_tokens = 512
         self.n_checked = 0
 
     def prune(self, recognizer, canonical_state, bits: np.ndarray, narrow: np.ndarray) -> int:
-        """Clear from ``bits`` the narrow tokens that are not alive; returns how many."""
+        """Clear from ``bits`` the narrow tokens that are not alive; returns how many.
+
+        Candidates whose canonical state afterwards does not depend on
+        ``canonical_state`` (``CanonicalFilter.fresh_bitset``) have verdicts
+        that depend on the recognizer's state alone: they are kept as two
+        bitsets (checked, dead) per recognizer state key, so a repeated
+        grammar state costs a few vectorized operations."""
         candidates = np.bitwise_and(bits, narrow)
         if not candidates.any():
             return 0
-        state_key = self._state_key(recognizer)
         n_removed = 0
+        fresh = self.canonical.fresh_bitset(canonical_state)
+        if fresh is not None:
+            fresh_candidates = np.bitwise_and(candidates, fresh)
+            if fresh_candidates.any():
+                n_removed += self._prune_fresh(recognizer, bits, fresh_candidates)
+                candidates &= ~fresh
         for token_id in set_bit_ids(candidates):
-            if not self._cached_alive(recognizer, state_key, canonical_state, token_id,
-                                      self.max_depth - 1):
+            if not self._alive(recognizer, canonical_state, token_id, self.max_depth - 1):
                 bits[token_id >> 5] &= np.uint32(~(1 << (token_id & 31)) & 0xFFFFFFFF)
                 n_removed += 1
         return n_removed
 
-    @staticmethod
-    def _state_key(recognizer):
-        key_of = getattr(recognizer, "state_key", None)
-        return key_of() if key_of is not None else None
-
-    def _cached_alive(self, recognizer, state_key, canonical_state, token_id: int, depth: int) -> bool:
-        if state_key is None:
-            return self._alive(recognizer, canonical_state, token_id, depth)
-        key = (state_key, canonical_state, token_id)
-        verdict = self._verdicts.get(key)
-        if verdict is None:
-            verdict = self._alive(recognizer, canonical_state, token_id, depth)
-            self._verdicts[key] = verdict
-            if len(self._verdicts) > self.cache_size:
-                self._verdicts.popitem(last=False)
-        return verdict
+    def _prune_fresh(self, recognizer, bits: np.ndarray, candidates: np.ndarray) -> int:
+        state_key = recognizer.state_key()
+        entry = self._fresh_verdicts.get(state_key)
+        if entry is None:
+            entry = self._fresh_verdicts[state_key] = (np.zeros_like(bits), np.zeros_like(bits))
+            if len(self._fresh_verdicts) > self.fresh_cache_size:
+                self._fresh_verdicts.popitem(last=False)
+        checked, dead = entry
+        unknown = candidates & ~checked
+        if unknown.any():
+            for token_id in set_bit_ids(unknown):
+                bit = np.uint32(1 << (token_id & 31))
+                checked[token_id >> 5] |= bit
+                if not self._alive(recognizer, None, token_id, self.max_depth - 1):
+                    dead[token_id >> 5] |= bit
+        removed = candidates & dead
+        if not removed.any():
+            return 0
+        bits &= ~removed
+        return len(set_bit_ids(removed))
 
     def _alive(self, recognizer, canonical_state, token_id: int, depth: int) -> bool:
         """Token ``token_id`` can follow the current state and be continued
         canonically within the grammar (checked ``depth`` more tokens deep).
-
-        After the token: alive if the output may end there, or if what the
-        grammar allows next is not narrow (taken as alive).
-        Otherwise look for a live continuation, first among the one-byte
-        tokens of the allowed bytes (cheap, and usually enough), then among
-        all tokens of the grammar mask AND the canonical filter."""
-        self.n_checked += 1
+        ``canonical_state`` None: the token starts afresh (see ``prune``).
+        The verdict depends only on the state after the token (the
+        recognizer's exact key and the canonical state), which is cached."""
         data = self.token_bytes[token_id]
         if not push_probe(recognizer, data):
             return False
         try:
-            canonical = self.canonical
-            after = canonical.advance(canonical_state, token_id)
-            if recognizer.is_accepting() and canonical.is_complete_canonical(after):
-                return True
-            allowed, narrow = next_bytes(recognizer, data[-1])
-            if not narrow:
-                return True
-            if depth < 0:
-                return allowed != 0
-            tried = set()
-            byte_tokens = self.byte_tokens
-            while allowed:
-                low = allowed & -allowed
-                allowed ^= low
-                next_id = byte_tokens[low.bit_length() - 1]
-                if next_id < 0 or not canonical.is_allowed(after, next_id):
-                    continue
-                tried.add(next_id)
-                if self._alive(recognizer, after, next_id, depth - 1):
-                    return True
-            bits = self._scratch[depth]
-            self.mask_computer.fill(recognizer, bits)
-            canonical.apply(after, bits)
-            return any(self._alive(recognizer, after, next_id, depth - 1)
-                       for next_id in set_bit_ids(bits) if next_id not in tried)
+            after = (self._fresh_after(token_id) if canonical_state is None
+                     else self.canonical.advance(canonical_state, token_id))
+            key = (recognizer.state_key(), after, data[-1])
+            found = self._verdicts.get(key)
+            if found is not None and (not found[0] or found[1] >= depth):
+                return found[0]
+            alive = self._live_after(recognizer, after, data[-1], depth)
+            self._verdicts[key] = (alive, depth)
+            if len(self._verdicts) > self.cache_size:
+                self._verdicts.popitem(last=False)
+            return alive
         finally:
             pop_probe(recognizer, len(data))
+
+    def _fresh_after(self, token_id: int):
+        """The canonical state after ``token_id`` from a fixed boundary (memoized)."""
+        after = self._fresh_states.get(token_id)
+        if after is None:
+            after = self._fresh_states[token_id] = self.canonical.advance(
+                self.canonical.initial_state(), token_id)
+        return after
+
+    def _live_after(self, recognizer, after, last_byte: int, depth: int) -> bool:
+        """Some continuation of the recognizer's state is canonical after
+        canonical state ``after`` (reached by a token ending in ``last_byte``).
+
+        Alive if the output may end here, or if what the grammar allows next
+        is not narrow (taken as alive).  Otherwise look for a live
+        continuation, first among the one-byte tokens of the allowed bytes
+        (cheap, and usually enough), then among all tokens of the grammar
+        mask that the canonical filter allows.  A dead verdict is final; an alive one
+        assumes every state ``depth`` tokens further is alive."""
+        self.n_checked += 1
+        canonical = self.canonical
+        if recognizer.is_accepting() and canonical.is_complete_canonical(after):
+            return True
+        allowed, narrow = next_bytes(recognizer, last_byte)
+        if not narrow:
+            return True
+        if depth < 0:
+            return allowed != 0
+        tried = set()
+        byte_tokens = self.byte_tokens
+        while allowed:
+            low = allowed & -allowed
+            allowed ^= low
+            next_id = byte_tokens[low.bit_length() - 1]
+            if next_id < 0 or not canonical.is_allowed(after, next_id):
+                continue
+            tried.add(next_id)
+            if self._alive(recognizer, after, next_id, depth - 1):
+                return True
+        bits = self._scratch[depth]
+        self.mask_computer.fill(recognizer, bits)
+        next_ids = set_bit_ids(bits)
+        filtered = len(next_ids) > self.max_tested_tokens
+        if filtered:
+            canonical.apply(after, bits)
+            next_ids = set_bit_ids(bits)
+        for next_id in next_ids:
+            if next_id in tried or (not filtered and not canonical.is_allowed(after, next_id)):
+                continue
+            if self._alive(recognizer, after, next_id, depth - 1):
+                return True
+        return False

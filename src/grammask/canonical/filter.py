@@ -37,7 +37,7 @@ Backend protocol
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
@@ -146,6 +146,13 @@ class CanonicalFilter:
         if entry is not None:
             return bool((int(entry[1][token_id >> 5]) >> (token_id & 31)) & 1)
         return bool(self.backend.is_allowed(state, token_id))
+
+    def fresh_bitset(self, state) -> Optional[np.ndarray]:
+        """uint32 bitset of the tokens whose state after them does not depend
+        on ``state`` (``advance(state, t) == advance(initial_state(), t)``),
+        or None when the backend cannot tell (see ``PretokenizedBPE.fresh_words``)."""
+        fresh_words = getattr(self.backend, "fresh_words", None)
+        return fresh_words(state) if fresh_words is not None else None
 
     def is_complete_canonical(self, state) -> bool:
         """The tokens so far are the canonical encoding of their text if the text ended here."""
