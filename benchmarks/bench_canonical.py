@@ -1,10 +1,14 @@
 """Canonical-filter benchmark: table build time, table memory, per-step cost.
 
 Per tokenizer (tekken is the reference vocabulary of DESIGN.md section 7):
-  * build time, cold (no disk cache, ``GRAMMASK_NO_DISK_CACHE``-style fresh
-    build in this process) and warm (loaded from the disk cache);
-  * memory of the tables (bytes of every numpy array and of the pickled
-    backend);
+  * build time, cold (``GRAMMASK_NO_DISK_CACHE=1``: neither the pickled
+    backend nor the character-class table is read from disk; a fresh build in
+    this process) and warm (loaded from the disk cache);
+  * memory: bytes of every numpy array of the tables and of the pickled
+    backend, and the Python heap traced by ``tracemalloc`` (numpy arrays
+    included) retained by a fresh filter after its build, after both passes
+    over all workloads (per-process caches filled), and the peak during the
+    build;
   * per-step cost on the shared workloads (``../shared/workloads/bench``),
     each text encoded with the tokenizer and fed token by token: a step is
     ``advance`` + ``apply`` on a full bitset (what the engine adds per token).
@@ -24,12 +28,14 @@ machine, versions and git commit.  Run: ``python benchmarks/bench_canonical.py``
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import pathlib
 import pickle
 import sys
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -95,6 +101,33 @@ def _steps(flt, ids):
         times.append(time.perf_counter() - start)
         bitset.fill(-1)
     return np.asarray(times) * 1e6
+
+
+def _traced_memory(tokenizer, encoded: list) -> dict:
+    """Heap bytes a fresh cold-built filter retains after its build and after two passes over
+    ``encoded`` (lists of ids), and the peak during the build (``tracemalloc``)."""
+    from grammask.canonical import build_canonical_filter
+    from grammask.canonical import factory
+
+    os.environ["GRAMMASK_NO_DISK_CACHE"] = "1"
+    factory._BUILT.clear()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        flt = build_canonical_filter(tokenizer)
+        gc.collect()
+        after_build, build_peak = tracemalloc.get_traced_memory()
+        for ids in encoded:
+            _steps(flt, ids)
+            _steps(flt, ids)
+        gc.collect()
+        after_steps, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        del os.environ["GRAMMASK_NO_DISK_CACHE"]
+        factory._BUILT.clear()
+    return {"traced_bytes_after_build": after_build, "traced_bytes_after_workloads": after_steps,
+            "traced_peak_bytes_during_build": build_peak}
 
 
 def _decode_text(flt, ids):
@@ -198,6 +231,7 @@ def main() -> None:
             "second_pass_median_us": round(float(np.median(second)), 2),
             "second_pass_p99_us": round(float(np.percentile(second, 99)), 1),
         }
+        entry["memory"] = _traced_memory(tokenizer, [encode(text) for text in texts.values()])
         if hasattr(flt.backend, "shapes"):
             entry["random_walk_noncanonical_fraction"] = {
                 "filter_off": _noncanonical_fraction(flt, encode, False),

@@ -156,12 +156,20 @@ def enumerate_cuts(list token_bytes, dict id_of):
 
     Returns int32 arrays (token id, left id, right id), in token-id order then
     cut order; ids are ``id_of`` values (the first id of those bytes)."""
-    cdef Py_ssize_t token_id, cut, length
+    cdef Py_ssize_t token_id, cut, length, n_cuts = 0, count = 0
     cdef object data
     cdef const char* buffer
     cdef PyObject* left
     cdef PyObject* right
-    tokens, lefts, rights = [], [], []
+    for data in token_bytes:
+        if data is not None and PyBytes_GET_SIZE(data) > 1:
+            n_cuts += PyBytes_GET_SIZE(data) - 1
+    tokens_array = np.empty(n_cuts, dtype=np.int32)
+    lefts_array = np.empty(n_cuts, dtype=np.int32)
+    rights_array = np.empty(n_cuts, dtype=np.int32)
+    cdef int32_t[::1] tokens = tokens_array
+    cdef int32_t[::1] lefts = lefts_array
+    cdef int32_t[::1] rights = rights_array
     for token_id in range(len(token_bytes)):
         data = token_bytes[token_id]
         if data is None:
@@ -175,11 +183,11 @@ def enumerate_cuts(list token_bytes, dict id_of):
             right = PyDict_GetItem(id_of, PyBytes_FromStringAndSize(buffer + cut, length - cut))
             if right is NULL:
                 continue
-            tokens.append(token_id)
-            lefts.append(<object>left)
-            rights.append(<object>right)
-    return (np.asarray(tokens, dtype=np.int32), np.asarray(lefts, dtype=np.int32),
-            np.asarray(rights, dtype=np.int32))
+            tokens[count] = token_id
+            lefts[count] = <object>left
+            rights[count] = <object>right
+            count += 1
+    return tokens_array[:count].copy(), lefts_array[:count].copy(), rights_array[:count].copy()
 
 
 cdef inline uint64_t _pair_key(int32_t left, int32_t right) noexcept nogil:

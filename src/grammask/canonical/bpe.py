@@ -56,6 +56,9 @@ NO_PRIORITY = np.iinfo(np.int64).max
 
 PairRule = Callable[[bytes, bytes], Optional[int]]
 
+_CHUNK = 1 << 16
+"""Candidate merges passed to the merge rule per batch (bounds the build's temporary lists)."""
+
 
 def bpe_merge(pieces: list, pair_rule: PairRule) -> tuple[list, Optional[tuple]]:
     """Run BPE on a list of byte strings.
@@ -158,13 +161,18 @@ class MergeTable:
         merge rule joins, as (left id, right id, priority, result id) arrays (``_candidate_*``)."""
         cut_tokens, lefts, rights = enumerate_cuts(self.token_bytes, self.id_of)
         token_bytes, rule = self.token_bytes, self.pair_rule
-        priorities = [rule(token_bytes[left], token_bytes[right])
-                      for left, right in zip(lefts.tolist(), rights.tolist())]
-        merges = np.fromiter((priority is not None for priority in priorities), dtype=bool, count=len(priorities))
+        n_cuts = len(cut_tokens)
+        priorities = np.zeros(n_cuts, dtype=np.int64)
+        merges = np.zeros(n_cuts, dtype=bool)
+        for start in range(0, n_cuts, _CHUNK):
+            chunk = [rule(token_bytes[left], token_bytes[right]) for left, right in
+                     zip(lefts[start:start + _CHUNK].tolist(), rights[start:start + _CHUNK].tolist())]
+            merges[start:start + len(chunk)] = [priority is not None for priority in chunk]
+            priorities[start:start + len(chunk)] = [0 if priority is None else priority for priority in chunk]
         id_of = self.id_of
         self._candidate_left = lefts[merges]
         self._candidate_right = rights[merges]
-        self._candidate_priority = np.asarray([p for p in priorities if p is not None], dtype=np.int64)
+        self._candidate_priority = priorities[merges]
         first_ids = np.asarray([id_of[token_bytes[t]] for t in np.unique(cut_tokens).tolist()], dtype=np.int32)
         first_of = np.zeros(self.n_tokens, dtype=np.int32)
         first_of[np.unique(cut_tokens)] = first_ids

@@ -140,8 +140,9 @@ class CharClasses:
         self.atoms = pattern_atoms(pattern)
         key = hashlib.sha256(("v2\0" + pattern).encode("utf-8")).hexdigest()[:24]
         path = os.path.join(cache_dir(), f"charclasses-{key}.npz")
+        use_disk = not os.environ.get("GRAMMASK_NO_DISK_CACHE")
         loaded = None
-        if os.path.exists(path):
+        if use_disk and os.path.exists(path):
             try:
                 with np.load(path) as data:
                     loaded = (data["class_of"], data["signatures"])
@@ -149,13 +150,8 @@ class CharClasses:
                 loaded = None
         if loaded is None or loaded[0].shape != (N_CODE_POINTS,):
             loaded = self._compute()
-            try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                temporary = f"{path}.{os.getpid()}.tmp.npz"
-                np.savez(temporary, class_of=loaded[0], signatures=loaded[1])
-                os.replace(temporary, path)
-            except OSError:
-                pass
+            if use_disk:
+                self._store(path, loaded)
         class_of, signatures = loaded
         self.class_of = class_of
         self.n_classes = int(class_of.max()) + 1
@@ -168,7 +164,16 @@ class CharClasses:
         self.representatives = "".join(chr(int(c)) if c >= 0 else "\ufffd" for c in first)
         self.surrogate_class = int(class_of[0xD800])
         self._derive_generic_classes(signatures)
-        self._rep_of_char: dict = {}
+
+    @staticmethod
+    def _store(path: str, loaded: tuple) -> None:
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            temporary = f"{path}.{os.getpid()}.tmp.npz"
+            np.savez(temporary, class_of=loaded[0], signatures=loaded[1])
+            os.replace(temporary, path)
+        except OSError:
+            pass
 
     def _derive_generic_classes(self, signatures: np.ndarray) -> None:
         """Letter literals (``(?i)[sdmt]``, ``(?i)e``: contractions) only matter right after a
@@ -193,9 +198,9 @@ class CharClasses:
         self.literal_window = 2 if letter_literal_bits else 0
 
     def _compute(self):
-        code_points = np.arange(N_CODE_POINTS)
+        code_points = np.arange(N_CODE_POINTS, dtype=np.uint32)
         valid = code_points[(code_points < 0xD800) | (code_points >= 0xE000)]
-        text = "".join(map(chr, valid.tolist()))
+        text = valid.astype("<u4").tobytes().decode("utf-32-le")
         signature = np.zeros(N_CODE_POINTS, dtype=np.int64)
         signature[0xD800:0xE000] = -1
         for bit, atom in enumerate(self.atoms):
