@@ -11,12 +11,18 @@ Fixed workloads (DESIGN.md section 7, ../shared/workloads/bench):
   * memory after 1 MB of a JSON array of objects, with compaction;
   * right recursion (``A ::= 'a' A | 'a'`` and right-recursive JSON arrays):
     largest Earley set, completion steps per byte and CPU time per byte at
-    1,000 / 10,000 / 100,000 bytes, with Leo and (for the count) without.
+    1,000 / 10,000 / 100,000 bytes, with Leo and (for the count) without;
+  * ``state_key`` on the JSON document after each 1-, 2- and 4-byte push
+    (only the new sets are hashed): time per call from Python, the same
+    minus a trivial method call's overhead (about the C cost that mask.pyx
+    and the engine pay through ``state_key_into``), with and without
+    compaction, and a repeated call with nothing pushed.
 
 Times are CPU times (``time.process_time``), best of several runs: the
 machine is shared and noisy, so compare ratios within one run.
-Usage: ``python benchmarks/bench_earley.py [--quick]``; writes
-benchmarks/results/bench_earley.json.
+Usage: ``python benchmarks/bench_earley.py [--quick] [--only SECTION ...]``;
+writes benchmarks/results/bench_earley.json (``--only`` replaces those
+sections and keeps the others).
 """
 
 from __future__ import annotations
@@ -199,19 +205,76 @@ def bench_right_recursion(repeats):
     }
 
 
+def bench_state_key(repeats):
+    grammar, source = json_grammar()
+    tables = compiled_tables(grammar.lnf)
+    data = json_document(20_000)
+
+    def feed(chunk, horizon, with_key):
+        recognizer = EarleyRecognizer(tables, rollback_horizon=horizon)
+        recognizer.state_key()
+        if with_key:
+            for offset in range(0, len(data), chunk):
+                recognizer.push_bytes(data[offset:offset + chunk])
+                recognizer.state_key()
+        else:
+            for offset in range(0, len(data), chunk):
+                recognizer.push_bytes(data[offset:offset + chunk])
+                recognizer.is_accepting()
+
+    idle = EarleyRecognizer(tables)
+    idle.push_bytes(data[:1000])
+    idle.state_key()
+    n_calls = 100_000
+    repeated = best_cpu(lambda: [idle.state_key() for _ in range(n_calls)], repeats) / n_calls
+    overhead = best_cpu(lambda: [idle.is_accepting() for _ in range(n_calls)], repeats) / n_calls
+    rows = []
+    for chunk in (1, 2, 4):
+        n_pushes = len(range(0, len(data), chunk))
+        row = {"bytes_per_push": chunk}
+        for horizon, label in ((None, ""), (64, "_compacting_64")):
+            keyed = best_cpu(lambda: feed(chunk, horizon, True), repeats)
+            plain = best_cpu(lambda: feed(chunk, horizon, False), repeats)
+            # the plain run calls is_accepting() where the keyed one calls
+            # state_key(), so the difference is the key's own cost
+            row["ns_per_call" + label] = (keyed - plain) / n_pushes * 1e9 + overhead * 1e9
+            row["ns_per_call_minus_call_overhead" + label] = (keyed - plain) / n_pushes * 1e9
+        rows.append(row)
+    memory = EarleyRecognizer(tables)
+    memory.push_bytes(data)
+    before = memory.stats()["memory_bytes"]
+    memory.state_key()
+    return {
+        "grammar": source,
+        "document_bytes": len(data),
+        "after_push": rows,
+        "ns_repeated_call_nothing_pushed": repeated * 1e9,
+        "ns_trivial_method_call_overhead": overhead * 1e9,
+        "memory_bytes_per_input_byte": (memory.stats()["memory_bytes"] - before) / len(data),
+    }
+
+
+SECTIONS = {
+    "json_100kb": bench_json,
+    "arithmetic": bench_arith,
+    "memory_after_1mb_json": lambda repeats: bench_memory(),
+    "right_recursion": bench_right_recursion,
+    "state_key": bench_state_key,
+}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
+    parser.add_argument("--only", nargs="+", choices=sorted(SECTIONS), help="run these sections only")
     args = parser.parse_args()
     repeats = 3 if args.quick else 10
-    results = {
-        "benchmark": "bench_earley",
-        "machine": machine_info(),
-        "json_100kb": bench_json(repeats),
-        "arithmetic": bench_arith(repeats),
-        "memory_after_1mb_json": bench_memory(),
-        "right_recursion": bench_right_recursion(repeats),
-    }
+    results = {"benchmark": "bench_earley", "machine": machine_info()}
+    if args.only and RESULTS.exists():
+        results = {**json.loads(RESULTS.read_text()), "machine": machine_info()}
+    for name, run in SECTIONS.items():
+        if not args.only or name in args.only:
+            results[name] = run(repeats)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps(results, indent=2))

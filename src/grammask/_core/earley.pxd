@@ -30,9 +30,11 @@ cdef struct LeoEntry:
 
 
 # Per-set record of the state key (earley_key.pxi): the signature of the
-# set's waiting items, and the last target signature computed with the set as
-# origin (memo_nt = -1: none).
+# set's waiting items, where their target signatures start in key_item_sigs,
+# and the last target signature computed with the set as origin (memo_nt =
+# -1: none).
 cdef struct KeySetEntry:
+    int64_t sigs_start
     uint64_t waiting_lo
     uint64_t waiting_hi
     uint64_t memo_lo
@@ -99,15 +101,17 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef int64_t* chain_steps
     cdef Py_ssize_t chain_capacity
     # State key (earley_key.pxi), allocated on first use: per set, the
-    # signature of its waiting items; per item, the signature of the
-    # completion it leads to.  Valid for sets [0, n_sets_keyed) and their items.
+    # signature of its waiting items; per waiting item, the signature of the
+    # completion it leads to.  Valid for sets [0, n_sets_keyed).
     cdef KeySetEntry* key_sets           # [key_sets_capacity]
     cdef Py_ssize_t key_sets_capacity
-    cdef uint64_t* key_item_sigs         # [2 * key_items_capacity] (lo, hi) per item
+    cdef uint64_t* key_item_sigs         # [2 * key_items_capacity] (lo, hi) per waiting item
     cdef Py_ssize_t key_items_capacity
     cdef uint64_t* key_scratch           # [2 * key_scratch_capacity] item signatures to sort
     cdef Py_ssize_t key_scratch_capacity
     cdef Py_ssize_t n_sets_keyed
+    cdef uint64_t key_last_serial         # serial of the top set of the last key, 0: none
+    cdef uint64_t key_last[2]
 
     # Byte-recognizer interface.  try_push_byte / push_terminal_end* also
     # return False (state unchanged) when max_items or memory ran out: then

@@ -822,7 +822,9 @@ cdef class EarleyRecognizer(ByteRecognizer):
                   + self.grammar.n_nonterminals * (sizeof(uint64_t) + sizeof(int32_t))
                   + self.leo_capacity * sizeof(LeoEntry)
                   + self.chain_capacity * 2 * sizeof(int64_t)
-                  + self.partition_capacity * sizeof(Item))
+                  + self.partition_capacity * sizeof(Item)
+                  + self.key_sets_capacity * sizeof(KeySetEntry)
+                  + (self.key_items_capacity + self.key_scratch_capacity) * 2 * sizeof(uint64_t))
         return {
             "items_per_set": sizes,
             "total_items": int(self.n_items),

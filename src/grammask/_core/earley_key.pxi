@@ -24,7 +24,7 @@
 #         several are resolved recursively up to KEY_UNIT_DEPTH levels;
 #       - with no waiting item (and not (start, 0)): a constant DEAD;
 #       - otherwise H(TARGET, nt, root, waiting(j)), root = (nt, j) == (start, 0).
-#   * waiting(j) = H over the sorted, deduplicated signatures of j's items
+#   * waiting(j) = a set hash over the distinct signatures of j's items
 #     whose post-dot symbol is a nonterminal (the only ones a completion
 #     reads), item signature = H(ITEM, dot, progress, its target), where an
 #     item predicted in j (origin == j) has as target the resolution above
@@ -46,14 +46,19 @@
 #
 # Data layout and cost: ``key_sets`` holds waiting(j) per set (plus a
 # one-entry memo of the last target(nt, j) computed) and ``key_item_sigs``
-# every item's target signature, both valid for the sets below
-# ``n_sets_keyed`` (sets are immutable once built; ``pop_bytes`` lowers the
-# bound, compaction resets it).  A key after pushing k bytes hashes the k new
-# sets only: per item a memo hit or one scan of its origin set's waiting
-# items, plus a sort of each new set's item signatures.
+# the target signature of every waiting item (set j's from
+# ``key_sets[j].sigs_start``), both valid for the sets below ``n_sets_keyed``
+# (sets are immutable once built; ``pop_bytes`` lowers the bound, compaction
+# resets it).  Scan items are hashed for the top set only.  A key after
+# pushing k bytes hashes the k new sets only: per item a memo hit or one scan
+# of its origin set's waiting items, plus a sort of each new set's item
+# signatures.  The last key is
+# kept with the top set's serial (serials are never reused; compaction
+# clears it), so asking again without a push costs nothing.
 #
 # Hash: two 64-bit lanes (splitmix64 and murmur3 finalizers over the word
-# sequence, each seeded by a tag), 128 bits together; not cryptographic.
+# sequence, each seeded by a tag), 128 bits together; a set hashes as the
+# lane-wise sums of its distinct item signatures; not cryptographic.
 
 from libc.stdlib cimport qsort
 
@@ -139,9 +144,16 @@ cdef void _sort_sigs(uint64_t* sigs, Py_ssize_t n) noexcept nogil:
         sigs[2 * j + 1] = hi
 
 
+cdef inline uint64_t* _waiting_sig(EarleyRecognizer self, Py_ssize_t set_id, Py_ssize_t idx) noexcept nogil:
+    """Stored target signature of waiting item idx of set set_id."""
+    return &self.key_item_sigs[2 * (self.key_sets[set_id].sigs_start + idx - self.set_nt_starts[set_id])]
+
+
 cdef bint _key_reserve(EarleyRecognizer self) noexcept nogil:
-    """Room for every set and item (and one set's scratch)."""
+    """Room for every set, every waiting item, and one set's scratch; sets
+    the signature offsets of the sets to key."""
     cdef Py_ssize_t capacity, s, largest = 0
+    cdef int64_t n_sigs = 0
     cdef void* p
     if self.key_sets_capacity < self.n_sets:
         capacity = _pow2_at_least(self.n_sets)
@@ -151,17 +163,22 @@ cdef bint _key_reserve(EarleyRecognizer self) noexcept nogil:
             return False
         self.key_sets = <KeySetEntry*>p
         self.key_sets_capacity = capacity
-    if self.key_items_capacity < self.n_items:
-        capacity = _pow2_at_least(self.n_items)
+    if self.n_sets_keyed > 0:
+        s = self.n_sets_keyed - 1
+        n_sigs = self.key_sets[s].sigs_start + self.set_starts[s + 1] - self.set_nt_starts[s]
+    for s in range(self.n_sets_keyed, self.n_sets):
+        self.key_sets[s].sigs_start = n_sigs
+        n_sigs += self.set_starts[s + 1] - self.set_nt_starts[s]
+        if self.set_starts[s + 1] - self.set_starts[s] > largest:
+            largest = self.set_starts[s + 1] - self.set_starts[s]
+    if self.key_items_capacity < n_sigs:
+        capacity = _pow2_at_least(n_sigs)
         p = realloc(self.key_item_sigs, 2 * capacity * sizeof(uint64_t))
         if p == NULL:
             self.error_code = ERROR_MEMORY
             return False
         self.key_item_sigs = <uint64_t*>p
         self.key_items_capacity = capacity
-    for s in range(self.n_sets_keyed, self.n_sets):
-        if self.set_starts[s + 1] - self.set_starts[s] > largest:
-            largest = self.set_starts[s + 1] - self.set_starts[s]
     if self.key_scratch_capacity < largest:
         capacity = _pow2_at_least(largest)
         p = realloc(self.key_scratch, 2 * capacity * sizeof(uint64_t))
@@ -220,8 +237,8 @@ cdef bint _key_resolve(EarleyRecognizer self, int32_t nt, Py_ssize_t set_id,
         if tables.symbol_ids[item.dot] != nt:
             continue
         if item.origin < set_id:
-            sig[0] = self.key_item_sigs[2 * idx]
-            sig[1] = self.key_item_sigs[2 * idx + 1]
+            sig[0] = _waiting_sig(self, set_id, idx)[0]
+            sig[1] = _waiting_sig(self, set_id, idx)[1]
         elif depth >= KEY_UNIT_DEPTH or not _key_resolve(self, item.nt, set_id, sig, &inner_nt, depth + 1):
             return False
         if n_waiting == 0:
@@ -264,49 +281,74 @@ cdef void _key_target(EarleyRecognizer self, int32_t nt, Py_ssize_t set_id,
         origin.memo_hi = out2[1]
 
 
-cdef void _key_items_hash(EarleyRecognizer self, Py_ssize_t begin, Py_ssize_t end,
-                          uint64_t* out2) noexcept nogil:
-    """Set hash of items[begin:end]: sorted, deduplicated item signatures
-    (dot, progress, target signature)."""
-    cdef Py_ssize_t idx, n = 0, k
-    cdef KeyHasher h
-    cdef uint64_t* scratch = self.key_scratch
-    cdef uint64_t position
-    for idx in range(begin, end):
-        # (dot, progress) mixed into each lane of the target signature
-        position = <uint64_t><uint32_t>self.items[idx].dot << 32 | <uint32_t>self.items[idx].progress
-        scratch[2 * n] = _mix64(self.key_item_sigs[2 * idx] ^ _mix64(position ^ KEY_TAG_ITEM))
-        scratch[2 * n + 1] = _fmix64(self.key_item_sigs[2 * idx + 1] + _fmix64(position + KEY_TAG_ITEM))
-        n += 1
-    _sort_sigs(scratch, n)
-    _kh_init(&h, KEY_TAG_SET)
+cdef inline void _key_item_sig(const Item* item, const uint64_t* target, uint64_t* out2) noexcept nogil:
+    """Signature of an item: (dot, progress) mixed into each lane of its
+    target signature."""
+    cdef uint64_t position = <uint64_t><uint32_t>item.dot << 32 | <uint32_t>item.progress
+    out2[0] = _mix64(target[0] ^ _mix64(position ^ KEY_TAG_ITEM))
+    out2[1] = _fmix64(target[1] + _fmix64(position + KEY_TAG_ITEM))
+
+
+cdef void _key_set_hash(uint64_t* sigs, Py_ssize_t n, uint64_t* out2) noexcept nogil:
+    """Set hash of n item signatures (sorted in place): the lane-wise sums of
+    the distinct ones, mixed with their number.  Item signatures are strongly
+    mixed, so sums make an order-independent set hash without a serial hash
+    chain; sorting finds the duplicates."""
+    cdef Py_ssize_t k, n_distinct = 0
+    cdef uint64_t sum_a = 0, sum_b = 0
+    _sort_sigs(sigs, n)
     for k in range(n):
-        if k > 0 and scratch[2 * k] == scratch[2 * k - 2] and scratch[2 * k + 1] == scratch[2 * k - 1]:
+        if k > 0 and sigs[2 * k] == sigs[2 * k - 2] and sigs[2 * k + 1] == sigs[2 * k - 1]:
             continue
-        _kh_add(&h, scratch[2 * k])
-        _kh_add(&h, scratch[2 * k + 1])
-    _kh_finish(&h, out2)
+        sum_a += sigs[2 * k]
+        sum_b += sigs[2 * k + 1]
+        n_distinct += 1
+    out2[0] = _mix64(sum_a ^ (<uint64_t>n_distinct * 0x9e3779b97f4a7c15ULL) ^ KEY_TAG_SET)
+    out2[1] = _fmix64(sum_b + out2[0])
 
 
 cdef void _key_set(EarleyRecognizer self, Py_ssize_t s) noexcept nogil:
-    """Store the target signature of every item of set s, then waiting(s).
-    Sets below s are keyed."""
-    cdef Py_ssize_t idx
+    """Store the target signature of every waiting item of set s, then
+    waiting(s).  Sets below s are keyed; sigs_start of s is set."""
+    cdef Py_ssize_t idx, n = 0
     cdef Item* item
     cdef uint64_t out2[2]
+    cdef int32_t last_nt = -1
     self.key_sets[s].memo_nt = -1
     # Older origins first: resolving inside s reads those items' signatures.
-    for idx in range(self.set_starts[s], self.set_starts[s + 1]):
+    for idx in range(self.set_nt_starts[s], self.set_starts[s + 1]):
         item = &self.items[idx]
         if item.origin < s:
-            _key_target(self, item.nt, item.origin, s, &self.key_item_sigs[2 * idx])
-    for idx in range(self.set_starts[s], self.set_starts[s + 1]):
+            _key_target(self, item.nt, item.origin, s, _waiting_sig(self, s, idx))
+    # Predictions of one nonterminal are stored next to each other: resolve once.
+    for idx in range(self.set_nt_starts[s], self.set_starts[s + 1]):
         item = &self.items[idx]
         if item.origin >= s:
-            _key_target(self, item.nt, s, s, &self.key_item_sigs[2 * idx])
-    _key_items_hash(self, self.set_nt_starts[s], self.set_starts[s + 1], out2)
+            if item.nt != last_nt:
+                _key_target(self, item.nt, s, s, out2)
+                last_nt = item.nt
+            _waiting_sig(self, s, idx)[0] = out2[0]
+            _waiting_sig(self, s, idx)[1] = out2[1]
+    for idx in range(self.set_nt_starts[s], self.set_starts[s + 1]):
+        _key_item_sig(&self.items[idx], _waiting_sig(self, s, idx), &self.key_scratch[2 * n])
+        n += 1
+    _key_set_hash(self.key_scratch, n, out2)
     self.key_sets[s].waiting_lo = out2[0]
     self.key_sets[s].waiting_hi = out2[1]
+
+
+cdef void _key_scanning(EarleyRecognizer self, Py_ssize_t s, uint64_t* out2) noexcept nogil:
+    """Set hash of set s's scan items (s keyed; their targets are computed
+    here, they are needed for the top set only)."""
+    cdef Py_ssize_t idx, n = 0
+    cdef Item* item
+    cdef uint64_t target[2]
+    for idx in range(self.set_starts[s], self.set_nt_starts[s]):
+        item = &self.items[idx]
+        _key_target(self, item.nt, item.origin if item.origin < s else s, s, target)
+        _key_item_sig(item, target, &self.key_scratch[2 * n])
+        n += 1
+    _key_set_hash(self.key_scratch, n, out2)
 
 
 cdef bint _state_key(EarleyRecognizer self, uint64_t* out2) noexcept nogil:
@@ -316,13 +358,17 @@ cdef bint _state_key(EarleyRecognizer self, uint64_t* out2) noexcept nogil:
     cdef Py_ssize_t s
     cdef uint64_t scanning[2]
     cdef KeyHasher h
+    if self.key_last_serial == self.set_serials[top] and self.n_sets_keyed == self.n_sets:
+        out2[0] = self.key_last[0]
+        out2[1] = self.key_last[1]
+        return True
     if self.n_sets_keyed < self.n_sets:
         if not _key_reserve(self):
             return False
         for s in range(self.n_sets_keyed, self.n_sets):
             _key_set(self, s)
         self.n_sets_keyed = self.n_sets
-    _key_items_hash(self, self.set_starts[top], self.set_nt_starts[top], scanning)
+    _key_scanning(self, top, scanning)
     _kh_init(&h, KEY_TAG_KEY)
     _kh_add(&h, self.set_accepting[top])
     _kh_add(&h, self.key_sets[top].waiting_lo)
@@ -330,4 +376,7 @@ cdef bint _state_key(EarleyRecognizer self, uint64_t* out2) noexcept nogil:
     _kh_add(&h, scanning[0])
     _kh_add(&h, scanning[1])
     _kh_finish(&h, out2)
+    self.key_last_serial = self.set_serials[top]
+    self.key_last[0] = out2[0]
+    self.key_last[1] = out2[1]
     return True

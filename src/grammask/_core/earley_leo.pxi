@@ -232,6 +232,7 @@ cdef bint _compact(EarleyRecognizer self, Py_ssize_t keep_last_sets) noexcept no
     self.n_items = write
     self.compaction_epoch += 1
     self.n_sets_keyed = 0
+    self.key_last_serial = 0
     _leo_clear(self)
     free(live)
     free(new_index)
