@@ -5,26 +5,28 @@ Soundness is checked against the independent reference recognizer
 the ``regex`` module): on random grammars and random viable prefixes, every
 two prefixes with equal keys must get the same verdict (viable, accepted) for
 every suffix up to 3 bytes over the test alphabet and for random longer
-suffixes.  Usefulness: equivalent states reached through different text,
-after compaction, with Leo off, after push/pop round trips, snapshot/restore
-and copy give equal keys, and different JSON nesting gives different keys.
+suffixes.  On the shipped JSON grammar, prefixes of json.dumps documents
+with equal keys trade the rest of their documents and ``json.loads`` must
+accept every swapped document.  Usefulness: equivalent states reached
+through different text, after compaction, with Leo off, after push/pop round
+trips, snapshot/restore and copy give equal keys, and different JSON nesting
+gives different keys.
 """
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 from hypothesis import given, strategies as st
 
-from grammask.grammar import builtin
+from grammask.grammar import Grammar, builtin
 from grammask._core.earley import EarleyRecognizer, compiled_tables
 
 from earley_support import ReferenceRecognizer, build_lnf
 from test_earley_differential import ALPHABET, examples, grammars
 from test_earley_leo_compaction import RIGHT_RECURSIVE_JSON
-
-from grammask.grammar import Grammar
 
 SUFFIX_BYTES = sorted(set(ALPHABET))
 
@@ -321,7 +323,7 @@ def test_json_keys_survive_push_pop_round_trips(json_tables):
     assert recognizer.copy().state_key() == before
 
 
-def test_right_recursive_json_keys(json_tables):
+def test_right_recursive_json_keys():
     tables = compiled_tables(Grammar.from_ebnf(RIGHT_RECURSIVE_JSON).lnf)
     short = EarleyRecognizer(tables)
     long = EarleyRecognizer(tables, rollback_horizon=4)
@@ -331,3 +333,33 @@ def test_right_recursive_json_keys(json_tables):
     deeper = EarleyRecognizer(tables)
     assert deeper.push_bytes(b'[[{"a": 1}, {"b": [')
     assert deeper.state_key() != short.state_key()
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    | st.text(st.sampled_from("abyz 09_"), max_size=4),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(st.sampled_from("abk"), max_size=3), children, max_size=3),
+    max_leaves=8)
+
+
+@examples(200)
+@given(st.lists(JSON_VALUES, min_size=2, max_size=4), st.sampled_from([None, 1]))
+def test_json_equal_keys_swap_tails(json_tables, values, indent):
+    """Prefixes of several JSON documents with equal keys can trade the rest
+    of their documents: json.loads accepts every swapped document."""
+    documents = [json.dumps(value, indent=indent).encode() for value in values]
+    by_key: dict[bytes, list[tuple[int, int]]] = {}
+    for doc_id, document in enumerate(documents):
+        recognizer = EarleyRecognizer(json_tables, rollback_horizon=2)
+        for position in range(len(document) + 1):
+            if position:
+                assert recognizer.push_byte(document[position - 1]), document[:position]
+            by_key.setdefault(recognizer.state_key(), []).append((doc_id, position))
+        assert recognizer.is_accepting()
+    for members in by_key.values():
+        for doc_a, cut_a in members[:4]:
+            for doc_b, cut_b in members[:4]:
+                swapped = documents[doc_a][:cut_a] + documents[doc_b][cut_b:]
+                json.loads(swapped)
