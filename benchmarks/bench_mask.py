@@ -8,7 +8,12 @@ bitmask (the work a server does per token).  Reported per workload:
 - compile_ms: Grammar construction + grammask.compile (caches cleared first);
 - cold: the first pass over the input on a fresh CompiledGrammar (includes the
   lazy per-terminal token sets being built);
-- warm: a second pass with a new Engine on the same CompiledGrammar;
+- warm: a second pass with a new Engine on the same CompiledGrammar (the
+  whole-mask cache, keyed by the exact Earley state and the canonical state,
+  now holds every state of the input: this is the replayed-prefix case);
+- warm_no_mask_cache: the same with ``Config(mask_cache_entries=0)`` after a
+  throwaway pass: per-terminal token sets warm, every mask computed (what a
+  new sequence through already-seen grammar states costs without repeats);
 - median / p99 / max in microseconds, RSS growth;
 plus `mask_logits` on a 131,072-entry float32 array (contiguous and strided).
 
@@ -18,6 +23,7 @@ Usage: python benchmarks/bench_mask.py [--out benchmarks/results/bench_mask.json
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import pathlib
 import sys
@@ -167,15 +173,22 @@ def main(argv=None) -> dict:
         token_ids = encoding.encode(text, disallowed_special=())
         cold, _ = run_pass(compiled, token_ids)
         warm, engine = run_pass(compiled, token_ids)
+        uncached_config = dataclasses.replace(config, mask_cache_entries=0)
+        uncached = grammask.compile(grammar, vocab, uncached_config)
+        run_pass(uncached, token_ids)
+        warm_uncached, _ = run_pass(uncached, token_ids)
         results["workloads"][name] = {
             "n_tokens": len(token_ids), "compile_ms": round(compile_ms, 2),
             "cold": summary(cold), "warm": summary(warm),
+            "warm_no_mask_cache": summary(warm_uncached),
             "rss_growth_mb": round((rss_kb() - rss_before) / 1024, 1),
             "terminal_states_cached": engine.stats()["n_cached_terminal_states"],
         }
         print(f"{name:20s} tokens={len(token_ids):4d} compile={compile_ms:8.1f} ms  "
               f"cold med/p99={summary(cold)['median_us']:8.1f}/{summary(cold)['p99_us']:9.1f} us  "
-              f"warm med/p99={summary(warm)['median_us']:8.1f}/{summary(warm)['p99_us']:9.1f} us",
+              f"warm med/p99={summary(warm)['median_us']:8.1f}/{summary(warm)['p99_us']:9.1f} us  "
+              f"uncached med/p99={summary(warm_uncached)['median_us']:8.1f}/"
+              f"{summary(warm_uncached)['p99_us']:9.1f} us",
               flush=True)
         if name == "generic_json":
             results["mask_logits_131k"] = bench_mask_logits(compiled)

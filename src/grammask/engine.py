@@ -23,10 +23,14 @@ Invariants
     * EOS is allowed exactly when the bytes so far form a sentence; with
       ``Config(eager_end=True)`` it is then the only allowed token.  After EOS
       has been accepted only EOS stays allowed (so generation loops stop).
-    * The grammar mask is exact; the canonical filter only removes tokens,
-      and is skipped for a step (counted in ``stats()["canonical_fallbacks"]``)
-      when it would remove every grammar-allowed token.
-    * The current mask is computed at most once per state (``_bits_valid``).
+    * The grammar mask is exact; the canonical filter and its lookahead
+      (``grammask.lookahead``) only remove tokens, EOS needs the tokens to be
+      canonical as they stand, and both are skipped for a step (counted in
+      ``stats()["canonical_fallbacks"]``) when nothing would be left.
+    * The current mask is computed at most once per state (``_bits_valid``),
+      and whole masks are shared between engines through
+      ``CompiledGrammar.mask_cache``, keyed by the recognizer's exact
+      ``state_key()`` and the canonical state.
 
 Seeds: ``constrained-decoding-engine-implementation-kbnf.txt`` (engine API,
 mask from an Earley recognizer over a token trie), ``lab-12-01-regex-fsm-token-masks.txt``
