@@ -52,9 +52,9 @@
 # resets it).  Scan items are hashed for the top set only.  A key after
 # pushing k bytes hashes the k new sets only: per item a memo hit or one scan
 # of its origin set's waiting items, plus a sort of each new set's item
-# signatures.  The last key is
-# kept with the top set's serial (serials are never reused; compaction
-# clears it), so asking again without a push costs nothing.
+# signatures.  The last key is kept with the top set's serial (serials are
+# never reused; compaction clears it), so asking again without a push costs
+# nothing.
 #
 # Hash: two 64-bit lanes (splitmix64 and murmur3 finalizers over the word
 # sequence, each seeded by a tag), 128 bits together; a set hashes as the
