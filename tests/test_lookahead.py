@@ -144,3 +144,14 @@ def test_set_bit_ids_matches_numpy():
     bits[3] = 0
     expected = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")).tolist()
     assert set_bit_ids(bits) == expected
+
+
+def test_engines_on_several_threads_share_one_lookahead():
+    """Engines of one compiled grammar on four threads get the oracle's masks
+    (the lookahead's caches and scratch bitsets are shared)."""
+    from concurrent.futures import ThreadPoolExecutor
+    encoding = toy_encoding(KEYWORD_MERGES)
+    words = ["true", "null", "no", "t", "12"]
+    with ThreadPoolExecutor(4) as pool:
+        counts = list(pool.map(lambda _: check_all_states(encoding, words, 2), range(4)))
+    assert len(set(counts)) == 1 and counts[0] > 10

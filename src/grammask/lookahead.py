@@ -32,7 +32,9 @@ Data layout
     bounded FIFO.
 
 Invariants
-    ``prune`` only clears bits of the mask it is given and never clears a
+    One lock serializes ``prune`` calls of engines on several threads (the
+    caches and scratch bitsets are shared by every engine of a compiled
+    grammar; the work is Python under the GIL anyway).  ``prune`` only clears bits of the mask it is given and never clears a
     token that is alive; if every candidate is dead the caller's mask keeps
     its non-narrow tokens, and the engine reports a mask emptied this way as
     a canonical fallback.
@@ -45,6 +47,7 @@ section 6.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -85,6 +88,7 @@ class CanonicalLookahead:
         self._fresh_verdicts: OrderedDict = OrderedDict()
         self.fresh_cache_size = 256
         self._fresh_states: dict = {}
+        self._lock = threading.Lock()
         # Up to this many grammar-allowed tokens are tested one by one with
         # ``is_allowed``; more, and the canonical state's whole keep bitset
         # is computed instead.
@@ -102,6 +106,10 @@ class CanonicalLookahead:
         candidates = np.bitwise_and(bits, narrow)
         if not candidates.any():
             return 0
+        with self._lock:
+            return self._prune(recognizer, canonical_state, bits, candidates)
+
+    def _prune(self, recognizer, canonical_state, bits: np.ndarray, candidates: np.ndarray) -> int:
         n_removed = 0
         fresh = self.canonical.fresh_bitset(canonical_state)
         if fresh is not None:
