@@ -251,3 +251,45 @@ def test_old_pickled_layout_is_migrated(encoding_and_filter):
     migrated.__setstate__(state)
     assert migrated.continuation_parts == backend.continuation_parts
     assert len(migrated.continuation_parts) == len(backend.continuation_ids) > 0
+
+
+def test_no_disk_cache_flag_also_skips_the_class_table(tmp_path, monkeypatch):
+    """GRAMMASK_NO_DISK_CACHE: the character-class table is computed, neither read nor written."""
+    from grammask.canonical.pretokenizer import CharClasses
+
+    monkeypatch.setenv("GRAMMASK_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("GRAMMASK_NO_DISK_CACHE", "1")
+    computed = CharClasses(r"\s+|\p{L}+|\p{N}")
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.delenv("GRAMMASK_NO_DISK_CACHE")
+    stored = CharClasses(r"\s+|\p{L}+|\p{N}")
+    assert len(list(tmp_path.iterdir())) == 1
+    assert np.array_equal(CharClasses(r"\s+|\p{L}+|\p{N}").class_of, computed.class_of)
+    assert stored.representatives == computed.representatives
+
+
+def test_generic_probes_give_the_verdicts_of_all_probes(encoding_and_filter):
+    """Scanning one probe per generic class away from a trigger character (``_probes_after``)
+    decides region trims and token verdicts exactly as scanning every class representative."""
+    import pickle
+
+    encoding, flt = encoding_and_filter
+    backend = flt.backend
+    full = pickle.loads(pickle.dumps(backend))
+    full._probes_after = lambda text: full.probes
+    reduced = pickle.loads(pickle.dumps(backend))
+    rng = random.Random(17)
+    representatives = backend.classes.representatives.replace("\ufffd", "")
+    for _ in range(1500):
+        raw = "".join(rng.choice(representatives + "'' aa sS") for _ in range(rng.randint(1, 9)))
+        region = backend.classes.represent(raw)
+        assert reduced._common_boundary(region, b"", True) == full._common_boundary(region, b"", True), region
+    texts = TEXTS + ["I'm sure it's fine, we'll see. DON'T panic; they've 'quoted' it 's 'S"]
+    for text in texts:
+        ids = encoding.encode_ordinary(text)
+        reduced_states = list(_states_along(reduced, ids))
+        assert reduced_states == list(_states_along(full, ids))
+        for state in rng.sample(reduced_states, min(5, len(reduced_states))):
+            for token_id in rng.sample(range(backend.vocab_size), 150):
+                assert reduced.token_verdict(state, token_id) == full.token_verdict(state, token_id)
+            assert np.array_equal(reduced.allowed_words(state), full.allowed_words(state))

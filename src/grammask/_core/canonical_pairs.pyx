@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Packed pair-forbidden bitsets of byte-pair encoding, walked over the spine indexes.
+"""Packed pair-forbidden bitsets of byte-pair encoding, walked over the spine indexes;
+and the compiled loops of building a merge table.
 
 What it computes
 ----------------
@@ -38,6 +39,13 @@ Invariants
 Bits are only ever set (OR), so the caller chooses the starting words (e.g.
 the unreachable tokens).  Cost: the crossing merges below the spine's parent
 priorities plus the tokens they forbid; no allocation.
+
+Also here: ``combine_words`` (a mask from the cached region bitsets and a
+pair bitset in one pass) and, for ``MergeTable``'s build,
+``enumerate_cuts`` (token byte strings split into two token byte strings)
+and ``bpe_last_merges`` (BPE over token ids, an open-addressing table of
+(left, right) -> merge; ``bpe.bpe_merge`` over bytes is the reference and
+tests compare the trees with it and with tiktoken's own BPE).
 """
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t

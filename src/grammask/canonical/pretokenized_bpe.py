@@ -31,7 +31,21 @@ Data layout
     incomplete character at the end), ``partial_cut`` (None if that character
     began inside a token, else the pair verdict at its start).  Shapes:
     ``shape_of_token`` int32[V] (-1 = never allowed: special, unused,
-    unreachable or invalid UTF-8) into ``shapes`` (lead, body, tail).
+    unreachable, invalid UTF-8, or starting with continuation bytes) into
+    ``shapes`` (body, tail); tokens starting with continuation bytes are in
+    ``continuation_parts`` {id: (leading continuation bytes, body, tail)}
+    (backends pickled with the earlier per-token ``token_split`` list are
+    converted on load).
+
+Per-step cost (tekken, 131k tokens)
+    A mask for a state whose region and last token were seen before in the
+    process is one compiled pass ``allowed | (conditional & ~pair)`` over
+    4,096 words; a new last token adds the compiled spine walk
+    (``MergeTable.forbidden_words``, about 3-10 us); ``advance`` reads the
+    pair verdict as a bit of that cached bitset and the region trim from a
+    memo.  A new region costs one scan per undecided shape and probe
+    (milliseconds; 256 regions kept).  Per-process memos are bounded
+    (``_MEMO_LIMIT`` entries, then cleared).
 
 Invariants and limits
     Exact with respect to the pattern for every continuation among the probes;
@@ -192,6 +206,9 @@ class PretokenizedBPE:
 
     def _reset_caches(self) -> None:
         self._shape_index = array("i", self.shape_of_token.astype(np.int32).tobytes())
+        generic = self.classes.generic_representatives
+        self._generic_probes = ("",) + tuple(dict.fromkeys(
+            generic[index] for index in range(len(generic)) if index != self.classes.surrogate_class))
         self._feasible_memo: dict = {}
         self._trim_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
@@ -201,7 +218,8 @@ class PretokenizedBPE:
     def __getstate__(self) -> dict:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
-        for name in ("_shape_index", "_feasible_memo", "_trim_memo", "_pair_cache", "_words_cache", "_pair_words_cache",
+        for name in ("_shape_index", "_generic_probes", "_feasible_memo", "_trim_memo", "_pair_cache",
+                     "_words_cache", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
         return state
@@ -215,6 +233,24 @@ class PretokenizedBPE:
                 for token_id, split in enumerate(token_split) if split is not None and split[0]}
         self.__dict__.update(state)
         self._reset_caches()
+
+    def _probes_after(self, text: str) -> tuple:
+        """The probe continuations to scan after ``text`` (class representatives).
+
+        All probes, or only one per generic class when no trigger character
+        (``'``) lies within ``literal_window`` characters of the end: there a
+        letter-literal class cannot start a literal and scans as its generic
+        class (the invariant of ``CharClasses.represent``), so cl100k /
+        Llama-3 / Qwen2 scan 7-9 probes instead of 13-16."""
+        classes = self.classes
+        window = classes.literal_window
+        n_text = len(text)
+        if not window or n_text < window:
+            return self.probes
+        class_of, trigger_class = classes.class_of, classes.trigger_class
+        if any(trigger_class[class_of[ord(char)]] for char in text[n_text - window:]):
+            return self.probes
+        return self._generic_probes
 
     def _token_parts(self, token_id: int):
         """(leading continuation bytes, body shape, trailing partial bytes) of a placeable token, else None."""
@@ -238,7 +274,7 @@ class PretokenizedBPE:
         found = self._feasible_memo.get(key)
         if found is not None:
             return found
-        probes = tail_classes if tail_classes is not None else self.probes
+        probes = tail_classes if tail_classes is not None else self._probes_after(region)
         n_region = len(region)
         cut_offsets = {offset for offset, _ in cuts}
         boundaries_of = self.scanner.boundaries
@@ -379,7 +415,7 @@ class PretokenizedBPE:
             if first:
                 fixed = boundaries_of(region + first)
                 fixed = tuple(b for b in fixed if b <= n_region)
-                for probe in self.probes:
+                for probe in self._probes_after(region + first):
                     ends = tuple(b for b in boundaries_of(region + first + probe) if b <= n_region)
                     if ends != fixed:
                         fixed = None
@@ -470,7 +506,7 @@ class PretokenizedBPE:
         classes; when it began inside a token (``partial_inside``) a boundary
         at the region's end does not count."""
         n_region = len(region)
-        probes = self.classes.completion_classes(partial) if partial else self.probes
+        probes = self.classes.completion_classes(partial) if partial else self._probes_after(region)
         common = None
         for probe in probes:
             ends = tuple(b for b in self.scanner.boundaries(region + probe) if b <= n_region)

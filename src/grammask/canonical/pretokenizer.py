@@ -13,7 +13,9 @@ What it computes
     strings and memoizes the boundaries.
 
 Data layout
-    ``class_of``: int16[0x110000] code point -> class id; ``representatives``:
+    ``class_of``: int16[0x110000] code point -> class id (cached on disk under
+    ``cache_dir()`` unless ``GRAMMASK_NO_DISK_CACHE`` is set; computing it
+    takes about 0.5 s); ``representatives``:
     str, one character per class.  ``boundaries(text)`` returns the tuple of
     match end offsets (characters) of ``regex.finditer(pattern, text)``.
 
