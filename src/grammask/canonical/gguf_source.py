@@ -43,12 +43,15 @@ Never a guess
 Data layout
     Built filters are memoized per (content digest, vocabulary size, special
     ids) and pickled by ``factory``'s disk cache; the digest covers the
-    format, model, pre-tokenizer pattern, token texts and types, scores and
-    merges.  ``GGUFTokenizerMetadata`` read for ``from_llama`` vocabularies is
+    format, model, pre-tokenizer name, pattern and ``ignore_merges``, token
+    texts and types, scores, merges and ``add_space_prefix``.  ``GGUFTokenizerMetadata`` read for ``from_llama`` vocabularies is
     memoized per (path, size, mtime).
 
 Invariants
-    User-defined tokens (type 4) are cut out of the text before
+    An id whose text is not in the GPT-2 byte alphabet, or whose text a later
+    id repeats (llama.cpp's ``token_to_id`` keeps the last id), is never
+    emitted by llama.cpp's BPE and never allowed here.  User-defined
+    tokens (type 4) are cut out of the text before
     pre-tokenization by llama.cpp even with ``special=False``; like control
     tokens they are left to the grammar (never filtered) and start a fresh
     canonical state.  Seeds: DESIGN.md sections 5 and 6; llama.cpp
@@ -65,7 +68,7 @@ from typing import Any, Optional
 import numpy as np
 
 from grammask.canonical.filter import CanonicalFilter
-from grammask.vocab.encodings import SENTENCEPIECE_SPACE, byte_level_to_bytes
+from grammask.vocab.encodings import SENTENCEPIECE_SPACE, UNICODE_TO_BYTE, byte_level_to_bytes
 from grammask.vocab.gguf import (
     TOKEN_TYPE_BYTE,
     TOKEN_TYPE_CONTROL,
@@ -77,10 +80,24 @@ from grammask.vocab.gguf import (
     read_gguf_metadata,
 )
 
-CACHE_FORMAT = "canonical-gguf-v1"
+CACHE_FORMAT = "canonical-gguf-v4"
 
-_CONTRACTIONS = r"'s|'t|'re|'ve|'m|'ll|'d"
-_CONTRACTIONS_ANY_CASE = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+def _contractions(letter_class: str) -> str:
+    """``'s|'t|'re|'ve|'m|'ll|'d`` with each letter matched as ``(?=letter_class)(?i:x)``.
+
+    Exactly the letters of ``letter_class`` that fold to x (``[a-z]``: case-sensitive
+    lowercase; ``[a-zA-Z]``: either ASCII case, never ``ſ`` or the Kelvin sign).  Written
+    with ``(?i)`` letter atoms so the scanner keeps these letters apart only right
+    after an apostrophe (``pretokenizer.CharClasses``' generic classes): a plain
+    ``'s`` makes SmolLM2's 49k tokens fall into 23k shapes instead of 1.9k.
+    """
+    suffixes = ("s", "t", "re", "ve", "m", "ll", "d")
+    return "'(?:" + "|".join("".join(f"(?={letter_class})(?i:{letter})" for letter in suffix)
+                             for suffix in suffixes) + ")"
+
+
+_CONTRACTIONS = _contractions("[a-z]")
+_CONTRACTIONS_ANY_CASE = _contractions("[a-zA-Z]")
 
 GPT2_PATTERN = _CONTRACTIONS + r"| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
 """llama.cpp's GPT-2 regex plus ``|\\s+``: the one piece it leaves unmatched is a single
@@ -135,6 +152,7 @@ PRETOKENIZERS: dict = {
 
 _NEVER_BPE_TYPES = (TOKEN_TYPE_UNKNOWN, TOKEN_TYPE_CONTROL, TOKEN_TYPE_UNUSED, TOKEN_TYPE_USER_DEFINED)
 
+_BYTE_ALPHABET = frozenset(UNICODE_TO_BYTE)
 _BUILT: dict = {}
 _METADATA: dict = {}
 
@@ -186,6 +204,7 @@ def gguf_bpe_rules(metadata: GGUFTokenizerMetadata, vocab: Any):
     types = _token_types(metadata).tolist()
     token_bytes: list = [None] * vocab.size
     excluded = set(vocab.special_token_ids)
+    emitted_id_of = {text: token_id for token_id, text in enumerate(metadata.tokens)}
     for token_id, (text, token_type) in enumerate(zip(metadata.tokens, types)):
         if token_type in _NEVER_BPE_TYPES or token_type == TOKEN_TYPE_BYTE:
             excluded.add(token_id)
@@ -193,8 +212,10 @@ def gguf_bpe_rules(metadata: GGUFTokenizerMetadata, vocab: Any):
         data = byte_level_to_bytes(text)
         if token_id >= vocab.size or vocab.token_bytes[token_id] != data:
             return None
-        if token_id not in excluded:
-            token_bytes[token_id] = data
+        if token_id in excluded:
+            continue
+        emitted = emitted_id_of[text] == token_id and _BYTE_ALPHABET.issuperset(text)
+        token_bytes[token_id] = data if emitted else _never_emitted(token_id)
     known = {data for data in token_bytes if data is not None}
     priority_of: dict = {}
     for index, merge in enumerate(metadata.merges):
@@ -212,6 +233,16 @@ def gguf_bpe_rules(metadata: GGUFTokenizerMetadata, vocab: Any):
 
     return BPERules("gguf", token_bytes, pair_rule, pre.pattern, vocab.size, frozenset(excluded),
                     f"gguf-{metadata.pre}")
+
+
+def _never_emitted(token_id: int) -> bytes:
+    """Bytes for an id llama.cpp's BPE never emits: its text is not written in the GPT-2
+    byte alphabet (BPE pieces always are; command-r has 1,403 emoji written as plain
+    UTF-8 next to their byte-level twins), or a later id has the same text (llama.cpp's
+    ``text_to_token`` keeps the last one).  Invalid UTF-8 and unique per id, so the merge
+    table finds it unreachable and the pre-tokenizer state never allows it (``None``
+    would mean "never filtered")."""
+    return b"\xff\xff" + token_id.to_bytes(4, "little")
 
 
 def _split_bytes(data: bytes) -> list:
@@ -312,7 +343,7 @@ def filter_for_gguf_vocabulary(vocab: Any) -> Optional[CanonicalFilter]:
         pre = PRETOKENIZERS.get(metadata.pre or "")
         if pre is None:
             return None
-        build, pattern = _build_bpe, pre.pattern
+        build, pattern = _build_bpe, f"{metadata.pre}\0{pre.ignore_merges}\0{pre.pattern}"
     elif metadata.model == "llama":
         build, pattern = _build_sentencepiece, ""
     else:
