@@ -293,3 +293,40 @@ def test_generic_probes_give_the_verdicts_of_all_probes(encoding_and_filter):
             for token_id in rng.sample(range(backend.vocab_size), 150):
                 assert reduced.token_verdict(state, token_id) == full.token_verdict(state, token_id)
             assert np.array_equal(reduced.allowed_words(state), full.allowed_words(state))
+
+
+def test_incremental_trim_matches_full_scans(encoding_and_filter):
+    """``_common_boundary`` (first matches, level by level, memoized suffixes) equals the reference
+    that scans the whole region followed by every probe, on random class strings and on the
+    regions met along real encodings."""
+    import pickle
+
+    encoding, flt = encoding_and_filter
+    backend = pickle.loads(pickle.dumps(flt.backend))
+    assert backend.scanner.restartable
+    rng = random.Random(23)
+    representatives = backend.classes.representatives.replace("\ufffd", "")
+    regions = [backend.classes.represent("".join(rng.choice(representatives + "'  aa\n")
+                                                 for _ in range(rng.randint(1, 12)))) for _ in range(2500)]
+    for text in TEXTS:
+        state = backend.initial_state()
+        for token_id in encoding.encode_ordinary(text):
+            lead, body, tail = backend._token_parts(token_id) or (b"", "", b"")
+            if not state.partial and not lead:
+                regions.append(state.region + body)
+            state = backend.advance(state, token_id)
+    for region in regions:
+        expected = backend._common_boundary_by_scans(region, b"", True)
+        assert backend._common_boundary(region, b"", True) == expected, region
+        backend._trim_memo[(region, b"", True)] = expected
+
+
+@pytest.mark.parametrize("pattern, expected", [
+    (r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|\s+(?!\S)|\s+", True),
+    (r"\s++$|[^\s]+", True), (r"[\^x]+|a", True), (r"^a|b", False), (r"(?<=a)b|.", False),
+    (r"(?<!a)b|.", False), (r"\bab|.", False), (r"\Aa|.", False), (r"(?m)x|.", False),
+])
+def test_restartable_patterns(pattern, expected):
+    from grammask.canonical.pretokenizer import is_restartable
+
+    assert is_restartable(pattern) == expected

@@ -80,6 +80,9 @@ _MEMO_LIMIT = 1 << 14
 _REGION_WORDS_CACHE = 256
 """Regions whose (allowed, allowed-iff-pair) bitsets are kept (32 KB each at 131k tokens)."""
 
+_NO_MATCH = object()
+"""Marker of 'no probe scanned yet' in ``_common_boundary`` (None means: the pattern found no match)."""
+
 _PAIR_WORDS_CACHE = 256
 """Per-last-token pair bitsets kept (16 KB each at 131k tokens)."""
 
@@ -501,6 +504,41 @@ class PretokenizedBPE:
 
     def _common_boundary(self, region: str, partial: bytes, partial_inside: bool) -> int:
         """The last boundary within ``region`` that every probe puts there (0: none).
+
+        Without a pending partial character and for a restartable pattern
+        (``Scanner.restartable``: scanning resumes at a match end as on the
+        rest of the text alone), the common boundaries are found one match at
+        a time: the first match ends where every probe's first match ends, or
+        nothing is common; the rest of the region is then a smaller instance
+        (memoized like whole regions).  A level whose probes disagree stops
+        at the first disagreement, so most trims need a few first-match scans
+        instead of a full scan per probe (``_common_boundary_by_scans``, the
+        reference, which tests compare it with)."""
+        if partial or not self.scanner.restartable:
+            return self._common_boundary_by_scans(region, partial, partial_inside)
+        cut = 0
+        rest = region
+        first_end = self.scanner.first_end
+        while rest:
+            if cut:
+                known = self._trim_memo.get((rest, b"", True))
+                if known is not None:
+                    return cut + known
+            agreed = _NO_MATCH
+            for probe in self._probes_after(rest):
+                end = first_end(rest + probe)
+                if agreed is _NO_MATCH:
+                    agreed = end
+                elif end != agreed:
+                    return cut
+            if agreed is None or not 0 < agreed <= len(rest):
+                return cut
+            cut += agreed
+            rest = rest[agreed:]
+        return cut
+
+    def _common_boundary_by_scans(self, region: str, partial: bytes, partial_inside: bool) -> int:
+        """``_common_boundary`` from a full scan of the region followed by each probe.
 
         With a pending ``partial`` character the probes are its possible
         classes; when it began inside a token (``partial_inside``) a boundary

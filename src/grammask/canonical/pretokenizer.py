@@ -289,6 +289,29 @@ def utf8_completion_range(lead: bytes):
     return (low, high) if low <= high else None
 
 
+def is_restartable(pattern: str) -> bool:
+    """Whether matching at an offset depends only on the text from there on: no lookbehind, no
+    word-boundary or start anchors (``^`` outside a bracket's negation, ``\\A``, ``\\G``, ``\\b``,
+    ``\\B``).  Then the matches of ``finditer`` after a match end are those of the rest alone."""
+    if "(?<=" in pattern or "(?<!" in pattern:
+        return False
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            if pattern[index + 1:index + 2] in ("A", "G", "b", "B"):
+                return False
+            index += 2
+            continue
+        if char == "[":
+            index = _bracket_end(pattern, index)
+            continue
+        if char == "^" or (char == "(" and pattern.startswith("(?m", index)):
+            return False
+        index += 1
+    return True
+
+
 class Scanner:
     """Memoized match boundaries of a pre-tokenizer pattern on representative strings."""
 
@@ -296,6 +319,20 @@ class Scanner:
         self.pattern = pattern
         self.compiled = regex.compile(pattern)
         self.classes = CharClasses(pattern)
+
+    @property
+    def restartable(self) -> bool:
+        """``is_restartable(self.pattern)``, computed once (also for scanners pickled before it existed)."""
+        found = self.__dict__.get("_restartable")
+        if found is None:
+            found = self._restartable = is_restartable(self.pattern)
+        return found
+
+    @functools.lru_cache(maxsize=1 << 14)
+    def first_end(self, text: str):
+        """End offset of the pattern's first match over ``text`` (the first boundary), None if none."""
+        match = self.compiled.search(text)
+        return match.end() if match is not None else None
 
     @functools.lru_cache(maxsize=1 << 14)
     def boundaries(self, text: str) -> tuple:
