@@ -330,3 +330,19 @@ def test_restartable_patterns(pattern, expected):
     from grammask.canonical.pretokenizer import is_restartable
 
     assert is_restartable(pattern) == expected
+
+
+def test_memoized_boundaries_match_finditer(encoding_and_filter):
+    """``Scanner.boundaries`` (first match + memoized rest) equals one ``regex.finditer`` pass, on
+    random class strings and on real text (raw characters, not only representatives)."""
+    from grammask.canonical.pretokenizer import Scanner
+
+    encoding, flt = encoding_and_filter
+    scanner = Scanner(flt.backend.scanner.pattern)
+    assert scanner.restartable
+    rng = random.Random(29)
+    alphabet = flt.backend.classes.representatives.replace("\ufffd", "") + "'  \n\r\t aZ9é日🎉.,:{}\"-/"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20))) for _ in range(3000)]
+    texts += TEXTS + [text[index:] for text in TEXTS for index in range(0, len(text), 3)]
+    for text in texts:
+        assert scanner.boundaries(text) == scanner.boundaries_by_finditer(text), text
