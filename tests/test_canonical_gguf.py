@@ -410,8 +410,8 @@ def test_llama_cpp_reference_vocabularies(name):
 
 
 # ------------------------------------------------------------------ constrained generation
-N_RUNS = 40
-MAX_STEPS = 40
+N_RUNS = 60
+MAX_STEPS = 64
 
 
 def test_random_json_generations_tokenize_back(smollm2_vocab, smollm2_llama, capsys):
@@ -425,7 +425,7 @@ def test_random_json_generations_tokenize_back(smollm2_vocab, smollm2_llama, cap
         for _ in range(MAX_STEPS):
             allowed = engine.compute_allowed_token_ids()
             text_ids = allowed[~np.isin(allowed, list(eos_ids))]
-            if (engine.can_end() and rng.random() < 0.5) or not text_ids.size:
+            if (engine.can_end() and rng.random() < 0.8) or not text_ids.size:
                 engine.try_accept_new_token(smollm2_vocab.eos_token_ids[0])
                 break
             token_id = int(rng.choice(text_ids))
