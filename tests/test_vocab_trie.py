@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
@@ -133,13 +132,16 @@ def test_real_vocabulary_trie_against_brute_force(llama3_vocab):
         assert paths[int(trie.token_end_nodes[token_id])] == llama3_vocab.token_bytes[token_id]
 
 
-def test_trie_build_time_on_tekken(tekken_vocab):
-    """Target < 1 s for 131k tokens; CPU time, since the shared machine's wall clock is noisy."""
-    started = time.process_time()
+def test_trie_on_tekken_ends_every_text_token_at_its_bytes(tekken_vocab):
+    """Every text token of the 131k vocabulary ends at the node spelling its
+    bytes (the build time is measured in benchmarks/bench_vocab.py)."""
     trie = TokenTrie.from_vocabulary(tekken_vocab)
-    elapsed = time.process_time() - started
     assert trie.n_tokens == 130_072
-    assert elapsed < 1.0, f"trie build took {elapsed:.2f} s of CPU on 131k tokens"
+    for token_id in tekken_vocab.allowed_text_token_ids.tolist()[::97]:
+        node = int(trie.token_end_nodes[token_id])
+        assert int(trie.node_depths[node]) == len(tekken_vocab.token_bytes[token_id])
+        ids = trie.token_ids[trie.node_token_offsets[node]:trie.node_token_offsets[node + 1]]
+        assert token_id in ids.tolist()
 
 
 @settings(max_examples=40, deadline=None)

@@ -18,7 +18,8 @@ Data layout
     on a repeated state is one vectorized AND; forbidden id arrays are made
     from it on demand; ``advance`` transitions are cached too (FIFO of
     65,536).  The byte-level BPE backend adds LRUs of packed region and pair
-    bitsets (512 each, 8 and 16 MB at most for 131k tokens).
+    bitsets (256 each: 8 and 4 MB at most for 131k tokens) and
+    ``fresh_bitset`` results (in the region LRU).
 
 EOS and obligations
     ``is_complete_canonical(state)`` says whether the tokens so far are the
