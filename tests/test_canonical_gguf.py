@@ -223,8 +223,10 @@ def test_from_gguf_and_from_llama_get_the_filter(smollm2_vocab, smollm2_llama, s
     assert smollm2_vocab.gguf_metadata.pre == "smollm"
     from_llama = build_canonical_filter(Vocabulary.from_llama(smollm2_llama))
     assert from_llama is not None and from_llama.name == smollm2_filter.name
-    compiled = grammask.compile(builtin("json"), smollm2_vocab, grammask.Config())
+    compiled = grammask.compile(builtin("json"), smollm2_vocab, grammask.Config(canonical=True))
     assert compiled.canonical is not None
+    # Opt-in for GGUF vocabularies (engine.OPT_IN_CANONICAL_KINDS): off by default.
+    assert grammask.compile(builtin("json"), smollm2_vocab, grammask.Config()).canonical is None
 
 
 def test_smollm2_prefixes_of_llama_cpp_tokenizations_are_accepted(smollm2_llama, smollm2_filter):

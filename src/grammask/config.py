@@ -19,7 +19,9 @@ class Config:
 
     canonical: Optional[bool] = None
     """Canonical-tokenization filter: True forces it on, False off, None turns
-    it on wherever the filter is exact for the vocabulary's tokenizer."""
+    it on wherever the filter is exact for the vocabulary's tokenizer, except
+    for GGUF / llama.cpp vocabularies (``engine.OPT_IN_CANONICAL_KINDS``),
+    where it is opt-in."""
 
     canonical_lookahead: int = 4
     """How many tokens ahead the canonical filter checks that a token can
