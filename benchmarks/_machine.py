@@ -49,3 +49,13 @@ def machine_info() -> dict:
         "numpy": numpy.__version__,
         "grammask": grammask.__version__,
     }
+
+
+def write_results(results: dict, out) -> pathlib.Path:
+    """Write a benchmark's results as indented JSON (creating the folder) and say where."""
+    import json
+    path = pathlib.Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"wrote {path}")
+    return path

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import os
 import pathlib
 import sys
@@ -27,7 +26,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from _machine import machine_info  # noqa: E402
+from _machine import machine_info, write_results  # noqa: E402
 
 import grammask  # noqa: E402
 from grammask.grammar import builtin  # noqa: E402
@@ -138,10 +137,7 @@ def main(argv=None) -> dict:
         for setting, config in settings.items():
             row[setting] = generate(vocab, encode, config, args.runs, args.max_steps, seed=7)
             print(f"{name:12s} {setting:24s} {row[setting]}", flush=True)
-    out = pathlib.Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    print(f"wrote {out}")
+    write_results(results, args.out)
     return results
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import pathlib
 import sys
 import time
@@ -32,7 +31,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from _machine import machine_info  # noqa: E402
+from _machine import machine_info, write_results  # noqa: E402
 
 import grammask  # noqa: E402
 from grammask import engine as engine_module  # noqa: E402
@@ -193,10 +192,7 @@ def main(argv=None) -> dict:
         if name == "generic_json":
             results["mask_logits_131k"] = bench_mask_logits(compiled)
             print("mask_logits 131k float32:", results["mask_logits_131k"], flush=True)
-    out = pathlib.Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    print(f"wrote {out}")
+    write_results(results, args.out)
     return results
 
 
