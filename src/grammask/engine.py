@@ -43,7 +43,7 @@ import enum
 import threading
 import warnings
 from collections import OrderedDict
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -442,7 +442,6 @@ class Engine:
         if self._bits_valid:
             return self._bits
         bits = self._bits
-        compiled = self.compiled
         if self._finished_by_eos:
             bits[:] = 0
             self._set_eos(bits)
