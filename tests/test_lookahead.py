@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import grammask
-from grammask.lookahead import set_bit_ids
+from grammask.lookahead import count_bits, set_bit_ids
 
 tiktoken = pytest.importorskip("tiktoken")
 
@@ -144,6 +144,7 @@ def test_set_bit_ids_matches_numpy():
     bits[3] = 0
     expected = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")).tolist()
     assert set_bit_ids(bits) == expected
+    assert count_bits(bits) == len(expected)
 
 
 def test_engines_on_several_threads_share_one_lookahead():

@@ -54,7 +54,7 @@ import numpy as np
 
 from grammask._core.mask import NARROW_BYTES, next_bytes, pop_probe, push_probe
 
-__all__ = ["CanonicalLookahead", "NARROW_BYTES", "set_bit_ids"]
+__all__ = ["CanonicalLookahead", "NARROW_BYTES", "count_bits", "set_bit_ids"]
 
 
 def set_bit_ids(bits: np.ndarray) -> list:
@@ -68,6 +68,11 @@ def set_bit_ids(bits: np.ndarray) -> list:
             ids.append(base + low.bit_length() - 1)
             word ^= low
     return ids
+
+
+def count_bits(bits: np.ndarray) -> int:
+    """Number of set bits of a uint32 bitset."""
+    return int(np.unpackbits(bits.view(np.uint8)).sum(dtype=np.int64))
 
 
 class CanonicalLookahead:
@@ -135,14 +140,14 @@ class CanonicalLookahead:
         if unknown.any():
             for token_id in set_bit_ids(unknown):
                 bit = np.uint32(1 << (token_id & 31))
-                checked[token_id >> 5] |= bit
                 if not self._alive(recognizer, None, token_id, self.max_depth - 1):
                     dead[token_id >> 5] |= bit
+                checked[token_id >> 5] |= bit
         removed = candidates & dead
         if not removed.any():
             return 0
         bits &= ~removed
-        return len(set_bit_ids(removed))
+        return count_bits(removed)
 
     def _alive(self, recognizer, canonical_state, token_id: int, depth: int) -> bool:
         """Token ``token_id`` can follow the current state and be continued
@@ -208,12 +213,10 @@ class CanonicalLookahead:
                 return True
         bits = self._scratch[depth]
         self.mask_computer.fill(recognizer, bits)
-        next_ids = set_bit_ids(bits)
-        filtered = len(next_ids) > self.max_tested_tokens
+        filtered = count_bits(bits) > self.max_tested_tokens
         if filtered:
             canonical.apply(after, bits)
-            next_ids = set_bit_ids(bits)
-        for next_id in next_ids:
+        for next_id in set_bit_ids(bits):
             if next_id in tried or (not filtered and not canonical.is_allowed(after, next_id)):
                 continue
             if self._alive(recognizer, after, next_id, depth - 1):
