@@ -103,9 +103,6 @@ class _LRU:
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
 
-    def __len__(self) -> int:
-        return len(self._items)
-
     def clear(self):
         with self._lock:
             self._items.clear()
@@ -174,7 +171,6 @@ class CompiledGrammar:
         self.config = config
         self.tables = compiled_tables(grammar.lnf)
         vocab_tables = _VOCAB_TABLES.get_or_build(vocab.fingerprint, lambda: _VocabularyTables(vocab))
-        self._vocab_tables = vocab_tables
         self.trie = vocab_tables.trie
         self.mask_computer = MaskComputer(self.tables, vocab_tables.trie_view, vocab.size)
         self.n_words = (vocab.size + 31) // 32
