@@ -174,3 +174,18 @@ def test_engines_on_several_threads_share_one_lookahead():
     with ThreadPoolExecutor(4) as pool:
         counts = list(pool.map(lambda _: check_all_states(encoding, words, 2), range(4)))
     assert len(set(counts)) == 1 and counts[0] > 10
+
+
+def test_tiktoken_vocabulary_with_a_merge_unreachable_token_gets_no_filter():
+    """tiktoken encodes the whole pre-token "aaba" as one token that BPE on
+    its bytes cannot build ("aa" merges first); the filter would forbid it,
+    so no filter is claimed exact for such a vocabulary."""
+    encoding = toy_encoding([b"aa", b"ab", b"aba", b"aaba"])
+    assert plain_bpe(b"aaba", {**{bytes([b]): b for b in range(256)}, b"aa": 256, b"ab": 257,
+                               b"aba": 258, b"aaba": 259}) == [b"aa", b"b", b"a"]
+    assert encoding.encode("aaba") == [encoding.encode_single_token(b"aaba")]
+    from grammask.canonical import build_canonical_filter
+    vocab = grammask.Vocabulary.from_tiktoken(encoding)
+    assert build_canonical_filter(vocab) is None
+    with pytest.raises(grammask.VocabularyError, match="canonical"):
+        grammask.compile(grammar_for(["aaba"], 1), vocab, grammask.Config(canonical=True))

@@ -145,8 +145,14 @@ def filter_for_tokenizer(tokenizer: Any, vocab_size: Optional[int] = None,
     if hasattr(tokenizer, "id_to_piece") and hasattr(tokenizer, "get_score"):
         return _sentencepiece_filter(tokenizer, vocab_size, special_ids)
     if hasattr(tokenizer, "_mergeable_ranks") and hasattr(tokenizer, "_pat_str"):
-        return _bpe_filter(_tiktoken_digest(tokenizer), lambda: tiktoken_rules(tokenizer), vocab_size,
-                           special_ids)
+        built = _bpe_filter(_tiktoken_digest(tokenizer), lambda: tiktoken_rules(tokenizer), vocab_size,
+                            special_ids)
+        # tiktoken emits a token for a whole pre-token even when merges cannot
+        # build it; the BPE backend never allows such a token, so a vocabulary
+        # that has one (trained ones do not: cl100k, tekken, Qwen2) gets no filter.
+        if built is not None and len(built.backend.merges.unreachable_ids):
+            return None
+        return built
     backend_tokenizer = getattr(tokenizer, "backend_tokenizer", None)
     if backend_tokenizer is not None:
         tokenizer = backend_tokenizer
