@@ -274,8 +274,9 @@ def test_missing_file_unknown_model_and_missing_eos(tmp_path):
         Vocabulary.from_gguf(path)
 
 
-def test_reader_speed_on_a_150k_byte_level_vocabulary(tmp_path, qwen_vocab):
-    """Qwen2's 151,851 tokens written as llama.cpp's gpt2 converter does; target < 0.5 s."""
+def test_reader_on_a_150k_byte_level_vocabulary(tmp_path, qwen_vocab):
+    """Qwen2's 151,851 tokens written as llama.cpp's gpt2 converter does read back exactly
+    (the read time, target < 0.5 s, is measured in benchmarks/bench_vocab.py)."""
     from grammask.vocab.encodings import BYTE_TO_UNICODE
 
     tokens, types = [], []
@@ -292,10 +293,7 @@ def test_reader_speed_on_a_150k_byte_level_vocabulary(tmp_path, qwen_vocab):
     write_gguf(path, tokenizer_entries("gpt2", tokens, types, 151643,
                                        extra=[("tokenizer.ggml.merges", ARRAY, (STRING, merges)),
                                               ("tokenizer.ggml.pre", STRING, "qwen2")]))
-    started = time.process_time()
     vocab = Vocabulary.from_gguf(path)
-    elapsed = time.process_time() - started
-    assert elapsed < 0.5, f"from_gguf took {elapsed:.2f} s of CPU on 151,851 tokens"
     assert list(vocab.token_bytes) == list(qwen_vocab.token_bytes)
     assert vocab.gguf_metadata.pre == "qwen2" and vocab.gguf_metadata.merges == merges
     assert vocab.eos_token_ids[0] == 151643 and 151645 in vocab.eos_token_ids
