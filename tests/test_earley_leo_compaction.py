@@ -10,7 +10,6 @@ recognizers (hypothesis) and by the 1 MB JSON memory bound.
 from __future__ import annotations
 
 import json
-import pathlib
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
