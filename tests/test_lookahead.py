@@ -189,3 +189,28 @@ def test_tiktoken_vocabulary_with_a_merge_unreachable_token_gets_no_filter():
     assert build_canonical_filter(vocab) is None
     with pytest.raises(grammask.VocabularyError, match="canonical"):
         grammask.compile(grammar_for(["aaba"], 1), vocab, grammask.Config(canonical=True))
+
+
+@pytest.mark.parametrize("texts", [['{"a": "hello world", "b": [1, 22, 333]}\n',
+                                    "def f(x):\n    return x  + 1\n",
+                                    "It's 2024... ok?!  \"quoted\"\n\n"]])
+def test_fresh_tokens_reach_the_same_state_whatever_came_before(cl100k_vocab, cl100k_encoding, texts):
+    """The lookahead keeps verdicts of fresh tokens per grammar state only:
+    that needs ``advance(state, t) == advance(initial_state(), t)`` for every
+    token of ``fresh_bitset(state)`` (checked on the states of real encodings)."""
+    from grammask.canonical import build_canonical_filter
+    canonical = build_canonical_filter(cl100k_vocab)
+    initial = canonical.initial_state()
+    rng = np.random.default_rng(0)
+    n_checked = 0
+    for text in texts:
+        state = initial
+        for token_id in cl100k_encoding.encode(text, disallowed_special=()):
+            fresh = canonical.fresh_bitset(state)
+            if fresh is not None:
+                candidates = set_bit_ids(fresh & canonical.keep_bitset(state))
+                for other in rng.choice(candidates, size=min(30, len(candidates)), replace=False).tolist():
+                    assert canonical.backend.advance(state, other) == canonical.backend.advance(initial, other)
+                    n_checked += 1
+            state = canonical.advance(state, token_id)
+    assert n_checked > 500

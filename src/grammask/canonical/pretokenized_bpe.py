@@ -412,17 +412,8 @@ class PretokenizedBPE:
         codes = np.zeros(self.n_shapes, dtype=np.int8)
         region = state.region
         n_region = len(region)
-        boundaries_of = self.scanner.boundaries
         for first, shape_ids in self.shapes_by_first_char.items():
-            fixed = None
-            if first:
-                fixed = boundaries_of(region + first)
-                fixed = tuple(b for b in fixed if b <= n_region)
-                for probe in self._probes_after(region + first):
-                    ends = tuple(b for b in boundaries_of(region + first + probe) if b <= n_region)
-                    if ends != fixed:
-                        fixed = None
-                        break
+            fixed = self._fixed_boundaries(region, first)
             if fixed and fixed[-1] == n_region:
                 cut_offsets = {offset for offset, _ in state.cuts}
                 feasible = all(b in cut_offsets for b in fixed[:-1]) and all(
@@ -434,6 +425,20 @@ class PretokenizedBPE:
                 text, tail = self.shapes[shape_id]
                 codes[shape_id] = self._verdict(state, "", text, tail, False)
         return codes
+
+    def _fixed_boundaries(self, region: str, first: str) -> Optional[tuple]:
+        """The pre-token boundaries within ``region`` that every continuation
+        starting with ``first`` puts there, or None if continuations disagree
+        (or ``first`` is empty)."""
+        if not first:
+            return None
+        n_region = len(region)
+        boundaries_of = self.scanner.boundaries
+        fixed = tuple(b for b in boundaries_of(region + first) if b <= n_region)
+        for probe in self._probes_after(region + first):
+            if tuple(b for b in boundaries_of(region + first + probe) if b <= n_region) != fixed:
+                return None
+        return fixed
 
     def token_verdict(self, state: PretokenState, token_id: int) -> int:
         """0 forbidden, 1 allowed iff the pair test holds, 2 allowed."""
@@ -681,25 +686,18 @@ class PretokenizedBPE:
         incomplete.  Cached per region (the canonical lookahead's shortcut)."""
         if state.partial:
             return None
-        key = ("fresh", state.region)
-        found = self._words_cache.get(key)
-        if found is not None:
-            return found[0]
         region = state.region
-        fresh = np.zeros(self.n_shapes + 1, dtype=bool)
-        if not region:
-            fresh[:-1] = True
-        n_region = len(region)
-        for first, shape_ids in (self.shapes_by_first_char.items() if region else ()):
-            if not first:
-                continue
-            ends = [tuple(b for b in self.scanner.boundaries(region + first + probe) if b <= n_region)
-                    for probe in self.probes]
-            if ends[0] and ends[0][-1] == n_region and all(other == ends[0] for other in ends[1:]):
-                fresh[shape_ids] = True
-        words = pack_bits(fresh[self.shape_of_token])
-        self._cached_words(key, lambda: (words, None))
-        return words
+
+        def compute() -> tuple:
+            fresh = np.zeros(self.n_shapes + 1, dtype=bool)
+            if not region:
+                fresh[:-1] = True
+            for first, shape_ids in (self.shapes_by_first_char.items() if region else ()):
+                fixed = self._fixed_boundaries(region, first)
+                if fixed and fixed[-1] == len(region):
+                    fresh[shape_ids] = True
+            return pack_bits(fresh[self.shape_of_token]), None
+        return self._cached_words(("fresh", region), compute)[0]
 
     def allowed_mask(self, state: PretokenState) -> np.ndarray:
         pair_forbidden = self.pair_forbidden(state.last_id) if state.last_id >= 0 else None
