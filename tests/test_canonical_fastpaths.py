@@ -18,11 +18,10 @@ import random
 
 import numpy as np
 import pytest
+import tiktoken
 
 from grammask.canonical import build_canonical_filter
 from grammask.canonical.bpe import MergeTable
-
-tiktoken = pytest.importorskip("tiktoken")
 
 
 def _plain_bpe(data: bytes, merges: list) -> list:
@@ -76,7 +75,7 @@ def test_forbidden_words_match_plain_bpe_on_every_toy_pair(merges):
 
 
 def _tekken():
-    mistral_common = pytest.importorskip("mistral_common")
+    import mistral_common
     from grammask.vocab.loaders_tiktoken import tekken_encoding
     return tekken_encoding(os.path.join(os.path.dirname(mistral_common.__file__), "data", "tekken_240911.json"))
 

@@ -12,9 +12,10 @@ Vocabularies: the SmolLM2 GGUF (pre-tokenizer ``smollm``) through
 ``from_gguf`` and ``from_llama``; the same vocabulary and merges written to
 new GGUF files under other ``tokenizer.ggml.pre`` names (so llama.cpp runs
 each pre-tokenizer family on real merges); Mistral v1's SentencePiece pieces
-written as a ``llama`` GGUF; and, when ``GRAMMASK_GGML_VOCAB_DIR`` points at
-llama.cpp's ``models/`` folder (the ``ggml-vocab-*.gguf`` files of the
-llama-cpp-python sdist), llama.cpp's reference vocabularies.
+written as a ``llama`` GGUF; and llama.cpp's reference vocabularies (the
+``ggml-vocab-*.gguf`` files of its ``models/`` folder, which ``./run test``
+extracts from the llama-cpp-python 0.3.36 sdist into ``GGML_VOCAB_DIR``; a
+missing file fails the test).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import os
 import struct
 
+import llama_cpp
 import numpy as np
 import pytest
 import regex
@@ -35,7 +37,6 @@ from grammask.grammar import builtin
 from grammask.vocab import Vocabulary
 from grammask.vocab.gguf import read_gguf_metadata
 
-llama_cpp = pytest.importorskip("llama_cpp")
 
 TEXTS = [
     "Hello world, it's 2024-11-22 and I'm   fine.\n\n  ok",
@@ -391,14 +392,19 @@ REFERENCE_VOCABS = {"gpt-2": True, "starcoder": True, "refact": True, "mpt": Tru
 """ggml-vocab name -> filter expected (llama-bpe: ignore_merges with unreachable tokens)."""
 
 
+GGML_VOCAB_DIR = os.environ.get("GRAMMASK_GGML_VOCAB_DIR") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "grammask", "ggml-vocab-0.3.36")
+"""llama.cpp's ``models/`` folder: where ``./run test`` puts it, unless the
+environment names another copy."""
+
+
 @pytest.mark.parametrize("name", sorted(REFERENCE_VOCABS))
 def test_llama_cpp_reference_vocabularies(name):
-    folder = os.environ.get("GRAMMASK_GGML_VOCAB_DIR")
-    if not folder:
-        pytest.skip("GRAMMASK_GGML_VOCAB_DIR (llama.cpp's models/ folder) is not set")
-    path = os.path.join(folder, f"ggml-vocab-{name}.gguf")
+    path = os.path.join(GGML_VOCAB_DIR, f"ggml-vocab-{name}.gguf")
     if not os.path.exists(path):
-        pytest.skip(f"{path} not found")
+        pytest.fail(f"{path} is missing: ./run test extracts llama.cpp's reference vocabularies "
+                    "there from the llama-cpp-python 0.3.36 sdist (or set GRAMMASK_GGML_VOCAB_DIR "
+                    "to llama.cpp's models/ folder)", pytrace=False)
     llm, vocab = load(path)
     canonical = build_canonical_filter(vocab)
     assert (canonical is not None) == REFERENCE_VOCABS[name]

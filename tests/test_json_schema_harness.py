@@ -8,6 +8,14 @@ with are never this code: Python ``json``, ``jsonschema``, ``re``, pydantic.
 
 The self-tests at the bottom check the harness on a grammar whose language
 is known without grammask (a fixed enum).
+
+``FORMAT_CHECKER`` is the ``jsonschema`` format oracle.  jsonschema checks
+several formats only when an optional package is installed (``date-time`` and
+``time`` need rfc3339-validator, ``uri`` rfc3987, ``hostname`` fqdn, ...) and
+otherwise calls every string valid, so a missing package would make the
+oracle wrong without a word.  ``require_format_oracle()`` runs when this
+module is imported and raises unless every format grammask translates is
+really checked (``jsonschema[format]`` in the test extra installs them).
 """
 
 from __future__ import annotations
@@ -17,10 +25,43 @@ import random
 import warnings
 from pathlib import Path
 
+import jsonschema
+
 from grammask._core.earley import EarleyRecognizer
 from grammask.grammar import Grammar
 from grammask.json_schema import GrammarWarning
 from paths import WORKLOADS
+
+FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
+
+FORMAT_PROBES = {
+    "date": ("2024-02-29", "2023-02-29"),
+    "time": ("10:00:00Z", "10:00"),
+    "date-time": ("2024-01-01T10:00:00Z", "2024-01-01 10:00"),
+    "email": ("ada@example.org", "ada.example.org"),
+    "uuid": ("123e4567-e89b-12d3-a456-426614174000", "123e4567"),
+    "uri": ("https://example.org/a?b=c", "no scheme"),
+    "uri-reference": ("/a/b?c#d", "a b"),
+    "ipv4": ("192.168.0.1", "256.0.0.1"),
+    "hostname": ("example.org", "-bad-.org"),
+}
+"""format -> (an instance it accepts, one it rejects): one row per format
+that grammask translates to a pattern."""
+
+
+def require_format_oracle() -> None:
+    """Raise unless ``FORMAT_CHECKER`` really checks every probed format."""
+    broken = [name for name, (good, bad) in FORMAT_PROBES.items()
+              if name not in FORMAT_CHECKER.checkers
+              or not FORMAT_CHECKER.conforms(good, name) or FORMAT_CHECKER.conforms(bad, name)]
+    if broken:
+        raise RuntimeError(
+            f"jsonschema does not check the formats {broken}: install the test extra "
+            "(pip install 'jsonschema[format]'; ./run test does it), or the format oracle "
+            "would call every string valid")
+
+
+require_format_oracle()
 
 if not WORKLOADS.exists():
     WORKLOADS = Path(__file__).resolve().parents[2] / "shared" / "workloads"

@@ -16,13 +16,13 @@ import itertools
 
 import numpy as np
 import pytest
+import tiktoken
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import grammask
 from grammask.lookahead import count_bits, set_bit_ids
 
-tiktoken = pytest.importorskip("tiktoken")
 
 PATTERN = r"[a-z]+|[0-9]{1,3}|[^a-z0-9]+"
 EOS = "<|endoftext|>"

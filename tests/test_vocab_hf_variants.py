@@ -12,12 +12,11 @@ tokenizer's own decode, and the SentencePiece loader on the same model.
 from __future__ import annotations
 
 import pytest
+import tokenizers
 
 from grammask.vocab import Vocabulary
 from grammask.vocab.loaders_hf import detect_string_encoding
 from test_vocab_loaders import SAMPLE_TEXTS
-
-tokenizers = pytest.importorskip("tokenizers")
 
 
 def merges_from_scores(processor) -> list[tuple[str, str]]:
@@ -102,7 +101,7 @@ def test_non_special_added_tokens_are_text(mistral_v1_processor):
 
 # ----------------------------------------------------------------- transformers
 def test_transformers_fast_tokenizer(llama3_tokenizer, llama3_vocab):
-    transformers = pytest.importorskip("transformers")
+    import transformers
     wrapped = transformers.PreTrainedTokenizerFast(tokenizer_object=llama3_tokenizer,
                                                    eos_token="<|eot_id|>")
     vocab = Vocabulary.from_tokenizer(wrapped)

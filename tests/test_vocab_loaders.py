@@ -111,7 +111,7 @@ def test_tekken_ids_are_mistral_ids(tekken_vocab, tekken_path):
 
 
 def test_tiktoken_without_known_eos_asks_for_it():
-    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken
     encoding = tiktoken.Encoding(name="tiny", pat_str=r"\S+|\s+",
                                  mergeable_ranks={bytes([byte]): byte for byte in range(256)},
                                  special_tokens={"<|stop|>": 256})
@@ -130,7 +130,7 @@ def test_from_tiktoken_rejects_other_objects():
 @pytest.fixture(scope="module")
 def bert_plain(bert_tokenizer):
     """The BERT tokenizer without its padding to 128 (a copy: the session fixture is shared)."""
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     tokenizer = tokenizers.Tokenizer.from_str(bert_tokenizer.to_str())
     tokenizer.no_padding()
     tokenizer.no_truncation()
@@ -276,7 +276,7 @@ def test_tekken_vocab_size_option_and_bad_files(tekken_path, tmp_path):
 
 def test_gpt2_byte_map_matches_tokenizers_byte_level():
     """The inverse map is checked against the tokenizers library's own ByteLevel pre-tokenizer."""
-    tokenizers = pytest.importorskip("tokenizers")
+    import tokenizers
     from grammask.vocab.encodings import BYTE_TO_UNICODE, byte_level_to_bytes
 
     byte_level = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
