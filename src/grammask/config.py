@@ -29,6 +29,22 @@ class Config:
     check off, so a forced continuation (``t`` then ``rue``) can dead-end and
     fall back to the grammar mask."""
 
+    accept_non_canonical: bool = False
+    """With a canonical filter, ``try_accept_new_token`` refuses a token the
+    mask forbids (``TokenRejected`` says it is not canonical here and which
+    allowed tokens spell like it), so the mask and accept always agree.
+    True accepts such a token and only counts it in
+    ``stats()["non_canonical_accepts"]``: for callers that feed tokens they
+    did not sample from the mask (a prompt's tail, text forced from outside);
+    the canonical state follows the tokens either way."""
+
+    canonical_lookahead_budget: int = 20_000
+    """Work one mask's canonical lookahead may spend: a search node or one
+    canonical ``is_allowed`` query costs 1, a whole keep bitset 64.  Past it
+    the undecided tokens stay in the mask and ``stats()["lookahead_cutoffs"]``
+    counts the step (at about 30 µs a unit, 20,000 bounds a step near 0.6 s;
+    the value-start masks of real JSON schemas on Llama-3 spend under 5,000)."""
+
     mask_cache_entries: int = 256
     """Whole masks kept per compiled grammar, keyed by the Earley state's
     exact key and the canonical state (4 bytes per 32 tokens each: 16 KB

@@ -27,6 +27,8 @@ Invariants
       (``grammask.lookahead``) only remove tokens, EOS needs the tokens to be
       canonical as they stand, and both are skipped for a step (counted in
       ``stats()["canonical_fallbacks"]``) when nothing would be left.
+    * ``try_accept_new_token(t)`` succeeds exactly when ``is_token_allowed(t)``
+      (unless ``Config.accept_non_canonical``, which lets the grammar alone decide).
     * The current mask is computed at most once per state (``_bits_valid``),
       and whole masks are shared between engines through
       ``CompiledGrammar.mask_cache``, keyed by the recognizer's exact
@@ -48,7 +50,7 @@ from typing import Optional
 import numpy as np
 
 from grammask._core.earley import EarleyRecognizer, compiled_tables
-from grammask._core.mask import MaskComputer, TrieView, mask_rows
+from grammask._core.mask import MaskComputer, TrieView, mask_rows, pop_probe, push_probe
 from grammask.config import Config
 from grammask.errors import TokenRejected, VocabularyError
 from grammask.lookahead import CanonicalLookahead
@@ -192,7 +194,8 @@ class CompiledGrammar:
         if self.canonical is not None and config.canonical_lookahead > 0:
             self.lookahead = CanonicalLookahead(self.mask_computer, self.canonical, vocab.token_bytes,
                                                 vocab_tables.byte_tokens, self.n_words,
-                                                config.canonical_lookahead)
+                                                config.canonical_lookahead,
+                                                budget=config.canonical_lookahead_budget)
 
     @property
     def vocab_size(self) -> int:
@@ -238,7 +241,8 @@ class Engine:
         self._bits = np.zeros(compiled.n_words, dtype=np.uint32)
         self._narrow = np.zeros(compiled.n_words, dtype=np.uint32) if compiled.lookahead else None
         self._stats = {"n_steps": 0, "canonical_fallbacks": 0, "non_canonical_accepts": 0,
-                       "dead_ends": 0, "lookahead_pruned": 0, "mask_cache_hits": 0}
+                       "dead_ends": 0, "lookahead_pruned": 0, "lookahead_cutoffs": 0,
+                       "mask_cache_hits": 0}
         self.reset()
 
     def initialize(self, grammar, vocab: Vocabulary, config: Optional[Config] = None) -> None:
@@ -334,7 +338,9 @@ class Engine:
 
     def try_accept_new_token(self, token_id) -> Status:
         """Accept one token id; raise TokenRejected (state unchanged) if the
-        grammar does not allow it."""
+        mask does not allow it: the grammar, and with a canonical filter the
+        filter and its lookahead too (``Config.accept_non_canonical=True``
+        leaves that part out), so accept and ``is_token_allowed`` agree."""
         vocab = self.compiled.vocab
         if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)):
             raise TokenRejected(f"token id must be an int, got {token_id!r}", token_id=None)
@@ -350,6 +356,11 @@ class Engine:
                 raise TokenRejected(
                     f"EOS token {token_id} rejected: the output so far is not a complete sentence",
                     token_id=token_id)
+            if self._canonical_checked() and not self.is_token_allowed(token_id):
+                raise TokenRejected(
+                    f"EOS token {token_id} rejected: the output is complete, but its tokens are not "
+                    "canonical as they stand (Config.accept_non_canonical=True accepts it)",
+                    token_id=token_id)
             self._push_step(token_id, 0, None)
             self._finished_by_eos = True
             return Status.FINISHED
@@ -363,8 +374,36 @@ class Engine:
             raise TokenRejected(
                 f"token {token_id} rejected: the output is complete and eager_end is set",
                 token_id=token_id, data=data)
+        if self._canonical_checked() and not self.is_token_allowed(token_id) and self._grammar_allows(data):
+            raise TokenRejected(self._non_canonical_message(token_id, data), token_id=token_id, data=data)
         self._push_data(data, token_id)
         return self._status()
+
+    def _canonical_checked(self) -> bool:
+        """Accepting a token checks it against the whole mask (canonical
+        filter and lookahead included), not just the grammar."""
+        return self.compiled.canonical is not None and not self.compiled.config.accept_non_canonical
+
+    def _grammar_allows(self, data: bytes) -> bool:
+        """The grammar accepts ``data`` next (probed; the state is unchanged)."""
+        if not push_probe(self._recognizer, data):
+            return False
+        pop_probe(self._recognizer, len(data))
+        return True
+
+    def _non_canonical_message(self, token_id: int, data: bytes) -> str:
+        """Why a grammar-allowed token is outside the mask, naming the
+        longest allowed token that spells a prefix of it."""
+        vocab = self.compiled.vocab
+        instead = "no allowed token spells a prefix of it"
+        for length in range(len(data) - 1, 0, -1):
+            other = vocab.text_token_id(data[:length])
+            if other is not None and self.is_token_allowed(other):
+                instead = f"the allowed token {other} ({data[:length]!r}) spells its longest prefix"
+                break
+        return (f"token {token_id} ({data!r}) rejected: the grammar allows it, but the model's tokenizer "
+                "would not produce this token sequence (not canonical here, or no canonical "
+                f"continuation follows it); {instead} (Config.accept_non_canonical=True accepts it)")
 
     def try_accept_new_bytes(self, data) -> Status:
         """Accept raw bytes as one step (all or nothing)."""
@@ -405,7 +444,7 @@ class Engine:
         canonical = self.compiled.canonical
         if canonical is not None and token_id is not None and data is not None:
             if not canonical.is_allowed(self._canonical_state, token_id):
-                self._stats["non_canonical_accepts"] += 1
+                self._stats["non_canonical_accepts"] += 1  # accept_non_canonical, or a fallback mask
             self._canonical_state = canonical.advance(self._canonical_state, token_id)
         self._steps.append((token_id, n_bytes, data, previous_canonical))
         self._stats["n_steps"] += 1
@@ -500,8 +539,9 @@ class Engine:
         grammar_bits = bits.copy()
         canonical.apply(state, bits)
         if compiled.lookahead is not None and bits.any():
-            self._stats["lookahead_pruned"] += compiled.lookahead.prune(
-                self._recognizer, state, bits, self._narrow)
+            n_removed, cut_off = compiled.lookahead.prune(self._recognizer, state, bits, self._narrow)
+            self._stats["lookahead_pruned"] += n_removed
+            self._stats["lookahead_cutoffs"] += cut_off
         if bits.any() or canonical_end:
             return canonical_end
         bits[:] = grammar_bits

@@ -102,7 +102,7 @@ class Vocabulary:
     """Token id -> exact bytes, plus EOS and special ids.  See the module docstring."""
 
     __slots__ = ("token_bytes", "eos_token_ids", "special_token_ids", "allowed_text_token_ids",
-                 "tokenizer", "tokenizer_kind", "gguf_metadata", "_fingerprint")
+                 "tokenizer", "tokenizer_kind", "gguf_metadata", "_fingerprint", "_text_ids")
 
     def __init__(self, token_bytes: Sequence[Optional[bytes]], eos_token_ids: Any,
                  special_token_ids: Iterable[int] = (), *, tokenizer: Any = None,
@@ -143,6 +143,7 @@ class Vocabulary:
         self.tokenizer_kind = tokenizer_kind
         self.gguf_metadata = gguf_metadata
         self._fingerprint: Optional[str] = None
+        self._text_ids: Optional[dict] = None
 
     # ------------------------------------------------------------------ facts
     @property
@@ -172,6 +173,17 @@ class Vocabulary:
     def is_special(self, token_id: int) -> bool:
         """True for ids that are never allowed as text (special, control, EOS)."""
         return token_id in self.special_token_ids
+
+    def text_token_id(self, data: bytes) -> Optional[int]:
+        """The lowest non-special token id whose bytes are ``data``, or None
+        (a dict built on first use)."""
+        if self._text_ids is None:
+            table = self.token_bytes
+            text_ids: dict = {}
+            for token_id in self.allowed_text_token_ids.tolist():
+                text_ids.setdefault(table[token_id], token_id)
+            self._text_ids = text_ids
+        return self._text_ids.get(bytes(data))
 
     def decode_bytes(self, token_ids: Iterable[int]) -> bytes:
         """Concatenate the bytes of ``token_ids`` (special tokens contribute their bytes too)."""

@@ -1,0 +1,59 @@
+"""The canonical lookahead's bounded work, on Llama-3 (byte-level BPE with its pre-tokenizer).
+
+Where a ``true``/``false`` value begins, every whitespace token is a narrow
+candidate and the grammar loops through whitespace; the lookahead used to
+search that loop down to its depth bound once per candidate (7-12 s per
+mask).  Checked here by counting work, not by timing it:
+
+- the value-start mask spends a few thousand work units, far below the
+  default budget, and cuts nothing;
+- with a budget too small to finish, the mask lies between the full
+  lookahead's mask and the mask without lookahead (undecided tokens stay,
+  decided dead ends go), and the step is counted in ``lookahead_cutoffs``.
+
+Oracles: the same engine with ``canonical_lookahead=0`` (grammar and filter
+only) bounds the mask from above, the full-budget mask from below; the
+tokenizer's own ``encode`` gives the instance's tokens, which must stay allowed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import grammask
+
+SCHEMA = {"type": "object", "properties": {"flag": {"type": "boolean"}, "other": {"type": "boolean"}},
+          "required": ["flag", "other"]}
+TEXT = '{"flag":true,"other":false}'
+
+
+def _masks(llama3_tokenizer, llama3_vocab, config):
+    compiled = grammask.compile(grammask.Grammar.from_json_schema(SCHEMA), llama3_vocab, config)
+    engine = grammask.Engine(compiled)
+    masks = []
+    for token_id in llama3_tokenizer.encode(TEXT, add_special_tokens=False).ids:
+        allowed = engine.compute_allowed_token_ids()
+        assert token_id in set(allowed.tolist())
+        masks.append(set(allowed.tolist()))
+        engine.try_accept_new_token(token_id)
+    return compiled, engine, masks
+
+
+def test_value_start_work_is_small(llama3_tokenizer, llama3_vocab):
+    compiled, engine, _ = _masks(llama3_tokenizer, llama3_vocab, grammask.Config(mask_cache_entries=0))
+    assert engine.stats()["lookahead_cutoffs"] == 0
+    assert 0 < compiled.lookahead.max_work <= 10_000
+
+
+def test_small_budget_keeps_undecided_tokens_and_counts_the_cutoff(llama3_tokenizer, llama3_vocab):
+    _, _, full = _masks(llama3_tokenizer, llama3_vocab, grammask.Config(mask_cache_entries=0))
+    _, _, unpruned = _masks(llama3_tokenizer, llama3_vocab,
+                            grammask.Config(mask_cache_entries=0, canonical_lookahead=0))
+    _, engine, cut = _masks(llama3_tokenizer, llama3_vocab,
+                            grammask.Config(mask_cache_entries=0, canonical_lookahead_budget=40))
+    assert engine.stats()["lookahead_cutoffs"] > 0
+    assert any(f != u for f, u in zip(full, unpruned))          # the lookahead removes something here
+    for f, c, u in zip(full, cut, unpruned):
+        assert f <= c <= u
+    assert any(c != f for f, c in zip(full, cut))               # and the small budget kept some of it
+    assert np.all([len(c) > 0 for c in cut])
