@@ -99,7 +99,7 @@ def _command_output(command: list[str]) -> str | None:
 
 
 def _locked_crate_version(crate: str) -> str | None:
-    lock = (ROOT / "rust" / "Cargo.lock").read_text()
+    lock = (ROOT / "csrc" / "dfa" / "Cargo.lock").read_text()
     found = re.search(rf'name = "{re.escape(crate)}"\nversion = "([^"]+)"', lock)
     return found.group(1) if found else None
 
@@ -107,7 +107,7 @@ def _locked_crate_version(crate: str) -> str | None:
 def machine() -> dict:
     commit = _command_output(["git", "rev-parse", "HEAD"]) or "unknown"
     dirty = _command_output(["git", "status", "--porcelain", "--untracked-files=no", "--",
-                             "rust", "src/grammask/terminals.py"])
+                             "csrc/dfa", "src/grammask/terminals.py"])
     return {
         "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": commit + ("-dirty" if dirty else ""),

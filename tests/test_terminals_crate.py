@@ -1,5 +1,5 @@
 """The Rust crate's own unit tests (``cargo test --no-default-features`` in
-rust/), run from pytest so the README's test command covers them too.
+csrc/dfa/), run from pytest so the README's test command covers them too.
 
 They test the table transformations below the Python layer: regex-automata
 export (match delay, anchors), trimming, Hopcroft minimization, intersection,
@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-CRATE = pathlib.Path(__file__).resolve().parents[1] / "rust"
+CRATE = pathlib.Path(__file__).resolve().parents[1] / "csrc" / "dfa"
 
 
 def find_cargo() -> str | None:

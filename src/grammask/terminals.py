@@ -1,8 +1,8 @@
 """Terminal DFAs: regexes, literal sets and substring sets as byte-level tables.
 
 What it computes: for a grammar terminal, a minimal deterministic automaton
-over bytes, built by the Rust crate ``grammask._dfa_builder`` (regex-automata
-0.4, then trimmed and minimized in Rust; see rust/src/*.rs).  Kinds:
+over bytes, built by the Rust crate ``grammask._core._dfa_builder`` (regex-automata
+0.4, then trimmed and minimized in Rust; see csrc/dfa/README.md).  Kinds:
 ``regex`` (full match of a Rust-syntax pattern), ``early_end`` (KBNF ``#e``:
 the match ends at its first accepting state), ``complement`` (KBNF ``#ex``:
 valid UTF-8 strings that contain no match), ``literals`` (a set of strings)
@@ -33,7 +33,7 @@ from typing import Iterable
 
 import numpy as np
 
-from grammask import _dfa_builder
+from grammask._core import _dfa_builder
 from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.source import Source, Span

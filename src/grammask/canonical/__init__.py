@@ -5,7 +5,7 @@
 filter is known for the tokenizer.  Backends: byte-level BPE with a
 pre-tokenizer regex (``pretokenized_bpe``), SentencePiece BPE
 (``sentencepiece_bpe``), WordPiece (``wordpiece``); the BPE pair test lives
-in ``bpe``.  GGUF / llama.cpp vocabularies take their rules from the GGUF
+in ``bpe``, its compiled loops in ``_bpe_pairs`` (Cython).  GGUF / llama.cpp vocabularies take their rules from the GGUF
 metadata (``gguf_source``).  Seeds: DESIGN.md section 5.
 """
 

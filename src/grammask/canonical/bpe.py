@@ -9,7 +9,7 @@ What it computes
     * ``pair_allowed(t1, t2)``: BPE(bytes(t1) + bytes(t2)) == [t1, t2];
     * ``forbidden_after(t1)``: every t2 for which that fails (sorted int32);
     * ``forbidden_words(t1, n_words)``: the same set as a packed uint32
-      bitset, from the compiled spine walk (``_core.canonical_pairs``), the
+      bitset, from the compiled spine walk (``_bpe_pairs``), the
       per-step path (a few microseconds; ``forbidden_after`` is its numpy
       reference).
 
@@ -67,7 +67,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from grammask._core.canonical_pairs import SpineIndex, bpe_last_merges, enumerate_cuts
+from grammask.canonical._bpe_pairs import SpineIndex, bpe_last_merges, enumerate_cuts
 
 NO_PRIORITY = np.iinfo(np.int64).max
 """Priority of 'no parent merge' (the spine root) and of base symbols."""
@@ -199,7 +199,7 @@ class MergeTable:
     def _derive_merge_trees(self, split_base: Callable[[bytes], list]) -> None:
         """Children and merge priority of every token: the last merge BPE makes on its own bytes.
 
-        Runs BPE over ids (``_core.canonical_pairs.bpe_last_merges``) on the
+        Runs BPE over ids (``_bpe_pairs.bpe_last_merges``) on the
         candidate merges; exact because every rule joins two token byte
         strings into a token (tiktoken ranks of the concatenation, merge lists
         of vocabulary entries, SentencePiece piece scores), so BPE on bytes
@@ -349,7 +349,7 @@ class MergeTable:
     def forbidden_words(self, first_id: int, n_words: int) -> np.ndarray:
         """``forbidden_after(first_id)`` as a packed uint32[n_words] bitset (bit t%32 of word t//32).
 
-        Computed by the compiled spine walk (``_core.canonical_pairs``);
+        Computed by the compiled spine walk (``_bpe_pairs``);
         ``n_words`` >= ceil(n_tokens / 32) (ids past the table stay clear).
         """
         index = self.__dict__.get("_spine_index")

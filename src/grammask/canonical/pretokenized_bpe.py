@@ -69,7 +69,7 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from grammask._core.canonical_pairs import combine_words
+from grammask.canonical._bpe_pairs import combine_words
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.filter import pack_bits
 from grammask.canonical.pretokenizer import Scanner, utf8_completion_range

@@ -1,6 +1,6 @@
 //! grammask's DFA builder: regex terminals compiled with regex-automata 0.4
 //! and exported as plain, minimal tables (see `table.rs` for the layout and
-//! invariants, docs/internals.md "Terminal DFAs" for the Python side).
+//! invariants, `README.md` for the table contract with the Python side).
 //!
 //! Modules: `regex_build` (pattern -> regex-automata DFA -> table),
 //! `variants` (early end, complement, literal sets, substrings),

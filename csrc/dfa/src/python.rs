@@ -1,11 +1,12 @@
-//! The pyo3 module `grammask._dfa_builder`.
+//! The pyo3 module `grammask._core._dfa_builder`.
 //!
-//! Functions `build_regex(pattern, kind, case_insensitive, max_states,
-//! max_bytes)`, `build_literals(strings, case_insensitive, max_states,
-//! max_bytes)` and `build_substrings(text, max_states, max_bytes)` return a
-//! dict: `format_version`, `n_states`, `n_classes`, `start` (ints),
+//! Functions `build_regex_table(pattern, kind, case_insensitive, max_states,
+//! max_bytes)`, `build_literals_table(strings, case_insensitive, max_states,
+//! max_bytes)` and `build_substrings_table(text, max_states, max_bytes)`
+//! return a dict: `format_version`, `n_states`, `n_classes`, `start` (ints),
 //! `class_map` (256 bytes), `transitions` (n_states * n_classes
-//! little-endian i32), `accepting` (n_states bytes, 0 or 1).
+//! little-endian i32), `accepting` (n_states bytes, 0 or 1); the contract is
+//! stated in `../README.md`.
 //!
 //! Failures raise `DfaBuildError(kind, reason, position, limit, given,
 //! maximum)` with kind "syntax", "unsupported" or "limit";

@@ -1,6 +1,6 @@
 //! Why a DFA could not be built, as plain data (no pyo3 here).
 //!
-//! The Python binding (`lib.rs`) turns a `Failure` into one Python exception
+//! The Python binding (`python.rs`) turns a `Failure` into one Python exception
 //! whose arguments `grammask.terminals` maps onto `grammask.RegexError`
 //! (syntax and unsupported features) or `grammask.LimitExceeded` (size
 //! limits, named by the `grammask.Config` fields `max_dfa_states` and
