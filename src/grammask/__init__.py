@@ -10,9 +10,11 @@ from grammask.config import Config
 from grammask.errors import (
     GrammarError,
     GrammarSyntaxError,
+    GrammarWarning,
     GrammaskError,
     LimitExceeded,
     RegexError,
+    SchemaUnsupported,
     TokenRejected,
     VocabularyError,
 )
@@ -27,8 +29,6 @@ _LAZY = {
     "Status": ("grammask.engine", "Status"),
     "compile": ("grammask.engine", "compile"),
     "DeadEndWarning": ("grammask.engine", "DeadEndWarning"),
-    "GrammarWarning": ("grammask.json_schema.translator", "GrammarWarning"),
-    "SchemaUnsupported": ("grammask.json_schema.translator", "SchemaUnsupported"),
     "IncompleteOutputWarning": ("grammask.integrations", "IncompleteOutputWarning"),
 }
 

@@ -1,4 +1,4 @@
-"""Typed errors of grammask.
+"""Typed errors and warnings of grammask.
 
 Every error a user can trigger is one of these classes, and each carries the
 facts needed to act on it (where in the grammar, which token, which limit and
@@ -10,10 +10,17 @@ Hierarchy::
       GrammarError (ValueError)          a grammar cannot be built
         GrammarSyntaxError               .line, .column, caret excerpt in str()
         RegexError                       .pattern, .position, engine message
+        SchemaUnsupported                .keyword, .pointer, .approximation
+                                         (JSON Schema with strict=True)
       VocabularyError (ValueError)       a vocabulary cannot be built or used
       TokenRejected (ValueError)         a token/bytes the grammar does not allow;
                                          the engine state is left unchanged
       LimitExceeded (GrammarError)       .limit (config field), .given, .maximum
+
+Warnings::
+
+    GrammarWarning (UserWarning)         a JSON Schema keyword approximated or
+                                         ignored: .keyword, .pointer, .approximation
 """
 
 from __future__ import annotations
@@ -61,6 +68,20 @@ class RegexError(GrammarError):
         super().__init__(message)
 
 
+class SchemaUnsupported(GrammarError):
+    """Raised instead of a ``GrammarWarning`` when translating a JSON Schema with ``strict=True``.
+
+    ``keyword``, ``pointer`` and ``approximation`` are those of the warning.
+    """
+
+    def __init__(self, keyword: str, pointer: str, approximation: str):
+        self.keyword = keyword
+        self.pointer = pointer
+        self.approximation = approximation
+        super().__init__(f"unsupported schema keyword {keyword!r} at #{pointer}: "
+                         f"{approximation} (strict=True)")
+
+
 class LimitExceeded(GrammarError):
     """A documented size limit was hit.
 
@@ -106,3 +127,19 @@ class TokenRejected(GrammaskError, ValueError):
         self.data = data
         self.offset = offset
         super().__init__(message)
+
+
+# ---- warnings -----------------------------------------------------------------
+
+class GrammarWarning(UserWarning):
+    """A JSON Schema keyword that was approximated or ignored.
+
+    ``keyword`` is the keyword, ``pointer`` the JSON pointer (RFC 6901) of the
+    schema holding it, ``approximation`` what the grammar does instead.
+    """
+
+    def __init__(self, keyword: str, pointer: str, approximation: str):
+        self.keyword = keyword
+        self.pointer = pointer
+        self.approximation = approximation
+        super().__init__(f"{keyword!r} at #{pointer}: {approximation}")

@@ -33,7 +33,7 @@ Options (keyword-only):
 - guards: ``max_grammar_nodes=500_000`` and ``max_schema_depth=128`` raise
   ``grammask.LimitExceeded`` on pathological schemas;
   ``max_string_regex_repeat=64``: string lengths up to this are counted
-  inside one regex, longer ones by chunks (see ``Translator.string_with_length``).
+  inside one regex, longer ones by chunks (see ``string_nodes.string_with_length``).
 
 Semantics notes (each tested): ``oneOf`` is translated as ``anyOf`` (a
 warning when branches may overlap); ``format`` is asserted for date, time,
@@ -46,11 +46,16 @@ accept the canonical spellings (``regex_text.json_string_literal_regex``);
 (``strings.py``); ``unevaluatedProperties``/``unevaluatedItems`` are resolved
 per scope after merging (``merge.resolve_unevaluated``).
 
-Module map: ``translator`` (dispatch, rules, warnings, guards), ``objects``,
-``arrays``, ``number_nodes`` + ``numbers`` (ranges, multipleOf), ``strings``
-(patterns, formats, key exclusion), ``regex_text`` (escaping, JSON
-character encodings, digit ranges), ``values`` (enum/const), ``merge``
-(allOf), ``refs`` ($ref/$id/$anchor).
+Module map, each importing only modules listed after it (no import cycle):
+``translator`` (dispatch, ``$ref`` rules, warnings, depth guard);
+``applicators`` (anyOf, oneOf, not, if/then/else); ``objects``; ``arrays``;
+``const_nodes`` (enum/const); ``string_nodes``; ``number_nodes``;
+``merge`` (allOf); ``builder`` (node helpers, rules, node guard, any-order
+objects); ``keywords`` (keyword groups, types, counts, pointers);
+``options``; ``refs`` ($ref/$id/$anchor); ``values`` (JSON values as
+nodes, type tests); ``numbers`` (ranges, multipleOf); ``strings``
+(patterns, formats, key exclusion); ``regex_text`` (escaping, JSON
+character encodings, digit ranges).
 """
 
 from __future__ import annotations
@@ -59,9 +64,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from grammask.errors import GrammarError, GrammarSyntaxError
+from grammask.errors import GrammarError, GrammarSyntaxError, GrammarWarning, SchemaUnsupported
 from grammask.grammar.ast import GrammarAST
-from grammask.json_schema.translator import GrammarWarning, Options, SchemaUnsupported, Translator
+from grammask.json_schema.options import Options
+from grammask.json_schema.translator import Translator
 
 __all__ = ["GrammarWarning", "SchemaTranslation", "SchemaUnsupported", "pydantic_to_ast",
            "pydantic_to_schema", "schema_to_ast", "translate_schema"]

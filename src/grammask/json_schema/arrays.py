@@ -30,22 +30,11 @@ from __future__ import annotations
 from typing import Any
 
 from grammask.errors import LimitExceeded
+from grammask.json_schema.builder import NEVER
+from grammask.json_schema.keywords import child_pointer, count_keyword
 from grammask.json_schema.merge import merge_schemas
-from grammask.json_schema.translator import NEVER, child_pointer
 
 MAX_EXPLICIT_POSITIONS = 10_000
-
-
-def count_keyword(translator, schema: dict, keyword: str, pointer: str):
-    """The non-negative integer value of a count keyword (minItems, maxProperties, ...), or None."""
-    value = schema.get(keyword)
-    if value is None:
-        return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise translator.error(pointer, f"{keyword} must be a non-negative integer")
-    return value
 
 
 def array_node(translator, schema: dict, pointer: str) -> Any:

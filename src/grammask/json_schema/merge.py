@@ -1,4 +1,4 @@
-"""``allOf`` merging and const/enum container values.
+"""``allOf`` merging: one schema for the conjunction of several.
 
 What it computes: ``merge_schemas(translator, schemas, pointer)`` returns one
 schema dict equivalent to the conjunction of ``schemas`` (each a dict or a
@@ -22,20 +22,16 @@ boolean), so the translator can build a single grammar for it:
 cannot be combined (two different ``pattern`` or ``format`` values, ``not``)
 keep the first value with a warning naming the keyword: looser, never
 silent.
-
-``const_node`` builds the node for one JSON value (containers included);
-object members in any order up to ``MAX_ANY_ORDER_REQUIRED`` members (object
-equality ignores order), in the given order beyond.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from fractions import Fraction
 from typing import Any
 
-from grammask.json_schema.values import json_equal, scalar_node, string_literal_node
+from grammask.json_schema.keywords import pattern_matches
+from grammask.json_schema.values import json_equal
 
 MAX_DISTRIBUTED_BRANCHES = 64
 MAX_INLINED_REFS = 64
@@ -217,13 +213,6 @@ def _merge_steps(first: Any, second: Any) -> Any:
     return int(common) if common.denominator == 1 else float(common)
 
 
-def _pattern_matches(pattern: str, name: str) -> bool:
-    try:
-        return re.search(pattern, name) is not None
-    except re.error:
-        return False
-
-
 def _merge_object_cross(result: dict, a: dict, b: dict) -> None:
     """Properties declared by one operand meet the other's additional/pattern schemas."""
     if not a or not b:
@@ -237,7 +226,7 @@ def _merge_object_cross(result: dict, a: dict, b: dict) -> None:
         for name in other.get("properties", {}):
             if name in own_properties:
                 continue
-            matching = [sub for pattern, sub in patterns.items() if _pattern_matches(pattern, name)]
+            matching = [sub for pattern, sub in patterns.items() if pattern_matches(pattern, name)]
             constraints = matching if matching else [additional]
             for constraint in constraints:
                 if constraint is not True and constraint != {}:
@@ -263,39 +252,3 @@ def _merge_array_positions(result: dict, a: dict, b: dict) -> None:
     items = both(first_items, second_items)
     if items is not True or "items" in a or "items" in b:
         result["items"] = items
-
-
-def const_node(translator, value: Any, pointer: str) -> Any:
-    """The node for one JSON value (see values.py for what "equal" accepts)."""
-    from grammask.json_schema.objects import MAX_ANY_ORDER_REQUIRED
-    from grammask.json_schema.objects import _any_order as any_order_object
-
-    node = scalar_node(value)
-    if node is not None:
-        translator._count()
-        return node
-    ws = translator.ws()
-    if isinstance(value, list):
-        if not value:
-            return translator.seq(translator.lit("["), ws, translator.lit("]"))
-        items = []
-        for index, item in enumerate(value):
-            if index:
-                items.append(translator.comma())
-            items.append(const_node(translator, item, pointer))
-        return translator.seq(translator.lit("["), ws, *items, ws, translator.lit("]"))
-    if isinstance(value, dict):
-        if not value:
-            return translator.seq(translator.lit("{"), ws, translator.lit("}"))
-        members = [(key, translator.seq(string_literal_node(key), ws, translator.lit(":"), ws,
-                                        const_node(translator, item, pointer)), True)
-                   for key, item in value.items()]
-        if len(members) <= MAX_ANY_ORDER_REQUIRED:
-            return any_order_object(translator, {}, members, None, pointer)
-        separated = []
-        for index, (_, member, _) in enumerate(members):
-            if index:
-                separated.append(translator.comma())
-            separated.append(member)
-        return translator.seq(translator.lit("{"), ws, *separated, ws, translator.lit("}"))
-    raise translator.error(pointer, f"not a JSON value: {value!r}")

@@ -36,6 +36,7 @@ from typing import Any, Optional
 from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import numbers
+from grammask.json_schema.builder import NEVER
 from grammask.json_schema.numbers import MAX_ENUMERATED_MULTIPLES, Bound
 from grammask.json_schema.values import number_literal_regex
 
@@ -70,8 +71,6 @@ def read_bounds(translator, schema: dict, pointer: str) -> tuple[Optional[Bound]
 
 
 def number_node(translator, schema: dict, pointer: str, integer: bool) -> Any:
-    from grammask.json_schema.translator import NEVER
-
     low, high = read_bounds(translator, schema, pointer)
     step = schema.get("multipleOf")
     if step is not None:
@@ -99,8 +98,6 @@ def _inside(value: Fraction, low: Optional[Bound], high: Optional[Bound]) -> boo
 
 def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: str):
     """The node for multiples of ``step`` in the bounds, or None after a warning."""
-    from grammask.json_schema.translator import NEVER
-
     if integer:
         step = Fraction(step.numerator)
     if step == 1 and integer:

@@ -37,30 +37,23 @@ properties when no names are declared.  With ``any_order=True`` see
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import strings
-from grammask.json_schema.arrays import count_keyword
+from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
+from grammask.json_schema.keywords import (
+    child_pointer, count_keyword, has_constraints, pattern_matches,
+)
 from grammask.json_schema.merge import merge_schemas
-from grammask.json_schema.translator import NEVER, child_pointer, has_constraints
 from grammask.json_schema.values import simple_constraints_hold, string_literal_node
 
 MAX_COUNTED_STATES = 20_000
-MAX_ANY_ORDER_REQUIRED = 6
 MAX_DEPENDENCY_BITS = 6
 
 
-def _pattern_matches(pattern: str, name: str) -> bool:
-    try:
-        return re.search(pattern, name) is not None
-    except re.error:
-        return False
-
-
 def key_node(translator, name: str):
-    translator._count()
+    translator.count()
     return string_literal_node(name)
 
 
@@ -106,7 +99,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
                 return NEVER
             continue
         sub_pointer = child_pointer(pointer, "properties", name)
-        matching = [s for p, s in patterns.items() if _pattern_matches(p, name)]
+        matching = [s for p, s in patterns.items() if pattern_matches(p, name)]
         if matching:
             sub = merge_schemas(translator, [sub] + matching, sub_pointer)
         value = translator.node(sub, sub_pointer)
@@ -122,7 +115,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         declared.append(name)
         if not name_allowed(name):
             return NEVER
-        matching = [s for p, s in patterns.items() if _pattern_matches(p, name)]
+        matching = [s for p, s in patterns.items() if pattern_matches(p, name)]
         sub = merge_schemas(translator, matching, pointer) if matching else additional
         value = translator.node(sub, child_pointer(pointer, "required"))
         if value is NEVER:
@@ -132,7 +125,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     for name in _dependency_names(schema):
         if name in declared or not name_allowed(name):
             continue
-        matching = [s for p, s in patterns.items() if _pattern_matches(p, name)]
+        matching = [s for p, s in patterns.items() if pattern_matches(p, name)]
         sub = merge_schemas(translator, matching, pointer) if matching else additional
         value = translator.node(sub, child_pointer(pointer, "dependentRequired"))
         declared.append(name)
@@ -158,7 +151,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         value = translator.node(sub, sub_pointer)
         if value is NEVER:
             continue
-        if any(_pattern_matches(pattern, name) for name in declared):
+        if any(pattern_matches(pattern, name) for name in declared):
             translator.warn("patternProperties", sub_pointer,
                             "a declared property name matches this pattern: it is also "
                             "accepted with only the pattern's schema")
@@ -181,7 +174,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
             extras.append(kv(key, value))
     extra = None
     if extras:
-        extra = translator.define(translator.fresh_name(_hint(pointer, "extra")),
+        extra = translator.define(translator.fresh_name(rule_hint(pointer, "extra")),
                                   translator.alt(extras))
 
     min_count = count_keyword(translator, schema, "minProperties", pointer) or 0
@@ -220,19 +213,13 @@ def _as_string_schema(names_schema: dict) -> dict:
 def _key_not_in(translator, names: list[str]) -> Any:
     """Keys that are none of ``names`` (``strings.string_not_in_parts``)."""
     head, not_name = strings.string_not_in_parts(names)
-    if translator._string_tail is None:
-        translator._string_tail = translator.rx(strings.STRING_TAIL)
+    tail = translator.string_tail()
     alternatives = []
     if head is not None:
-        alternatives.append(translator.seq(translator.rx(head), translator._string_tail))
+        alternatives.append(translator.seq(translator.rx(head), tail))
     if not_name is not None:
         alternatives.append(translator.rx(not_name))
     return translator.alt(alternatives)
-
-
-def _hint(pointer: str, suffix: str) -> str:
-    last = pointer.rsplit("/", 1)[-1] if pointer else "root"
-    return f"{last}_{suffix}"
 
 
 def _dependency_names(schema: dict) -> list[str]:
@@ -356,7 +343,7 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         empty = NEVER
     if (0, 0, 0) not in productive:
         return empty
-    prefix = translator.fresh_name(_hint(pointer, "members"))
+    prefix = translator.fresh_name(rule_hint(pointer, "members"))
     names = {state: (prefix if state == (0, 0, 0) else
                      f"{prefix}_{state[0]}_{state[1]}" + (f"_{state[2]}" if state[2] else ""))
              for state in graph if state in productive}
@@ -382,45 +369,23 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
 
 
 def _any_order(translator, schema, members, extra, pointer: str) -> Any:
-    """Members in any order: ``{ M ("," M)* }`` with the set of required
-    members seen so far in the rule name (2^r rules for r required members,
-    each with one alternative per member), so a required member cannot be
-    missing.  A member may repeat (JSON allows duplicate keys; the last one
-    counts, and each value is valid).  Past MAX_ANY_ORDER_REQUIRED required
-    members, or with min/maxProperties, a warning says what is not enforced.
+    """Members in any order (``GrammarBuilder.any_order_object``), the
+    required ones tracked.  Past MAX_ANY_ORDER_REQUIRED required members, or
+    with min/maxProperties or dependencies, a warning says what is not
+    enforced.
     """
-    required = [index for index, member in enumerate(members) if member[2]]
-    if len(required) > MAX_ANY_ORDER_REQUIRED:
-        translator.warn("required", pointer, f"any_order=True with {len(required)} required "
+    n_required = sum(1 for _, _, is_required in members if is_required)
+    track_required = n_required <= MAX_ANY_ORDER_REQUIRED
+    if not track_required:
+        translator.warn("required", pointer, f"any_order=True with {n_required} required "
                                              f"properties (> {MAX_ANY_ORDER_REQUIRED}): "
                                              f"required properties are not enforced")
-        required = []
     if "minProperties" in schema or "maxProperties" in schema:
         translator.warn("maxProperties" if "maxProperties" in schema else "minProperties",
                         pointer, "any_order=True: property counts are not enforced")
     if schema.get("dependentRequired") or any(
             isinstance(v, list) and v for v in (schema.get("dependencies") or {}).values()):
         translator.warn("dependentRequired", pointer, "any_order=True: not enforced")
-    ws = translator.ws()
-    empty = translator.seq(translator.lit("{"), ws, translator.lit("}")) if not required else NEVER
-    choices = [(index, member) for index, (_, member, _) in enumerate(members)]
-    if extra is not None:
-        choices.append((None, extra))
-    if not choices:
-        return empty
-    bit_of = {member_index: 1 << position for position, member_index in enumerate(required)}
-    full_mask = (1 << len(required)) - 1
-    prefix = translator.fresh_name(_hint(pointer, "any"))
-    names = {mask: f"{prefix}_{mask}" for mask in range(full_mask + 1)}
-    translator.used_names.update(names.values())
-    for mask, name in names.items():
-        alternatives = [translator.seq()] if mask == full_mask else []
-        for member_index, member in choices:
-            following = mask | bit_of.get(member_index, 0)
-            alternatives.append(translator.seq(translator.comma(), member,
-                                               RuleRef(names[following])))
-        translator.define(name, translator.alt(alternatives))
-    first = translator.alt([translator.seq(member, RuleRef(names[bit_of.get(index, 0)]))
-                            for index, member in choices])
-    full = translator.seq(translator.lit("{"), ws, first, ws, translator.lit("}"))
-    return translator.alt([empty, full])
+    return translator.any_order_object(
+        [(member, is_required and track_required) for _, member, is_required in members],
+        extra, rule_hint(pointer, "any"))

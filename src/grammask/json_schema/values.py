@@ -1,15 +1,14 @@
-"""``enum`` / ``const``: JSON values as grammar nodes, and JSON Schema type tests.
+"""JSON values: scalar values as grammar nodes, equality and JSON Schema type tests.
 
-What it computes: for a JSON value, a node matching the JSON texts that
-denote a value *equal* to it in JSON Schema's sense (numbers by value, so
-``1``, ``1.0`` and ``1.00`` are all the integer one; strings in their canonical
-spellings: printable ASCII raw, any other character raw or escaped, as
-``json.dumps`` writes them with or without ``ensure_ascii``; arrays element-wise).  Objects
-are matched with their members in the order the schema lists them (a
-documented restriction: any other order is rejected, never a wrong value
-accepted).  Numbers are matched in plain decimal form (sign, digits, zero
-padding of the fraction), plus the exact ``json.dumps`` spelling when that
-uses an exponent (``1e-07``).
+What it computes: for a scalar JSON value, a node matching the JSON texts
+that denote a value *equal* to it in JSON Schema's sense (numbers by value,
+so ``1``, ``1.0`` and ``1.00`` are all the integer one; strings in their
+canonical spellings: printable ASCII raw, any other character raw or
+escaped, as ``json.dumps`` writes them with or without ``ensure_ascii``).
+Numbers are matched in plain decimal form (sign, digits, zero padding of the
+fraction), plus the exact ``json.dumps`` spelling when that uses an exponent
+(``1e-07``).  Arrays and objects are built from these by
+``const_nodes.const_node``.
 
 Also: ``json_type_of(value)`` and ``value_has_type`` (``1.0`` has type
 integer, ``True`` is not a number), and ``simple_constraints_hold``, the

@@ -1,0 +1,272 @@
+"""Grammar building for the JSON Schema translator: nodes, rules, counts.
+
+What it computes: ``GrammarBuilder`` makes the ``grammask.grammar.ast``
+nodes every keyword module assembles: literals, regexes, sequences,
+alternatives and repeats (``lit``, ``rx``, ``seq``, ``alt``, ``repeat``),
+named rules (``fresh_name``, ``define``), JSON whitespace and commas
+(``ws``, ``comma``), the generic "any JSON value / object / array / string /
+number" rules (``generic``), exact counts by doubling (``times``,
+``counted``) and objects whose members come in any order
+(``any_order_object``).  It knows no schema keyword:
+``translator.Translator`` extends it with the dispatch, and the keyword
+modules receive that translator.
+
+Data layout: ``rules`` maps rule name -> body node in definition order;
+``used_names`` holds every rule name taken (the start rule's included);
+``n_nodes`` counts the nodes made so far.
+
+Invariants: ``NEVER`` is a sentinel for the empty language; ``seq``,
+``alt`` and ``repeat`` propagate it, so no emitted rule has to match
+nothing.  Every node made is counted, and past ``max_grammar_nodes``
+``LimitExceeded`` is raised.  Shared nodes (the whitespace run, generic
+rules, powers) are made once per translation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from grammask.errors import GrammarError, LimitExceeded
+from grammask.grammar.ast import (
+    Alternation, Literal, Node, Regex, Repeat, RuleRef, Sequence,
+)
+from grammask.json_schema import numbers, strings
+from grammask.json_schema.options import Options
+
+SMALL_REPEAT = 16
+"""Counts up to this stay a Repeat node (the front end expands them)."""
+
+MAX_ANY_ORDER_REQUIRED = 6
+"""Most required members an any-order object tracks (2^r rules for r members)."""
+
+
+class _Never:
+    """The empty language."""
+
+    def __repr__(self) -> str:
+        return "NEVER"
+
+
+NEVER: Any = _Never()
+
+
+def rule_hint(pointer: str, suffix: str) -> str:
+    """A rule-name hint from the last JSON pointer token and a suffix."""
+    last = pointer.rsplit("/", 1)[-1] if pointer else "root"
+    return f"{last}_{suffix}"
+
+
+class GrammarBuilder:
+    def __init__(self, options: Options):
+        self.options = options
+        self.rules: dict[str, Node] = {}
+        self.used_names = {options.start}
+        self.n_nodes = 0
+        self._generic: dict[str, str] = {}
+        self._powers: dict[tuple[Any, int], Any] = {}
+        self._ws: Optional[Node] = None
+        self._string_tail: Optional[Node] = None
+
+    def error(self, pointer: str, message: str) -> GrammarError:
+        return GrammarError(f"invalid schema at #{pointer}: {message}")
+
+    def fresh_name(self, hint: str) -> str:
+        cleaned = "".join(c if c.isascii() and c.isalnum() else "_" for c in hint).strip("_")
+        base = (cleaned or "rule").lower()[:48]
+        if base[0].isdigit():
+            base = "r_" + base
+        name = base
+        counter = 1
+        while name in self.used_names:
+            counter += 1
+            name = f"{base}_{counter}"
+        self.used_names.add(name)
+        return name
+
+    def define(self, name: str, body: Node) -> RuleRef:
+        self.rules[name] = body
+        return RuleRef(name)
+
+    def count(self, n_new: int = 1) -> None:
+        """Count ``n_new`` nodes made outside this class (``max_grammar_nodes``)."""
+        self.n_nodes += n_new
+        if self.n_nodes > self.options.max_grammar_nodes:
+            raise LimitExceeded("max_grammar_nodes", self.n_nodes,
+                                self.options.max_grammar_nodes,
+                                "the grammar generated for this schema is too large")
+
+    # -------------------------------------------------------------- nodes
+
+    def lit(self, text: str) -> Node:
+        self.count()
+        return Literal(text.encode("utf-8"))
+
+    def rx(self, pattern: str) -> Node:
+        self.count()
+        return Regex(pattern)
+
+    def seq(self, *items: Any) -> Any:
+        flat: list[Node] = []
+        for item in items:
+            if item is None:
+                continue
+            if item is NEVER:
+                return NEVER
+            if isinstance(item, Sequence):
+                flat.extend(item.items)
+            else:
+                flat.append(item)
+        if len(flat) == 1:
+            return flat[0]
+        self.count()
+        return Sequence(tuple(flat))
+
+    def alt(self, items: list[Any]) -> Any:
+        present = []
+        for item in items:
+            if item is NEVER:
+                continue
+            if isinstance(item, Alternation):
+                present.extend(item.items)
+            else:
+                present.append(item)
+        unique = list(dict.fromkeys(present))
+        if not unique:
+            return NEVER
+        if len(unique) == 1:
+            return unique[0]
+        self.count()
+        return Alternation(tuple(unique))
+
+    def repeat(self, item: Any, n_min: int, n_max: Optional[int]) -> Any:
+        if item is NEVER:
+            return NEVER if n_min > 0 else self.seq()
+        self.count()
+        return Repeat(item, n_min, n_max)
+
+    # ------------------------------------------------------- JSON pieces
+
+    def ws(self) -> Optional[Node]:
+        """The whitespace-run node (None in compact mode)."""
+        options = self.options
+        if options.whitespace == "compact" or options.max_whitespace == 0:
+            return None
+        if self._ws is None:
+            cap = options.max_whitespace
+            pattern = "[ \\t\\n\\r]+" if cap is None else f"[ \\t\\n\\r]{{1,{cap}}}"
+            self._ws = self.define(self.fresh_name("json_ws"),
+                                   self.repeat(self.rx(pattern), 0, 1))
+        return self._ws
+
+    def comma(self) -> Node:
+        return self.seq(self.ws(), self.lit(","), self.ws())
+
+    def string_tail(self) -> Node:
+        """Any string content then the closing quote (``strings.STRING_TAIL``), made once."""
+        if self._string_tail is None:
+            self._string_tail = self.rx(strings.STRING_TAIL)
+        return self._string_tail
+
+    def generic(self, kind: str) -> RuleRef:
+        """Rules for any JSON value / object / array / string / number.
+
+        String and number rules are defined on their own; asking for a value,
+        object or array defines those three together (they are mutually
+        recursive) with the string and number rules, so no rule is unused.
+        """
+        if kind in self._generic:
+            return RuleRef(self._generic[kind])
+        names = self._generic
+        if kind in ("string", "number"):
+            names[kind] = self.fresh_name(f"json_{kind}")
+            pattern = strings.string_regex(0, None) if kind == "string" else numbers.NUMBER
+            self.define(names[kind], self.rx(pattern))
+            return RuleRef(names[kind])
+        for name in ("value", "object", "array"):
+            names[name] = self.fresh_name(f"json_{name}")
+        ws = self.ws()
+        value = RuleRef(names["value"])
+        member = self.seq(self.generic("string"), ws, self.lit(":"), ws, value)
+        self.define(names["value"], self.alt([
+            RuleRef(names["object"]), RuleRef(names["array"]), self.generic("string"),
+            self.generic("number"), self.lit("true"), self.lit("false"), self.lit("null")]))
+        self.define(names["object"], self.alt([
+            self.seq(self.lit("{"), ws, self.lit("}")),
+            self.seq(self.lit("{"), ws, member,
+                     self.repeat(self.seq(self.comma(), member), 0, None), ws, self.lit("}"))]))
+        self.define(names["array"], self.alt([
+            self.seq(self.lit("["), ws, self.lit("]")),
+            self.seq(self.lit("["), ws, value,
+                     self.repeat(self.seq(self.comma(), value), 0, None), ws, self.lit("]"))]))
+        return RuleRef(names[kind])
+
+    def any_order_object(self, members: list[tuple[Any, bool]], extra: Optional[Any],
+                         hint: str) -> Any:
+        """An object of ``members`` (each a key-value node and whether it is
+        required) in any order, plus ``extra`` (the node of any other member,
+        or None): ``{ M ("," M)* }`` with the set of required members seen so
+        far in the rule name (2^r rules for r required members, each with one
+        alternative per member), so a required member cannot be missing.  A
+        member may repeat (JSON allows duplicate keys; the last one counts,
+        and each value is valid).  Callers keep r <= MAX_ANY_ORDER_REQUIRED.
+        """
+        required = [index for index, (_, is_required) in enumerate(members) if is_required]
+        ws = self.ws()
+        empty = self.seq(self.lit("{"), ws, self.lit("}")) if not required else NEVER
+        choices = [(index, member) for index, (member, _) in enumerate(members)]
+        if extra is not None:
+            choices.append((None, extra))
+        if not choices:
+            return empty
+        bit_of = {member_index: 1 << position for position, member_index in enumerate(required)}
+        full_mask = (1 << len(required)) - 1
+        prefix = self.fresh_name(hint)
+        names = {mask: f"{prefix}_{mask}" for mask in range(full_mask + 1)}
+        self.used_names.update(names.values())
+        for mask, name in names.items():
+            alternatives = [self.seq()] if mask == full_mask else []
+            for member_index, member in choices:
+                following = mask | bit_of.get(member_index, 0)
+                alternatives.append(self.seq(self.comma(), member, RuleRef(names[following])))
+            self.define(name, self.alt(alternatives))
+        first = self.alt([self.seq(member, RuleRef(names[bit_of.get(index, 0)]))
+                          for index, member in choices])
+        full = self.seq(self.lit("{"), ws, first, ws, self.lit("}"))
+        return self.alt([empty, full])
+
+    # ------------------------------------------------------------- counts
+
+    def times(self, unit: Any, count: int) -> Any:
+        """``unit`` repeated exactly ``count`` times, with O(log count) rules:
+        power 2^k is a rule ``P_k ::= P_{k-1} P_{k-1}``, and ``count`` is the
+        product of the powers of its binary digits."""
+        if count == 0:
+            return self.seq()
+        parts = [self._power(unit, bit) for bit in range(count.bit_length()) if count >> bit & 1]
+        return self.seq(*parts)
+
+    def _power(self, unit: Any, exponent: int) -> Any:
+        key = (unit, exponent)
+        cached = self._powers.get(key)
+        if cached is not None:
+            return cached
+        if exponent == 0:
+            node = unit
+        else:
+            half = self._power(unit, exponent - 1)
+            node = self.define(self.fresh_name(f"power_{exponent}"), self.seq(half, half))
+        self._powers[key] = node
+        return node
+
+    def counted(self, item: Any, n_min: int, n_max: Optional[int]) -> Any:
+        """``item{n_min, n_max}``: small counts as a Repeat node, large ones
+        by doubling (``times``) so no rule chain grows with the count."""
+        if n_max is not None and n_max <= SMALL_REPEAT:
+            return self.repeat(item, n_min, n_max)
+        fixed = self.times(item, n_min) if n_min > SMALL_REPEAT else self.repeat(item, n_min,
+                                                                                 n_min)
+        if n_max is None:
+            rest = self.repeat(item, 0, None)
+        else:
+            rest = self.times(self.repeat(item, 0, 1), n_max - n_min)
+        return self.seq(fixed, rest)

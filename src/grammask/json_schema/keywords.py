@@ -1,0 +1,88 @@
+"""Schema keyword facts shared by the translator's modules.
+
+What it computes: which keywords constrain an instance (``has_constraints``,
+the keyword groups), the JSON types a schema's ``type`` allows
+(``allowed_types``), count keywords read as non-negative integers
+(``count_keyword``), whether a property name matches a
+``patternProperties`` pattern (``pattern_matches``) and the JSON pointer of
+a subschema (``child_pointer``).
+
+Invariants: these read schemas and never build grammar nodes; errors are the
+``GrammarError`` of ``translator.error(pointer, message)``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from grammask.json_schema.refs import escape_pointer_token
+from grammask.json_schema.values import JSON_TYPES
+
+ANNOTATION_KEYWORDS = frozenset({
+    "$schema", "$id", "$anchor", "$dynamicAnchor", "$comment", "$defs", "definitions",
+    "$vocabulary", "title", "description", "default", "examples", "deprecated", "readOnly",
+    "writeOnly", "contentMediaType", "contentEncoding", "contentSchema", "format_annotation",
+})
+STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
+NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "patternProperties",
+                   "minProperties", "maxProperties", "propertyNames", "dependentRequired",
+                   "dependentSchemas", "dependencies", "unevaluatedProperties")
+ARRAY_KEYWORDS = ("items", "prefixItems", "additionalItems", "contains", "minContains",
+                  "maxContains", "minItems", "maxItems", "uniqueItems", "unevaluatedItems")
+APPLICATOR_KEYWORDS = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then",
+                       "else", "enum", "const", "type")
+VALIDATION_KEYWORDS = frozenset(STRING_KEYWORDS + NUMBER_KEYWORDS + OBJECT_KEYWORDS
+                                + ARRAY_KEYWORDS + APPLICATOR_KEYWORDS)
+
+
+def has_constraints(schema: Any) -> bool:
+    """Whether a schema restricts anything (False for true, {} and annotations only)."""
+    if schema is True:
+        return False
+    if not isinstance(schema, dict):
+        return True
+    return any(key in VALIDATION_KEYWORDS for key in schema)
+
+
+def allowed_types(translator, schema: dict, pointer: str) -> list[str]:
+    """The JSON types ``schema["type"]`` allows, in ``JSON_TYPES`` order;
+    ``integer`` is dropped when ``number`` (which includes it) is allowed."""
+    declared = schema.get("type")
+    if declared is None:
+        types = list(JSON_TYPES)
+    else:
+        names = [declared] if isinstance(declared, str) else declared
+        if not isinstance(names, list) or not all(n in JSON_TYPES for n in names):
+            raise translator.error(pointer, f"bad type {declared!r}")
+        types = [t for t in JSON_TYPES if t in names]
+    if "number" in types and "integer" in types:
+        types.remove("integer")
+    return types
+
+
+def count_keyword(translator, schema: dict, keyword: str, pointer: str):
+    """The non-negative integer value of a count keyword (minItems, maxProperties, ...), or None."""
+    value = schema.get(keyword)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise translator.error(pointer, f"{keyword} must be a non-negative integer")
+    return value
+
+
+def pattern_matches(pattern: str, name: str) -> bool:
+    """Whether ``pattern`` (a regex, unanchored) matches property ``name``; an
+    invalid pattern matches nothing."""
+    try:
+        return re.search(pattern, name) is not None
+    except re.error:
+        return False
+
+
+def child_pointer(pointer: str, *tokens: Any) -> str:
+    """The JSON pointer of a subschema: ``pointer`` followed by ``tokens`` (RFC 6901 escaped)."""
+    return pointer + "".join("/" + escape_pointer_token(str(token)) for token in tokens)

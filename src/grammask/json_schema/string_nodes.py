@@ -1,0 +1,110 @@
+"""Nodes for ``type: string``: ``minLength`` / ``maxLength``, ``pattern``, ``format``.
+
+What it computes: ``string_node(translator, schema, pointer)``, the node of
+the JSON strings a schema's string keywords allow.  A ``pattern`` or an
+asserted ``format`` becomes one regex over the string's JSON encoding
+(``strings.translate_pattern``, ``strings.FORMAT_PATTERNS``); lengths alone
+become ``string_with_length``.  A format grammask does not assert is warned
+about and not enforced (2020-12's default annotation behaviour); ``pattern``
+beside an asserted format is ignored with a warning, and length bounds the
+pattern does not imply are warned about.
+
+Invariant: lengths count code points, in any escape spelling; a terminal
+never ends inside free text (the closing quote sits in the last terminal).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from grammask.json_schema import strings
+from grammask.json_schema.builder import NEVER
+from grammask.json_schema.regex_text import repeat as repeat_text
+
+
+def string_node(translator, schema: dict, pointer: str) -> Any:
+    n_min = _non_negative_int(translator, schema, "minLength", pointer) or 0
+    n_max = _non_negative_int(translator, schema, "maxLength", pointer)
+    if n_max is not None and n_max < n_min:
+        return NEVER
+    pattern = schema.get("pattern")
+    format_name = schema.get("format")
+    if format_name is not None and format_name not in strings.FORMAT_PATTERNS:
+        translator.warn("format", pointer, f"format {format_name!r} not enforced")
+        format_name = None
+    constraint = pattern
+    keyword = "pattern"
+    if format_name is not None:
+        if pattern is not None:
+            translator.warn("pattern", pointer, f"ignored: format {format_name!r} is enforced "
+                                                f"instead of both")
+        constraint = strings.FORMAT_PATTERNS[format_name]
+        keyword = "format"
+    if constraint is None:
+        return string_with_length(translator, n_min, n_max)
+    if not isinstance(constraint, str):
+        raise translator.error(pointer, "pattern must be a string")
+    try:
+        content, low, high = strings.translate_pattern(constraint,
+                                                       ascii_escapes=keyword == "pattern")
+    except strings.PatternUnsupported as error:
+        translator.warn(keyword, pointer, f"{error}; any string of the allowed length accepted")
+        return string_with_length(translator, n_min, n_max)
+    implied = n_min <= low and (n_max is None or (high is not None and high <= n_max))
+    if not implied:
+        translator.warn("maxLength" if n_max is not None else "minLength", pointer,
+                        f"length bounds not enforced together with {keyword}")
+    return translator.rx('"' + content + '"')
+
+
+def string_with_length(translator, n_min: int, n_max: Optional[int]) -> Any:
+    """A string of n_min..n_max characters.
+
+    Up to ``max_string_regex_repeat`` (``k``) characters the count sits
+    in one regex.  Beyond, chunks count the rest exactly and
+    *unambiguously*: the minimum is ``C^(m // k) X{m % k}`` with
+    ``C = X{k}``; the optional rest of up to ``M`` characters, with
+    ``M = q k + r``, is ``C{0,q-1} X{0,k-1}"`` or ``C^q X{0,r}"``: a
+    length decides the split, full chunks have one accepting point
+    each, and the closing quote sits in the last terminal, so a terminal
+    never ends inside free text (which keeps token masks cheap: see
+    docs/performance.md).  Powers are built by doubling (``times``), so
+    grammars stay O(log N) rules and DFAs O(k) states.
+    """
+    limit = translator.options.max_string_regex_repeat
+    if n_max is None and n_min == 0:
+        return translator.generic("string")
+    if n_min <= limit and (n_max is None or n_max <= limit):
+        return translator.rx(strings.string_regex(n_min, n_max))
+    full = _char_regex(translator, limit, limit)
+    n_chunks, n_single = divmod(n_min, limit)
+    fixed = translator.seq(translator.times(full, n_chunks),
+                           _char_regex(translator, n_single, n_single) if n_single else None)
+    short_tail = translator.rx(repeat_text(strings.JSON_CHAR, 0, limit - 1) + '"')
+    if n_max is None:
+        rest = translator.seq(translator.repeat(full, 0, None), short_tail)
+    else:
+        n_chunks, n_tail = divmod(n_max - n_min, limit)
+        exact = translator.seq(translator.times(full, n_chunks),
+                               translator.rx(repeat_text(strings.JSON_CHAR, 0, n_tail) + '"'))
+        short = translator.seq(translator.counted(full, 0, n_chunks - 1),
+                               short_tail) if n_chunks else NEVER
+        rest = translator.alt([short, exact])
+    return translator.seq(translator.lit('"'), fixed, rest)
+
+
+def _char_regex(translator, n_min: int, n_max: Optional[int]):
+    return translator.rx(repeat_text(strings.JSON_CHAR, n_min, n_max))
+
+
+def _non_negative_int(translator, schema: dict, keyword: str, pointer: str):
+    """A length keyword's value; unlike ``keywords.count_keyword``, an explicit
+    null is an error here."""
+    if keyword not in schema:
+        return None
+    value = schema[keyword]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise translator.error(pointer, f"{keyword} must be a non-negative integer")
+    return value
