@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from test_json_schema_harness import (  # noqa: E402
+from support.schema_matcher import (  # noqa: E402
     JSONSCHEMABENCH, TEST_SUITE, SchemaMatcher, dumps_variants, schema_ordered,
 )
 

@@ -18,8 +18,8 @@ import regex
 
 from grammask import cli
 from grammask.grammar.gbnf import parse_gbnf
-from reference import ReferenceRecognizer
-from paths import WORKLOADS
+from support.ast_reference import ReferenceRecognizer
+from support.paths import workload
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PERSON_SCHEMA = os.path.join(ROOT, "examples", "schemas", "person.json")
@@ -62,9 +62,7 @@ def test_check_membership_matches_python_regex(capsys, text):
 
 
 def test_check_reads_grammar_files_and_agrees_with_the_reference(capsys):
-    path = str(WORKLOADS / "gbnf" / "chess.gbnf")
-    if not os.path.exists(path):
-        pytest.skip("shared GBNF workloads missing")
+    path = str(workload("gbnf", "chess.gbnf"))
     reference = ReferenceRecognizer(parse_gbnf(open(path, encoding="utf-8").read()))
     samples = ["1. e4 e5\n2. Nf3 Nc6\n", "1. e4 e5\n", "1. e9 e5\n2. a3 a6\n", "1. O-O Qxd8+\n2. a8=Q b1\n"]
     for sample in samples:

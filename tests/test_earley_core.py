@@ -1,8 +1,8 @@
 """Earley core on hand-built LNF grammars: operations, errors, hooks.
 
-Oracle: ``earley_support.ReferenceRecognizer`` (plain fixpoint over the
-productions, terminals decided by the ``regex`` module), never the core's
-own output.
+Oracle: ``support.lnf_reference.LNFRecognizer`` (plain-Python Earley over the
+same arrays), never the core's own output; the test DFAs it steps are checked
+against the ``regex`` module here (``test_dfa_tables_match_their_regex``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from grammask.errors import GrammarError, LimitExceeded
 from grammask._core.earley import EarleyRecognizer, compiled_tables
 from grammask._core.earley_tables import CompiledTables
 
-from earley_support import ReferenceRecognizer, build_lnf, make_dfa
+from support.hand_lnf import build_lnf
+from support.lnf_reference import LNFRecognizer
+from support.mini_dfa import make_dfa
 
 
 def all_strings(alphabet: bytes, max_len: int):
@@ -29,12 +31,12 @@ def all_strings(alphabet: bytes, max_len: int):
 def check_exhaustively(grammar_text, alphabet, max_len, start_accepts_empty=False):
     """Every string up to max_len: viability of each prefix and acceptance."""
     lnf = build_lnf(grammar_text, start_accepts_empty)
-    reference = ReferenceRecognizer(lnf)
+    reference = LNFRecognizer(lnf)
     tables = CompiledTables(lnf)
     n_checked = 0
     for data in all_strings(alphabet, max_len):
         recognizer = EarleyRecognizer(tables)
-        expected_ok = reference.viable(data)
+        expected_ok = reference.viable_prefix(data)
         assert recognizer.push_bytes(data) == expected_ok, data
         if expected_ok:
             assert recognizer.is_accepting() == reference.accepts(data), data
@@ -83,11 +85,11 @@ def test_failed_push_leaves_state_unchanged():
     recognizer = EarleyRecognizer(lnf)
     assert recognizer.push_bytes(b"12")
     before = (recognizer.stats()["items_per_set"], recognizer.allowed_first_bytes(),
-              recognizer.top_state_hash(), recognizer.is_accepting(), recognizer.scan_items())
+              recognizer.state_key(), recognizer.is_accepting(), recognizer.scan_items())
     assert not recognizer.push_byte(ord("x"))
     assert not recognizer.push_bytes(b"3.4x")
     after = (recognizer.stats()["items_per_set"], recognizer.allowed_first_bytes(),
-             recognizer.top_state_hash(), recognizer.is_accepting(), recognizer.scan_items())
+             recognizer.state_key(), recognizer.is_accepting(), recognizer.scan_items())
     assert before == after
     assert recognizer.push_bytes(b".5") and recognizer.is_accepting()
 
@@ -101,11 +103,11 @@ def test_allowed_first_bytes_layout_and_agreement():
     assert set(recognizer.allowed_byte_values()) == expected
     for byte in range(256):
         assert bool(bitset[byte >> 3] >> (byte & 7) & 1) == (byte in expected)
-    reference = ReferenceRecognizer(lnf)
+    reference = LNFRecognizer(lnf)
     for prefix in [b"", b"a", b"aa", b"1", b"\xc3"]:
         assert recognizer.push_bytes(prefix) if prefix else True
         allowed = set(recognizer.allowed_byte_values())
-        assert allowed == {b for b in range(256) if reference.viable(prefix + bytes([b]))}
+        assert allowed == {b for b in range(256) if reference.viable_prefix(prefix + bytes([b]))}
         recognizer.pop(len(prefix))
 
 
@@ -234,25 +236,33 @@ def test_scan_items_and_terminal_end():
     assert recognizer.allowed_byte_values() == list(range(ord("0"), ord("9") + 1))
 
 
-def test_state_hash_relative_origins():
+def test_state_key_ignores_how_deep_the_state_is():
+    """Origins count relative to the top: 'aaa' and 'aaaaa' have the same future."""
     lnf = build_lnf("S ::= 'a' S | 'b'")
     first, second = EarleyRecognizer(lnf), EarleyRecognizer(lnf)
     first.push_bytes(b"aaa")
     second.push_bytes(b"aaaaa")
-    assert first.top_state_hash() == second.top_state_hash()
-    assert first.has_same_top_set(second)
+    assert first.state_key() == second.state_key()
     second.push_byte(ord("b"))
-    assert first.top_state_hash() != second.top_state_hash()
-    assert not first.has_same_top_set(second)
+    assert first.state_key() != second.state_key()
 
 
 def test_dfa_tables_match_their_regex():
+    """The test DFAs (support.mini_dfa) against the ``regex`` module, for every
+    kind, so the reference recognizer that steps them decides terminals right."""
     import regex
-    for pattern in ["[0-9]+", "a|ab", "(ab)*c", "[^a]b?", "\\x41+"]:
-        dfa = make_dfa(pattern)
+    for pattern in ["[0-9]+", "a|ab", "(ab)*c", "[^a]b?", "\\x41+", "a*b", "(a|b)a"]:
         compiled = regex.compile(pattern.encode())
+        full, early, complement = (make_dfa(pattern, kind) for kind in ("regex", "early_end", "complement"))
         for data in all_strings(b"abc09A", 3):
-            assert dfa.fullmatch(data) == bool(compiled.fullmatch(data)), (pattern, data)
+            matches = bool(compiled.fullmatch(data))
+            assert full.fullmatch(data) == matches, (pattern, data)
+            first_match = matches and not any(compiled.fullmatch(data[:k]) for k in range(len(data)))
+            assert early.fullmatch(data) == first_match, (pattern, data)
+            assert complement.fullmatch(data) == (compiled.search(data) is None), (pattern, data)
+    substrings = make_dfa("abcab", "substrings")
+    for data in all_strings(b"abc", 4):
+        assert substrings.fullmatch(data) == (data in b"abcab"), data
 
 
 LNF_ARRAY_FIELDS = ["nonterminal_production_offsets", "production_lhs", "production_symbol_offsets",

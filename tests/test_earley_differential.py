@@ -1,11 +1,10 @@
 """Differential fuzzing of the Earley core against independent oracles.
 
-* random hand-built LNF grammars (left / right / middle recursion, ambiguity,
-  unit cycles, literals sharing prefixes, regex terminals that can end and
-  continue, early-end, complement and substring terminals, multi-byte UTF-8
-  literals and regexes) against ``earley_support.ReferenceRecognizer``
-  (least fixpoint, terminals decided by the ``regex`` module): viability after
-  every byte, acceptance, allowed next bytes;
+* random hand-built LNF grammars (``support.random_lnf``: recursion of every
+  kind, ambiguity, unit cycles, early-end, complement and substring
+  terminals, multi-byte UTF-8) against ``support.lnf_reference.LNFRecognizer``
+  (a plain-Python textbook Earley recognizer over the same arrays): viability
+  after every byte, acceptance, allowed next bytes;
 * push/pop/copy/snapshot sequences against recognizers rebuilt from scratch
   on the remaining prefix, and Leo off vs on;
 * Lark (Earley, dynamic_complete lexer) on random ASCII grammars: acceptance.
@@ -17,85 +16,19 @@ sequence), plus the compaction and front-end fuzz in the other test files.
 
 from __future__ import annotations
 
-import os
-
 import lark
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import given, strategies as st
 
 from grammask._core.earley import EarleyRecognizer
 
-from earley_support import ReferenceRecognizer, Terminal, assemble_lnf
-
-SCALE = float(os.environ.get("GRAMMASK_FUZZ_SCALE", "1"))
-
-
-def examples(n):
-    return settings(max_examples=max(1, int(n * SCALE)), deadline=None, derandomize=True,
-                    suppress_health_check=list(HealthCheck))
-
-
-TERMINAL_POOL = [
-    Terminal("literal", b"a"), Terminal("literal", b"b"), Terminal("literal", b"ab"),
-    Terminal("literal", b"aba"), Terminal("literal", b"abb"), Terminal("literal", b"ba"),
-    Terminal("literal", "\u00e9".encode()), Terminal("literal", "a\u20ac".encode()),
-    Terminal("regex", b"a+"), Terminal("regex", b"[ab]b*"), Terminal("regex", b"a|ab"),
-    Terminal("regex", b"(ab)+"), Terminal("regex", b"b?a"), Terminal("regex", b"(\\xc3\\xa9)+"),
-    Terminal("early_end", b"a*b"), Terminal("early_end", b"(a|b)a"),
-    Terminal("complement", b"bb"), Terminal("complement", b"a"),
-    Terminal("substrings", b"abba"), Terminal("substrings", "a\u00e9b".encode()),
-]
-# Lark's lexer takes Python's leftmost-first match and then its shorter
-# endings, so alternations whose later branch is longer ("a|ab") are left out.
-ASCII_POOL = [t for t in TERMINAL_POOL
-              if t.kind in ("literal", "regex") and t.value.isascii() and t.value != b"a|ab"]
-ASCII_POOL.append(Terminal("regex", b"ab?"))
-
-ALPHABET = b"ab" + "\u00e9\u20ac".encode() + b"c"
-
-
-@st.composite
-def grammars(draw, pool=TERMINAL_POOL, max_nonterminals=4):
-    """Random LNF: nonterminal i's first production only uses terminals and
-    nonterminals > i, so every nonterminal is productive."""
-    n_nonterminals = draw(st.integers(1, max_nonterminals))
-    terminal_ids = draw(st.lists(st.integers(0, len(pool) - 1), min_size=1, max_size=4, unique=True))
-    terminals = [pool[k] for k in terminal_ids]
-
-    def symbol(low):
-        choices = [("t", k) for k in range(len(terminals))]
-        choices += [("n", k) for k in range(low, n_nonterminals)]
-        return draw(st.sampled_from(choices))
-
-    productions = []
-    for nt in range(n_nonterminals):
-        alternatives = [[symbol(nt + 1) for _ in range(draw(st.integers(1, 3)))]]
-        for _ in range(draw(st.integers(0, 2))):
-            alternatives.append([symbol(0) for _ in range(draw(st.integers(1, 3)))])
-        productions.append(alternatives)
-    return assemble_lnf(productions, terminals, start_accepts_empty=draw(st.booleans()))
-
-
-@st.composite
-def grammar_and_input(draw, pool=TERMINAL_POOL, max_len=8):
-    lnf = draw(grammars(pool))
-    # Inputs mix random bytes with bytes the grammar allows (so they go deep).
-    recognizer = EarleyRecognizer(lnf)
-    data = bytearray()
-    for _ in range(draw(st.integers(0, max_len))):
-        allowed = recognizer.allowed_byte_values()
-        if allowed and draw(st.integers(0, 3)) > 0:
-            byte = draw(st.sampled_from(allowed))
-        else:
-            byte = draw(st.sampled_from(list(ALPHABET)))
-        data.append(byte)
-        if not recognizer.push_byte(byte):
-            break
-    return lnf, bytes(data)
+from support.hand_lnf import build_lnf
+from support.lnf_reference import LNFRecognizer
+from support.random_lnf import ALPHABET, ASCII_POOL, examples, grammar_and_input, grammars
 
 
 def check_against_reference(lnf, data, check_allowed):
-    reference = ReferenceRecognizer(lnf)
+    reference = LNFRecognizer(lnf)
     recognizer = EarleyRecognizer(lnf)
     assert recognizer.is_accepting() == lnf.start_accepts_empty
     for k in range(len(data)):
@@ -111,7 +44,7 @@ def check_against_reference(lnf, data, check_allowed):
     if check_allowed:
         allowed = set(recognizer.allowed_byte_values())
         for byte in ALPHABET:
-            assert (byte in allowed) == reference.viable(data + bytes([byte])), (data, byte)
+            assert (byte in allowed) == reference.viable_prefix(data + bytes([byte])), (data, byte)
 
 
 @examples(3500)
@@ -213,15 +146,14 @@ def test_random_grammars_acceptance_against_lark(case):
 
 @pytest.mark.parametrize("split", range(1, 4))
 def test_utf8_split_at_every_position(split):
-    from earley_support import build_lnf
     text = "\u00e9\u20ac\U0001F600"
     lnf = build_lnf(f"S ::= '{text}' S | /(\\xf0\\x9f\\x98\\x80|\\xc3\\xa9)+/ | '\u20ac'")
     data = (text * 2).encode() + "\u00e9".encode()
-    reference = ReferenceRecognizer(lnf)
+    reference = LNFRecognizer(lnf)
     recognizer = EarleyRecognizer(lnf)
     for position in range(0, len(data), split):
         chunk = data[position:position + split]
-        assert recognizer.push_bytes(chunk) == reference.viable(data[:position + len(chunk)])
+        assert recognizer.push_bytes(chunk) == reference.viable_prefix(data[:position + len(chunk)])
         assert recognizer.is_accepting() == reference.accepts(data[:position + len(chunk)])
 
 

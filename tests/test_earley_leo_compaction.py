@@ -17,19 +17,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from grammask.grammar import Grammar
 from grammask._core.earley import EarleyRecognizer, compiled_tables
 
-from earley_support import build_lnf
-from test_earley_differential import ALPHABET, SCALE, grammars
-from paths import WORKLOADS
-
-
-RIGHT_RECURSIVE_JSON = r"""
-start ::= value;
-value ::= "[" ws elements ws "]" | "[]" | object | #"-?[0-9]+" | "true" | "null" | #"\"[a-z]*\"";
-elements ::= value | value ws "," ws elements;
-object ::= "{" ws members ws "}" | "{}";
-members ::= #"\"[a-z]*\"" ws ":" ws value | #"\"[a-z]*\"" ws ":" ws value ws "," ws members;
-ws ::= #"[ \n]*";
-"""
+from support.grammar_cases import RIGHT_RECURSIVE_JSON
+from support.hand_lnf import build_lnf
+from support.paths import WORKLOADS
+from support.random_lnf import ALPHABET, SCALE, grammars
 
 
 def right_recursive_json_document(n_bytes: int) -> bytes:

@@ -1,11 +1,10 @@
 """The Earley recognizer's state key (``EarleyRecognizer.state_key``).
 
 Soundness is checked against the independent reference recognizer
-(``earley_support.ReferenceRecognizer``: least fixpoint, terminals decided by
-the ``regex`` module): on random grammars and random viable prefixes, every
-two prefixes with equal keys must get the same verdict (viable, accepted) for
-every suffix up to 3 bytes over the test alphabet and for random longer
-suffixes.  On the shipped JSON grammar, prefixes of json.dumps documents
+(``support.lnf_reference.LNFRecognizer``, plain-Python Earley): on random
+grammars and random viable prefixes, every two prefixes with equal keys must
+get the same verdict (viable, accepted) for every suffix up to 3 bytes over
+the test alphabet and for random longer suffixes.  On the shipped JSON grammar, prefixes of json.dumps documents
 with equal keys trade the rest of their documents and ``json.loads`` must
 accept every swapped document.  Usefulness: equivalent states reached
 through different text, after compaction, with Leo off, after push/pop round
@@ -24,9 +23,10 @@ from hypothesis import given, strategies as st
 from grammask.grammar import Grammar, builtin
 from grammask._core.earley import EarleyRecognizer, compiled_tables
 
-from earley_support import ReferenceRecognizer, build_lnf
-from test_earley_differential import ALPHABET, examples, grammars
-from test_earley_leo_compaction import RIGHT_RECURSIVE_JSON
+from support.grammar_cases import RIGHT_RECURSIVE_JSON
+from support.hand_lnf import build_lnf
+from support.lnf_reference import LNFRecognizer
+from support.random_lnf import ALPHABET, examples, grammars
 
 SUFFIX_BYTES = sorted(set(ALPHABET))
 
@@ -64,7 +64,7 @@ def short_suffixes(reference, prefix: bytes, depth: int) -> list[bytes]:
             for byte in SUFFIX_BYTES:
                 longer = suffix + bytes([byte])
                 result.append(longer)
-                if reference.viable(prefix + longer):
+                if reference.viable_prefix(prefix + longer):
                     grown.append(longer)
         frontier = grown
     return result
@@ -89,7 +89,7 @@ def random_suffixes(lnf, prefix: bytes, rng: random.Random, n: int) -> list[byte
 def check_equal_keys_have_equal_futures(lnf, keys: dict[bytes, bytes], rng: random.Random) -> int:
     """For each group of prefixes sharing a key: same reference verdicts on
     the same suffixes.  Returns the number of prefixes compared with another."""
-    reference = ReferenceRecognizer(lnf)
+    reference = LNFRecognizer(lnf)
     groups: dict[bytes, list[bytes]] = {}
     for prefix, key in keys.items():
         groups.setdefault(key, []).append(prefix)

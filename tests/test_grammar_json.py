@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lnf_reference import LNFRecognizer
+from support.lnf_reference import LNFRecognizer
 
 from grammask.grammar import builtin, builtin_names, builtin_text
 

@@ -1,8 +1,9 @@
 """Normalization: the LNF keeps the language of the AST, meets its invariants,
 stays small on hostile shapes and round-trips through to_ebnf.
 
-Oracles: ``tests/reference.py`` (fixpoint recognizer over the AST, never sees
-LNF) against ``tests/lnf_reference.py`` (textbook Earley over the LNF arrays).
+Oracles: ``support/ast_reference.py`` (fixpoint recognizer over the AST, never
+sees LNF) against ``support/lnf_reference.py`` (textbook Earley over the LNF
+arrays).
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ import warnings
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from grammar_strategies import compare_on_short_strings, grammar_asts
-from lnf_reference import LNFRecognizer
-from reference import ReferenceRecognizer
-
 from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded
 from grammask.grammar import Grammar
 from grammask.grammar.lnf import check_invariants
-from paths import WORKLOADS
+from grammask.grammar.normalize import PASSES
+from grammask._core.earley import EarleyRecognizer, compiled_tables
+
+from support.ast_reference import ReferenceRecognizer
+from support.grammar_strategies import compare_on_short_strings, grammar_asts
+from support.lnf_reference import LNFRecognizer
+from support.paths import workload
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -117,13 +120,32 @@ def test_counted_repetition_size_is_linear(low, high):
     assert grammar.lnf.sizes()["n_productions"] <= 2 * span + 40
     recognizer = LNFRecognizer(grammar.lnf)
     assert recognizer.accepts(b"a" * low + b"b")
-    assert not recognizer.accepts(b"a" * (low - 1) + b"b") if low else True
+    if low:
+        assert not recognizer.accepts(b"a" * (low - 1) + b"b")
+    # The upper end through the Earley core: the plain-Python reference is
+    # quadratic on the 10,000-rule chain of "a"{0,10000}.
+    tables = compiled_tables(grammar.lnf)
+    if high is not None:
+        assert core_verdict(tables, b"a" * high + b"b") == "accepted"
+        assert core_verdict(tables, b"a" * (high + 1)) == "rejected"
+    else:
+        assert core_verdict(tables, b"a" * (low + 1000) + b"b") == "accepted"
+
+
+def core_verdict(tables, data: bytes) -> str:
+    recognizer = EarleyRecognizer(tables)
+    if not recognizer.push_bytes(data):
+        return "rejected"
+    return "accepted" if recognizer.is_accepting() else "incomplete"
 
 
 def test_counted_repetition_small_cases_exact():
     grammar = Grammar.from_gbnf('root ::= ("x" | "yy"){2,4} "."')
     reference = ReferenceRecognizer(grammar.ast)
-    compare_on_short_strings(reference, LNFRecognizer(grammar.lnf), max_length=10, alphabet=b"xy.")
+    checked = compare_on_short_strings(reference, LNFRecognizer(grammar.lnf), max_length=10, alphabet=b"xy.")
+    # 2 to 4 items, each "x" or "yy", then ".": 4 + 8 + 16 sentences, all of at most 9 bytes.
+    assert checked.n_accepted == 28
+    assert checked.n_incomplete > 28 and checked.n_rejected > 28
 
 
 def test_repetition_above_limit_is_refused():
@@ -182,28 +204,30 @@ def test_nullable_regex_terminal_is_made_optional():
 
 
 def test_terminal_matching_only_the_empty_string_disappears():
+    """Its verdicts: support/regressions.py, "terminal matching only the empty string"."""
     grammar = Grammar.from_ebnf('start ::= "a" #e"x*" "b" | #e"y*" "c";')
     assert check_invariants(grammar.lnf) == []
     assert grammar.lnf.dfas == []
-    recognizer = LNFRecognizer(grammar.lnf)
-    assert recognizer.accepts(b"ab") and recognizer.accepts(b"c")
-    assert not recognizer.accepts(b"axb") and not recognizer.accepts(b"yc")
 
 
 def test_language_of_only_the_empty_string():
+    """Its verdicts: support/regressions.py, "language of only the empty string"."""
     grammar = Grammar.from_gbnf('root ::= "" | ("")*')
     assert grammar.start_accepts_empty
     assert grammar.lnf.n_productions == 0
-    recognizer = LNFRecognizer(grammar.lnf)
-    assert recognizer.accepts(b"") and not recognizer.viable_prefix(b"a")
     assert Grammar.from_ebnf(grammar.to_ebnf(), start="root").fingerprint == grammar.fingerprint
 
 
 def test_pass_sizes_are_recorded():
-    grammar = Grammar.from_gbnf(open(WORKLOADS / "gbnf" / "c.gbnf").read())
+    grammar = Grammar.from_gbnf(workload("gbnf", "c.gbnf").read_text())
     names = [name for name, _ in grammar.pass_sizes]
-    assert names[0] == "flatten_nested_groups" and "eliminate_nullable" in names
+    assert names == ["flatten_nested_groups"] + [step.name for step in PASSES]
     assert all(set(sizes) == {"n_rules", "n_productions", "n_symbols"} for _, sizes in grammar.pass_sizes)
+
+
+def test_pass_table_is_documented():
+    assert len({step.name for step in PASSES}) == len(PASSES)
+    assert all(step.guarantees and callable(step.run) for step in PASSES)
 
 
 def test_unused_rule_warns():
@@ -223,9 +247,7 @@ def test_regular_repetitions_fold_into_one_dfa():
 
 
 def test_fold_that_would_explode_falls_back_quickly():
+    """Its verdicts: support/regressions.py, "fold that would explode"."""
     began = time.perf_counter()
-    grammar = Grammar.from_gbnf('root ::= [ab]* "a" [ab]{30}')
+    Grammar.from_gbnf('root ::= [ab]* "a" [ab]{30}')
     assert time.perf_counter() - began < 0.5
-    recognizer = LNFRecognizer(grammar.lnf)
-    assert recognizer.accepts(b"ba" + b"b" * 30)
-    assert not recognizer.accepts(b"bb" + b"b" * 30)

@@ -2,7 +2,7 @@
 equivalent Python ``re`` pattern on every string over a small alphabet, plus
 AST-level facts (spans, literal bytes, class ranges) and Lark-free syntax
 details.  The normalized grammar is run by the plain LNF Earley of
-``lnf_reference.py``.
+``support/lnf_reference.py``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from lnf_reference import LNFRecognizer
+from support.lnf_reference import LNFRecognizer
 
 from grammask.grammar import Grammar
 from grammask.grammar.ast import (

@@ -1,4 +1,4 @@
-"""The AST reference recognizer (tests/reference.py) against the normalized
+"""The AST reference recognizer (support/ast_reference.py) against the normalized
 grammar on byte strings that split UTF-8 characters.
 
 The two sides share nothing: the reference decodes UTF-8 itself and matches
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lnf_reference import LNFRecognizer
-from reference import ReferenceRecognizer, utf8_completion_interval
+from support.lnf_reference import LNFRecognizer
+from support.ast_reference import ReferenceRecognizer, utf8_completion_interval
 
 from grammask.grammar import Grammar
 

@@ -10,7 +10,7 @@ is checked, always with an oracle independent of the engine:
   matching over every token of the vocabulary);
 - 0 invalid outputs in 1,000 generations across the shared grammars
   (``tests/workloads``): outputs that ended with EOS are sentences,
-  outputs cut at max tokens are viable prefixes (``tests/reference.py``'s
+  outputs cut at max tokens are viable prefixes (``support/ast_reference.py``'s
   ``ReferenceRecognizer`` over the grammar's AST, ``regex``, ``json`` and
   ``jsonschema``);
 - EOS is allowed exactly when the output so far is complete;
@@ -22,7 +22,6 @@ is checked, always with an oracle independent of the engine:
 from __future__ import annotations
 
 import json
-import os
 import warnings
 
 import numpy as np
@@ -32,10 +31,9 @@ import regex
 import grammask
 from grammask.grammar.gbnf import parse_gbnf
 from grammask.grammar.kbnf import parse_kbnf
-from reference import ReferenceRecognizer
-from paths import WORKLOADS as WORKLOADS_DIR
+from support.ast_reference import ReferenceRecognizer
+from support.paths import workload
 
-WORKLOADS = str(WORKLOADS_DIR)
 N_GENERATIONS = 1_000
 MAX_TOKENS = 24
 
@@ -181,11 +179,7 @@ def _completions(tail: bytes):
 
 
 def _read(*parts: str) -> str:
-    path = os.path.join(WORKLOADS, *parts)
-    if not os.path.exists(path):
-        pytest.skip(f"workload {path} missing")
-    with open(path, encoding="utf-8") as handle:
-        return handle.read()
+    return workload(*parts).read_text(encoding="utf-8")
 
 
 def shared_grammars():

@@ -1,7 +1,7 @@
 """End to end with SmolLM2-135M-Instruct through llama-cpp-python (n_threads=1).
 
 Oracles: ``json.loads`` + ``jsonschema`` for schema outputs, Python ``regex``
-for regex outputs, ``tests/reference.py``'s ReferenceRecognizer over the GBNF
+for regex outputs, ``support/ast_reference.py``'s ReferenceRecognizer over the GBNF
 grammar's AST for GBNF outputs.  Greedy decoding keeps runs reproducible;
 max_tokens stays small so the whole file runs in well under two minutes on
 two cores.
@@ -21,8 +21,8 @@ import regex
 import grammask
 from grammask.grammar.gbnf import parse_gbnf
 from grammask.integrations import IncompleteOutputWarning
-from paths import WORKLOADS
-from reference import ReferenceRecognizer
+from support.paths import workload
+from support.ast_reference import ReferenceRecognizer
 
 from grammask.integrations.llama_cpp import (
     GrammaskLogitsProcessor,
@@ -114,10 +114,7 @@ def test_schema_dict_gives_parsed_data(llm):
 
 
 def test_gbnf_list_outputs_are_sentences_of_the_grammar(llm):
-    path = str(WORKLOADS / "gbnf" / "list.gbnf")
-    if not os.path.exists(path):
-        pytest.skip("shared GBNF workloads missing")
-    text = open(path, encoding="utf-8").read()
+    text = workload("gbnf", "list.gbnf").read_text(encoding="utf-8")
     reference = ReferenceRecognizer(parse_gbnf(text))
     grammar = grammask.Grammar.from_gbnf(text)
     n_complete = 0
@@ -136,10 +133,7 @@ def test_gbnf_list_outputs_are_sentences_of_the_grammar(llm):
 
 
 def test_gbnf_chess_outputs_are_viable(llm):
-    path = str(WORKLOADS / "gbnf" / "chess.gbnf")
-    if not os.path.exists(path):
-        pytest.skip("shared GBNF workloads missing")
-    text = open(path, encoding="utf-8").read()
+    text = workload("gbnf", "chess.gbnf").read_text(encoding="utf-8")
     reference = ReferenceRecognizer(parse_gbnf(text))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IncompleteOutputWarning)

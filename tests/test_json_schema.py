@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from grammask.errors import GrammarError, GrammarSyntaxError, LimitExceeded
 from grammask.json_schema import GrammarWarning, SchemaUnsupported, schema_to_ast, translate_schema
-from test_json_schema_harness import FORMAT_CHECKER, SchemaMatcher, dumps_variants
+from support.schema_matcher import FORMAT_CHECKER, SchemaMatcher, dumps_variants
 
 
 def oracle_valid(schema, instance) -> bool:

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
-from test_json_schema_harness import (
+from support.schema_matcher import (
     FORMAT_CHECKER, JSONSCHEMABENCH, SchemaMatcher, dumps_variants, schema_ordered,
 )
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from grammask.errors import LimitExceeded, RegexError
 from grammask.terminals import DFA, compile_regex
-from terminals_corpus import CASE_POOL, near_inputs, patterns, reference_minimal_size
+from support.terminals_corpus import CASE_POOL, near_inputs, patterns, reference_minimal_size
 
 N_DIFFERENTIAL_EXAMPLES = 320
 MIN_DIFFERENTIAL_PAIRS = 5_000

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.terminals import DFA, compile_literals, compile_regex, compile_substrings
-from terminals_corpus import (CASE_POOL, CHAR_POOL, escape_literal, near_inputs, patterns,
+from support.terminals_corpus import (CASE_POOL, CHAR_POOL, escape_literal, near_inputs, patterns,
                               reference_minimal_size)
 
 TEST_MAX_BYTES = 1 << 20

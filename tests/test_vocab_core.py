@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -104,8 +108,8 @@ def test_bytearray_and_numpy_ids_are_accepted():
 
 def test_fingerprint_distinguishes_content():
     base = Vocabulary([b"a", b"b", None], eos_token_ids=[1])
-    assert len(base.fingerprint) == 64 and int(base.fingerprint, 16) >= 0
-    same = Vocabulary([b"a", b"b", None], eos_token_ids=[1])
+    assert re.fullmatch("[0-9a-f]{64}", base.fingerprint)
+    same = Vocabulary((bytearray(b"a"), memoryview(b"b"), None), eos_token_ids=np.array([1]))
     variants = [
         Vocabulary([b"a", b"b", b""], eos_token_ids=[1]),       # None vs empty
         Vocabulary([b"a", b"c", None], eos_token_ids=[1]),
@@ -116,6 +120,15 @@ def test_fingerprint_distinguishes_content():
     assert base.fingerprint == same.fingerprint and base == same and hash(base) == hash(same)
     fingerprints = {vocab.fingerprint for vocab in variants} | {base.fingerprint}
     assert len(fingerprints) == len(variants) + 1
+
+
+def test_fingerprint_is_the_same_in_another_process():
+    """It keys the disk cache, so it must not depend on the process (hash seed)."""
+    code = ("from grammask.vocab import Vocabulary; "
+            "print(Vocabulary([b'a', b'b', None], eos_token_ids=[1]).fingerprint)")
+    env = dict(os.environ, PYTHONHASHSEED="12345")
+    other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert other.stdout.strip() == Vocabulary([b"a", b"b", None], eos_token_ids=[1]).fingerprint
 
 
 def test_pickle_round_trip_keeps_everything():

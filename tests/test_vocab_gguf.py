@@ -19,7 +19,7 @@ from grammask.errors import VocabularyError
 from grammask.vocab import Vocabulary
 from grammask.vocab.gguf import read_gguf_metadata
 from conftest import package_file
-from test_vocab_loaders import SAMPLE_TEXTS
+from support.sample_texts import SAMPLE_TEXTS
 
 U32, I32, F32, BOOL, STRING, ARRAY, U64 = 4, 5, 6, 7, 8, 9, 10
 _FORMATS = {U32: "I", I32: "i", F32: "f", BOOL: "?", U64: "Q"}

@@ -16,7 +16,7 @@ import tokenizers
 
 from grammask.vocab import Vocabulary
 from grammask.vocab.loaders_hf import detect_string_encoding
-from test_vocab_loaders import SAMPLE_TEXTS
+from support.sample_texts import SAMPLE_TEXTS
 
 
 def merges_from_scores(processor) -> list[tuple[str, str]]:

@@ -18,19 +18,7 @@ from hypothesis import strategies as st
 from grammask.errors import VocabularyError
 from grammask.vocab import Vocabulary
 from conftest import package_file
-
-PRETTY_JSON = json.dumps({"name": "Ada Lovelace", "born": 1815, "tags": ["math", "poetry"],
-                          "nested": {"ok": True, "ratio": -0.125, "none": None}}, indent=2)
-SAMPLE_TEXTS = [
-    "The quick brown fox jumps over the lazy dog. It's 5 o'clock, isn't it?",
-    PRETTY_JSON,
-    json.dumps(json.loads(PRETTY_JSON), separators=(",", ":")),
-    "def fib(n):\n    if n < 2:\n        return n\n\treturn fib(n - 1) + fib(n - 2)\n",
-    "3.14159 2718281828 0x1F 1e-9 -42 100000000000000000000",
-    "Ünïcödé: 日本語のテキスト, 中文, 한국어, emoji 😀🎉👩‍💻, math ∑∫√",
-    "spaces:     four\t\ttabs\n\n\nnewlines   \r\n  trailing   ",
-    "  leading spaces and a \u00a0 no-break space",
-]
+from support.sample_texts import SAMPLE_TEXTS
 
 
 def assert_round_trip(vocab: Vocabulary, ids: list[int], text: str, decoded: str) -> None:

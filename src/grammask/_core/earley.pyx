@@ -86,7 +86,8 @@ time; see benchmarks/results/bench_earley.json for the current figures):
 Files: this one (set building, the byte-recognizer interface, the token-mask
 hooks, the Python API); earley_buffers.pxi (buffer growth, per-set scratch
 hash tables); earley_leo.pxi (Leo memo, compaction); earley_key.pxi (the
-compaction-invariant state key, ``state_key``); earley_tables.pyx (the flat
+compaction-invariant state key, ``state_key``); earley_debug.pxi (the
+readable dump of the sets, ``debug_sets``); earley_tables.pyx (the flat
 grammar and DFA tables shared by all recognizers of a grammar).
 
 Compaction (``compact``): items in the kept sets have their (nt, origin)
@@ -104,6 +105,7 @@ from grammask.errors import LimitExceeded
 
 from grammask._core.earley_tables cimport CompiledTables, GrammarView, TerminalInfo, DfaInfo
 
+import bisect
 import weakref
 
 cdef int ERROR_NONE = 0
@@ -623,44 +625,6 @@ cdef class EarleyRecognizer(ByteRecognizer):
             return False
         return self._close_set(set_start)
 
-    cdef uint64_t state_hash(self) noexcept nogil:
-        """Order-independent hash of the top set: items with origins made
-        relative to the top, plus the accepting flag.  Equal states hash equal;
-        the older sets that origins point to are not hashed."""
-        cdef Py_ssize_t top = self.n_sets - 1
-        cdef Py_ssize_t idx
-        cdef Item relative
-        cdef uint64_t total = _mix64(<uint64_t>self.set_accepting[top] + 0x9e3779b97f4a7c15ULL)
-        for idx in range(self.set_starts[top], self.set_starts[top + 1]):
-            relative = self.items[idx]
-            relative.origin = <int32_t>(top - relative.origin)
-            total += _item_hash(&relative)
-        return total
-
-    cdef bint same_top_set(self, EarleyRecognizer other) noexcept nogil:
-        """True if both top sets hold the same items in the same order with the
-        same relative origins and acceptance (False may still mean equivalent)."""
-        cdef Py_ssize_t top = self.n_sets - 1, other_top = other.n_sets - 1
-        cdef Py_ssize_t n = self.set_starts[top + 1] - self.set_starts[top]
-        cdef Py_ssize_t i
-        cdef Item* a
-        cdef Item* b
-        if self.grammar != other.grammar:
-            return False
-        if n != other.set_starts[other_top + 1] - other.set_starts[other_top]:
-            return False
-        if self.set_accepting[top] != other.set_accepting[other_top]:
-            return False
-        if self.set_nt_starts[top] - self.set_starts[top] != other.set_nt_starts[other_top] - other.set_starts[other_top]:
-            return False
-        for i in range(n):
-            a = &self.items[self.set_starts[top] + i]
-            b = &other.items[other.set_starts[other_top] + i]
-            if (a.dot != b.dot or a.progress != b.progress or a.nt != b.nt
-                    or top - a.origin != other_top - b.origin):
-                return False
-        return True
-
     cdef bint state_key_into(self, uint64_t* out2) noexcept nogil:
         """128-bit key of the future (definition: earley_key.pxi) into
         out2[0..1]; only the sets built since the last call are hashed.
@@ -857,9 +821,12 @@ cdef class EarleyRecognizer(ByteRecognizer):
             self.raise_pending_error()
         return ok
 
-    def top_state_hash(self):
-        """Python access to state_hash (see there for what it covers)."""
-        return self.state_hash()
+    def debug_sets(self):
+        """The Earley sets held, as text: one dotted item per line
+        (``A -> x . B y  (origin i)``), the memoized Leo chains of each set,
+        items that compaction folded to a Leo top marked (format:
+        earley_debug.pxi).  For debugging and golden tests; not fast."""
+        return _debug_sets(self)
 
     def state_key(self):
         """16 bytes that are equal for two recognizers of the same grammar
@@ -876,11 +843,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
             key_bytes[8 + i] = <uint8_t>(out2[1] >> (8 * i))
         return (<char*>key_bytes)[:16]
 
-    def has_same_top_set(self, EarleyRecognizer other):
-        """Python access to same_top_set."""
-        return self.same_top_set(other)
-
 
 include "earley_buffers.pxi"
 include "earley_leo.pxi"
 include "earley_key.pxi"
+include "earley_debug.pxi"

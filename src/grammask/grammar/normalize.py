@@ -15,19 +15,18 @@ it until it satisfies the LNF invariants of docs/internals.md:
 Exception: when the language is exactly ``{""}`` the start nonterminal keeps
 no production at all (``start_accepts_empty`` is True); nothing else is left.
 
-``normalize(ast, config)`` runs every pass in order and records the size of
-the grammar after each one (``NormalizedGrammar.pass_sizes``):
-group_rules_by_name, flatten_by_precedence, fold_regular_repetitions,
-flatten_nested_groups, expand_repetitions, merge_consecutive_literals,
-eliminate_nullable (+ literal merge), remove_unit_rules, remove_useless_rules
-(once, after the passes that can make rules useless),
-merge_identical_nonterminals (+ deduplication),
-compile_literal_alternations (+ merge, reachability).
+``normalize(ast, config)`` flattens the AST (group_rules_by_name,
+flatten_by_precedence, fold_regular_repetitions, flatten_nested_groups), then
+runs the table ``PASSES`` in order: each entry is (name, function, what it
+guarantees afterwards).  It records the size of the grammar after
+flattening and after each pass (``NormalizedGrammar.pass_sizes``).
+remove_useless_rules runs once, after the passes that can make rules useless.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded
@@ -346,8 +345,67 @@ def compile_literal_alternations(flat: FlatGrammar, minimum: int = LITERAL_ALTER
         flat.rules[name] = [(("literals", tuple(sorted(set(literal_values)))),)] + others
 
 
+@dataclass
+class PassState:
+    """What the passes work on: the flat grammar and the helpers it is built with."""
+    flat: FlatGrammar
+    compiler: TerminalCompiler
+    names: NameFactory
+    config: Config
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One step of ``PASSES``: ``run`` transforms ``state.flat`` in place,
+    keeping its language (the empty sentence moves to ``start_accepts_empty``);
+    ``guarantees`` is what holds of the grammar after
+    it (its function's docstring gives the details)."""
+    name: str
+    run: Callable[[PassState], None]
+    guarantees: str
+
+
+def _eliminate_nullable(state: PassState) -> None:
+    eliminate_nullable(state.flat, state.compiler, state.names)
+    merge_consecutive_literals(state.flat)
+
+
+def _compile_literal_alternations(state: PassState) -> None:
+    compile_literal_alternations(state.flat)
+    merge_identical_nonterminals(state.flat)
+    remove_unreachable_rules(state.flat)
+
+
+PASSES: tuple[Pass, ...] = (
+    Pass("expand_repetitions",
+         lambda state: expand_repetitions(state.flat, state.names, state.config.max_rules),
+         "no repetition is left: every helper rule derives its repetition "
+         "(empty productions allowed); at most max_rules rules"),
+    Pass("merge_consecutive_literals", lambda state: merge_consecutive_literals(state.flat),
+         "no two literal terminals are adjacent in a production"),
+    Pass("eliminate_nullable", _eliminate_nullable,
+         "no empty production; every symbol stands for non-empty strings (a "
+         "nullable terminal for its non-empty matches); the empty sentence is "
+         "start_accepts_empty; literals merged again"),
+    Pass("remove_unit_rules", lambda state: remove_unit_rules(state.flat),
+         "no unit production A ::= B"),
+    Pass("remove_useless_rules",
+         lambda state: remove_useless_rules(state.flat, state.compiler, after_nullable=True),
+         "every rule productive and reachable from the start; every terminal "
+         "matches a non-empty string"),
+    Pass("merge_identical_nonterminals", lambda state: merge_identical_nonterminals(state.flat),
+         "no two rules with the same productions; productions of a rule distinct"),
+    Pass("compile_literal_alternations", _compile_literal_alternations,
+         f"a rule with >= {LITERAL_ALTERNATION_MIN} single-literal productions has "
+         "them as one DFA terminal; rules merged and reachability restored"),
+)
+"""The passes after flattening, in the order ``normalize`` runs them."""
+
+
 def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
-    """Run every pass in order on a validated AST; see the pass docstrings."""
+    """Flatten a validated AST (group_rules_by_name, flatten_by_precedence,
+    fold_regular_repetitions, flatten_nested_groups), then run ``PASSES`` in
+    order, recording the grammar's size after each."""
     compiler = TerminalCompiler(config)
     bodies = group_rules_by_name(ast)
     names = NameFactory(bodies)
@@ -355,25 +413,11 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
               for name, body in bodies.items()}
     flat = flatten_nested_groups(bodies, ast.start, compiler, names, ast.source)
     result = NormalizedGrammar(flat, compiler)
-    record = result.pass_sizes
-    record.append(("flatten_nested_groups", flat.sizes()))
-    expand_repetitions(flat, names, config.max_rules)
-    record.append(("expand_repetitions", flat.sizes()))
-    merge_consecutive_literals(flat)
-    record.append(("merge_consecutive_literals", flat.sizes()))
-    eliminate_nullable(flat, compiler, names)
-    merge_consecutive_literals(flat)
-    record.append(("eliminate_nullable", flat.sizes()))
-    remove_unit_rules(flat)
-    record.append(("remove_unit_rules", flat.sizes()))
-    remove_useless_rules(flat, compiler, after_nullable=True)
-    record.append(("remove_useless_rules", flat.sizes()))
-    merge_identical_nonterminals(flat)
-    record.append(("merge_identical_nonterminals", flat.sizes()))
-    compile_literal_alternations(flat)
-    merge_identical_nonterminals(flat)
-    remove_unreachable_rules(flat)
-    record.append(("compile_literal_alternations", flat.sizes()))
+    result.pass_sizes.append(("flatten_nested_groups", flat.sizes()))
+    state = PassState(flat, compiler, names, config)
+    for step in PASSES:
+        step.run(state)
+        result.pass_sizes.append((step.name, flat.sizes()))
     if len(flat.rules) > config.max_rules:
         raise LimitExceeded("max_rules", len(flat.rules), config.max_rules, "rules after normalization")
     return result

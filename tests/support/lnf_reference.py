@@ -1,9 +1,11 @@
 """A textbook Earley recognizer over LNF arrays, in plain Python, for tests.
 
-Independent of the Cython core: it reads ``grammask.grammar.lnf.LNF`` arrays
-directly and scans one byte at a time.  An item is ``(production, dot,
-origin, terminal_state)``; ``terminal_state`` is None when the dot is before a
-symbol, else the progress inside the terminal at the dot (byte offset into a
+Independent of the Cython core: it reads the arrays of a
+``grammask.grammar.lnf.LNF`` (or of a hand-built ``support.hand_lnf.HandLNF``,
+which has the same fields and accessors) and scans one byte at a time, with
+the terminal DFAs stepped through their Python ``step`` method.  An item is
+``(production, dot, origin, terminal_state)``; ``terminal_state`` is None when
+the dot is before a symbol, else the progress inside the terminal at the dot (byte offset into a
 literal, or a DFA state).  Because LNF has no empty productions, a completed
 item always has ``origin < position`` and the classic predict / scan /
 complete loop needs no nullable special case (Earley 1970; Aycock and
@@ -14,6 +16,7 @@ Horspool 2002 for why that matters).
 - ``viable_prefix(data)``: the last Earley set is non-empty (every LNF
   nonterminal is productive and DFA states other than 0 are live, so any item
   there can be finished), or ``data`` is empty.
+- ``verdict(data)``: both, from one pass.
 """
 
 from __future__ import annotations
@@ -91,17 +94,19 @@ class LNFRecognizer:
             # Completions at the next position are found by its own agenda pass.
         return sets
 
-    def accepts(self, data: bytes) -> bool:
+    def verdict(self, data: bytes) -> tuple[bool, bool]:
+        """(viable prefix, accepted) from one pass over ``data``."""
         data = bytes(data)
         if not data:
-            return self.lnf.start_accepts_empty
+            return self.lnf.start_accepts_empty or self.lnf.n_productions > 0, self.lnf.start_accepts_empty
         final = self._sets(data)[-1]
         start = self.lnf.start_id
-        return any(dot == len(self.symbols[p]) and origin == 0 and state is None and self.lhs[p] == start
-                   for p, dot, origin, state in final)
+        accepted = any(dot == len(self.symbols[p]) and origin == 0 and state is None and self.lhs[p] == start
+                       for p, dot, origin, state in final)
+        return bool(final), accepted
+
+    def accepts(self, data: bytes) -> bool:
+        return self.verdict(data)[1]
 
     def viable_prefix(self, data: bytes) -> bool:
-        data = bytes(data)
-        if not data:
-            return self.lnf.start_accepts_empty or self.lnf.n_productions > 0
-        return bool(self._sets(data)[-1])
+        return self.verdict(data)[0]

@@ -9,6 +9,8 @@ one), classes, ``.``, and a few regexes of every kind and substring sets.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hypothesis import strategies as st
 
 from grammask.grammar.ast import (
@@ -65,12 +67,24 @@ def grammar_asts(draw, with_regex: bool = True, max_rules: int = 4):
     return GrammarAST(tuple(rules), "r0")
 
 
-def compare_on_short_strings(expected, actual, max_length: int = 5, alphabet: bytes = ALPHABET):
+@dataclass(frozen=True)
+class Comparison:
+    """What ``compare_on_short_strings`` checked: strings in all, and among
+    them the accepted ones, the viable prefixes that are not accepted, and the
+    rejected ones (not viable)."""
+    n_checked: int
+    n_accepted: int
+    n_incomplete: int
+    n_rejected: int
+
+
+def compare_on_short_strings(expected, actual, max_length: int = 5, alphabet: bytes = ALPHABET) -> Comparison:
     """Walk the tree of strings over ``alphabet`` up to ``max_length``, expanding
     only viable prefixes (by ``expected``), and assert both recognizers agree on
-    ``accepts`` and ``viable_prefix``.  Returns the number of strings checked."""
+    ``accepts`` and ``viable_prefix``.  Returns how many strings of each
+    verdict were checked."""
     frontier = [b""]
-    checked = 0
+    counts = {"accepted": 0, "incomplete": 0, "rejected": 0}
     while frontier:
         text = frontier.pop()
         viable = expected.viable_prefix(text)
@@ -78,7 +92,7 @@ def compare_on_short_strings(expected, actual, max_length: int = 5, alphabet: by
         accepted = expected.accepts(text)
         assert actual.accepts(text) == accepted, f"accepts({text!r}) should be {accepted}"
         assert viable or not accepted
-        checked += 1
+        counts["accepted" if accepted else "incomplete" if viable else "rejected"] += 1
         if viable and len(text) < max_length:
             frontier.extend(text + bytes([byte]) for byte in alphabet)
-    return checked
+    return Comparison(sum(counts.values()), counts["accepted"], counts["incomplete"], counts["rejected"])
