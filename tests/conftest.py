@@ -17,13 +17,14 @@ tiktoken, 131,072), ``mistral_v1_processor`` / ``mistral_v3_processor``
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import os
 import shutil
 import tempfile
 
 import pytest
 from hypothesis import settings
+
+from support.packages import package_file
 
 settings.register_profile("grammask", database=None, derandomize=True, deadline=None)
 settings.load_profile("grammask")
@@ -34,18 +35,6 @@ os.environ["GRAMMASK_CACHE_DIR"] = tempfile.mkdtemp(prefix="grammask-test-cache-
 atexit.register(shutil.rmtree, os.environ["GRAMMASK_CACHE_DIR"], True)
 """The canonical filter's disk cache starts empty in every test session, so no
 outcome depends on tables an earlier run (or another version) left behind."""
-
-
-def package_file(package: str, *parts: str) -> str:
-    """Path of a file shipped inside an installed package; fail the test if absent."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.submodule_search_locations:
-        pytest.fail(f"package {package} is not installed (./run test installs it)", pytrace=False)
-    for root in spec.submodule_search_locations:
-        path = os.path.join(root, *parts)
-        if os.path.exists(path):
-            return path
-    pytest.fail(f"{os.path.join(*parts)} not found in package {package}", pytrace=False)
 
 
 @pytest.fixture(scope="session")

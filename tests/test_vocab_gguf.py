@@ -18,7 +18,7 @@ import pytest
 from grammask.errors import VocabularyError
 from grammask.vocab import Vocabulary
 from grammask.vocab.gguf import read_gguf_metadata
-from conftest import package_file
+from support.packages import package_file
 from support.sample_texts import SAMPLE_TEXTS
 
 U32, I32, F32, BOOL, STRING, ARRAY, U64 = 4, 5, 6, 7, 8, 9, 10

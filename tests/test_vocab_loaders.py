@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from grammask.errors import VocabularyError
 from grammask.vocab import Vocabulary
-from conftest import package_file
+from support.packages import package_file
 from support.sample_texts import SAMPLE_TEXTS
 
 

@@ -16,6 +16,7 @@ Grammars and inputs:
   sample_texts      texts for tokenizer round trips
 Other:
   paths             the vendored workloads (a missing file fails the test)
+  packages          files inside installed test-data packages (missing: fail)
   layering          the import layers of grammask and the upward-import checker
 
 pytest puts tests/ on sys.path (rootdir conftest, no tests/__init__.py), so
