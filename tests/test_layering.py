@@ -89,4 +89,6 @@ def test_layer_table_maps_engine_package_and_lookahead_together():
     assert layer_of("grammask.engine", "grammask") == layer_of("grammask.engine.walk", "grammask")
     assert layer_of("grammask.lookahead", "grammask")[1] == "engine"
     assert layer_of("grammask", "grammask") == (len(LAYERS) - 1, "façade")
+    assert layer_of("grammask._core._dfa_builder", "grammask")[1] == "terminals"
+    assert layer_of("grammask._core.earley", "grammask")[1] == "_core"
     assert layer_of("numpy", "grammask") is None

@@ -1,10 +1,11 @@
 """The import layering of grammask, and a checker that finds upward imports.
 
-``LAYERS`` lists the layers bottom to top; each names the top-level modules
-of the package (the first component after ``grammask.``) that belong to it,
-so ``grammask.engine`` and ``grammask.engine.x`` are both "engine"
-(``_dfa_builder`` is the compiled Rust crate, which has no source file under
-the package).  The
+``LAYERS`` lists the layers bottom to top; each names the modules of the
+package (dotted, after ``grammask.``) that belong to it with everything under
+them, so ``grammask.engine`` and ``grammask.engine.x`` are both "engine".  The
+longest listed name wins: ``_core._dfa_builder``, the compiled Rust crate
+that only the terminal compiler calls, is "terminals", the rest of ``_core``
+is "_core".  The
 package itself (``grammask/__init__.py``, imported as ``grammask``) is the
 top façade.  A module may import modules of its own layer and of the layers
 below it, never of a layer above.
@@ -27,7 +28,7 @@ from pathlib import Path
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("errors/config/source", frozenset({"errors", "config", "source"})),
-    ("terminals", frozenset({"terminals", "_dfa_builder"})),
+    ("terminals", frozenset({"terminals", "_core._dfa_builder"})),
     ("grammar", frozenset({"grammar", "grammars"})),
     ("json_schema", frozenset({"json_schema"})),
     ("_core", frozenset({"_core"})),
@@ -63,15 +64,20 @@ class Violation:
 
 def layer_of(module: str, package: str) -> tuple[int, str] | None:
     """(rank, name) of the layer of a dotted module of ``package``; None for
-    modules outside the package; KeyError for a top-level name no layer lists."""
+    modules outside the package; KeyError for a module no layer lists."""
     if module != package and not module.startswith(package + "."):
         return None
-    parts = module.split(".")
-    top = parts[1] if len(parts) > 1 else ""
+    relative = module[len(package) + 1:]
+    best = None
     for rank, (name, members) in enumerate(LAYERS):
-        if top in members:
-            return rank, name
-    raise KeyError(f"{module}: top-level module {top!r} has no layer in LAYERS")
+        for member in members:
+            if (member == relative or relative.startswith(member + ".")
+                    or (member == "" and relative == "")):
+                if best is None or len(member) > best[0]:
+                    best = (len(member), rank, name)
+    if best is None:
+        raise KeyError(f"{module}: no layer in LAYERS lists {relative.split('.')[0]!r}")
+    return best[1], best[2]
 
 
 def _module_name(path: Path, root: Path) -> tuple[str, bool]:
@@ -85,7 +91,7 @@ def _module_name(path: Path, root: Path) -> tuple[str, bool]:
 
 def _is_module(dotted: str, root: Path) -> bool:
     parts = dotted.split(".")
-    if len(parts) == 2 and any(parts[1] in members for _, members in LAYERS):
+    if any(".".join(parts[1:]) in members for _, members in LAYERS):
         return True
     base = root.joinpath(*parts)
     return base.is_dir() or any(base.with_suffix(suffix).exists() for suffix in (".py",) + CYTHON_SUFFIXES)
