@@ -1,15 +1,15 @@
 """The canonical lookahead's bounded work, on Llama-3 (byte-level BPE with its pre-tokenizer).
 
 Where a ``true``/``false`` value begins, every whitespace token is a narrow
-candidate and the grammar loops through whitespace; the lookahead used to
-search that loop down to its depth bound once per candidate (7-12 s per
-mask).  Checked here by counting work, not by timing it:
+candidate and the grammar loops through whitespace; the lookahead searches
+that loop down to its depth bound once per candidate (about 230,000 work
+units, 7-12 s per mask).  Checked here by counting work, not by timing it:
 
-- the value-start mask spends a few thousand work units, far below the
-  default budget, and cuts nothing;
-- with a budget too small to finish, the mask lies between the full
-  lookahead's mask and the mask without lookahead (undecided tokens stay,
-  decided dead ends go), and the step is counted in ``lookahead_cutoffs``.
+- the default budget cuts that mask short: its work stays within the
+  budget, the step is counted in ``lookahead_cutoffs``, and the other masks
+  of the instance are not cut;
+- with any budget, the mask lies between the full lookahead's mask and the
+  mask without lookahead (undecided tokens stay, decided dead ends go).
 
 Oracles: the same engine with ``canonical_lookahead=0`` (grammar and filter
 only) bounds the mask from above, the full-budget mask from below; the
@@ -39,14 +39,17 @@ def _masks(llama3_tokenizer, llama3_vocab, config):
     return compiled, engine, masks
 
 
-def test_value_start_work_is_small(llama3_tokenizer, llama3_vocab):
-    compiled, engine, _ = _masks(llama3_tokenizer, llama3_vocab, grammask.Config(mask_cache_entries=0))
-    assert engine.stats()["lookahead_cutoffs"] == 0
-    assert 0 < compiled.lookahead.max_work <= 10_000
+def test_default_budget_bounds_the_value_start_mask(llama3_tokenizer, llama3_vocab):
+    config = grammask.Config(mask_cache_entries=0)
+    compiled, engine, _ = _masks(llama3_tokenizer, llama3_vocab, config)
+    assert engine.stats()["lookahead_cutoffs"] == 2                # the two value starts
+    assert config.canonical_lookahead_budget < compiled.lookahead.max_work
+    assert compiled.lookahead.max_work <= config.canonical_lookahead_budget + 64
 
 
 def test_small_budget_keeps_undecided_tokens_and_counts_the_cutoff(llama3_tokenizer, llama3_vocab):
-    _, _, full = _masks(llama3_tokenizer, llama3_vocab, grammask.Config(mask_cache_entries=0))
+    _, _, full = _masks(llama3_tokenizer, llama3_vocab,
+                        grammask.Config(mask_cache_entries=0, canonical_lookahead_budget=10**6))
     _, _, unpruned = _masks(llama3_tokenizer, llama3_vocab,
                             grammask.Config(mask_cache_entries=0, canonical_lookahead=0))
     _, engine, cut = _masks(llama3_tokenizer, llama3_vocab,

@@ -42,8 +42,9 @@ class Config:
     """Work one mask's canonical lookahead may spend: a search node or one
     canonical ``is_allowed`` query costs 1, a whole keep bitset 64.  Past it
     the undecided tokens stay in the mask and ``stats()["lookahead_cutoffs"]``
-    counts the step (at about 30 µs a unit, 20,000 bounds a step near 0.6 s;
-    the value-start masks of real JSON schemas on Llama-3 spend under 5,000)."""
+    counts the step (at about 30-50 µs a unit, 20,000 bounds a step near
+    1 s; most masks of real JSON schemas on Llama-3 spend under 5,000, a
+    ``true``/``false`` value start after flexible whitespace about 230,000)."""
 
     mask_cache_entries: int = 256
     """Whole masks kept per compiled grammar, keyed by the Earley state's

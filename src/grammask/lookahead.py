@@ -22,13 +22,19 @@ What it computes
     pre-token in every supported tokenizer), is taken as alive; so is any
     token reached at the depth bound.
 
-    The search looks for a witness cheapest first (``_live_after``): a
-    *wide* continuation (one after which the grammar is not narrow) that the
-    filter allows ends the search at once, so narrow continuations are only
-    searched deeper when no wide one exists.  (Searching narrow ones first
-    made every whitespace token before a ``true``/``false`` value walk the
-    grammar's whitespace loop down to the depth bound: 7-12 s per mask on
-    Llama-3, now about 0.1 s.)
+    The search looks for a witness cheapest first (``_live_after``): the
+    one-byte continuations (searched deeper when narrow), then the *wide*
+    continuations of the whole mask (after which the grammar is not narrow,
+    so one the filter allows ends the search at once), then the other
+    narrow ones.  Some states still need a large search: where a
+    ``true``/``false`` value begins after flexible whitespace, every
+    whitespace token is a candidate and the grammar's whitespace loop is
+    searched down to the depth bound for each (about 230,000 work units,
+    11 s on Llama-3); the budget below cuts such a step short.  Looking at
+    wide tokens before the one-byte ones instead settles that state in
+    3,000 units but sends number states into a whole keep bitset per
+    candidate (20 s), which the budget does not bound; the one-byte-first
+    order is kept.
 
 Bounded work
     One ``prune`` spends at most ``budget`` units (``Config.canonical_lookahead_budget``):
@@ -244,16 +250,21 @@ class CanonicalLookahead:
         is not narrow after it, so a wide token the canonical filter allows
         is a witness without looking further:
 
-        1. the one-byte tokens of the allowed bytes that are wide;
+        1. the one-byte tokens of the allowed bytes: a wide one the filter
+           allows is a witness; the narrow ones are searched ``depth - 1``
+           tokens deeper (cheap: no mask, usually enough inside numbers,
+           keys and keywords);
         2. every wide token of the grammar mask (one ``MaskComputer.fill``
            with its narrow bitset; tested one by one, or through the
            canonical state's whole keep bitset above ``max_tested_tokens``);
-        3. the narrow tokens the canonical filter allows, searched
-           ``depth - 1`` tokens deeper, one-byte tokens first.
+        3. the other narrow tokens the canonical filter allows, searched
+           ``depth - 1`` tokens deeper.
 
-        Wide tokens before any deeper search is what keeps a state whose
-        grammar loops (whitespace before a value) from being searched down
-        to the depth bound once per candidate.  A dead verdict is final; an
+        Wide tokens before the narrow multi-byte ones is what keeps a state
+        whose grammar loops (whitespace before a value) from scanning every
+        whitespace token at every level; one-byte tokens before the whole
+        mask is what keeps number and key states from computing a keep
+        bitset for each candidate's new pre-token region.  A dead verdict is final; an
         alive one assumes every state ``depth`` tokens further is alive."""
         self.n_checked += 1
         self._spend(1)
@@ -275,6 +286,9 @@ class CanonicalLookahead:
             if self._wide_after(recognizer, next_id):
                 return True
             one_byte.append(next_id)
+        for next_id in one_byte:
+            if self._alive(recognizer, after, next_id, depth - 1):
+                return True
         bits, narrow_bits = self._scratch[depth], self._narrow_scratch[depth]
         self.mask_computer.fill(recognizer, bits, narrow_bits)
         narrow_bits &= bits
@@ -289,9 +303,6 @@ class CanonicalLookahead:
             for next_id in set_bit_ids(np.bitwise_and(bits, ~narrow_bits)):
                 if self._allowed(after, next_id):
                     return True
-        for next_id in one_byte:
-            if self._alive(recognizer, after, next_id, depth - 1):
-                return True
         tried = set(one_byte)
         for next_id in set_bit_ids(narrow_bits):
             if next_id in tried or not (filtered or self._allowed(after, next_id)):
