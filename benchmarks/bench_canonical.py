@@ -42,6 +42,8 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from _machine import machine_info  # noqa: E402
 
+import grammask  # noqa: E402
+
 WORKLOADS = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "workloads" / "bench"
 WORKLOAD_FILES = ["generic_document.json", "ticket_instance.json", "regex_email.input.txt",
                   "regex_freetext.input.txt", "regex_datetime.input.txt", "arith.input.txt"]
@@ -107,10 +109,9 @@ def _traced_memory(tokenizer, encoded: list) -> dict:
     """Heap bytes a fresh cold-built filter retains after its build and after two passes over
     ``encoded`` (lists of ids), and the peak during the build (``tracemalloc``)."""
     from grammask.canonical import build_canonical_filter
-    from grammask.canonical import factory
 
     os.environ["GRAMMASK_NO_DISK_CACHE"] = "1"
-    factory._BUILT.clear()
+    grammask.clear_caches()
     gc.collect()
     tracemalloc.start()
     try:
@@ -125,7 +126,7 @@ def _traced_memory(tokenizer, encoded: list) -> dict:
     finally:
         tracemalloc.stop()
         del os.environ["GRAMMASK_NO_DISK_CACHE"]
-        factory._BUILT.clear()
+        grammask.clear_caches()
     return {"traced_bytes_after_build": after_build, "traced_bytes_after_workloads": after_steps,
             "traced_peak_bytes_during_build": build_peak}
 
@@ -180,7 +181,6 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="run one tokenizer (tekken, cl100k, llama3.2, ...)")
     args = parser.parse_args()
     from grammask.canonical import build_canonical_filter
-    from grammask.canonical import factory
 
     texts = {name: (WORKLOADS / name).read_text() for name in WORKLOAD_FILES if (WORKLOADS / name).exists()}
     results = {"machine": machine_info(), "tokenizers": {}}
@@ -188,14 +188,14 @@ def main() -> None:
         if args.only and name != args.only:
             continue
         os.environ["GRAMMASK_NO_DISK_CACHE"] = "1"
-        factory._BUILT.clear()
+        grammask.clear_caches()
         start = time.perf_counter()
         flt = build_canonical_filter(tokenizer)
         cold = time.perf_counter() - start
         del os.environ["GRAMMASK_NO_DISK_CACHE"]
-        factory._BUILT.clear()
+        grammask.clear_caches()
         build_canonical_filter(tokenizer)  # writes the disk cache
-        factory._BUILT.clear()
+        grammask.clear_caches()
         start = time.perf_counter()
         flt = build_canonical_filter(tokenizer)
         warm = time.perf_counter() - start

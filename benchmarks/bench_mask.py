@@ -34,7 +34,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from _machine import machine_info, write_results  # noqa: E402
 
 import grammask  # noqa: E402
-from grammask import engine as engine_module  # noqa: E402
+from grammask.engine.vocab_tables import vocabulary_tables  # noqa: E402
 
 WORKLOADS = pathlib.Path(__file__).resolve().parents[1] / "tests" / "workloads" / "bench"
 
@@ -66,17 +66,6 @@ def workloads(workload_dir: pathlib.Path):
 def _builtin_json() -> str:
     from grammask.grammar import builtin_text
     return builtin_text("json")
-
-
-def clear_caches():
-    """Forget compiled grammars and terminal DFAs, so compile_ms is what a
-    new grammar costs (imports and per-vocabulary tables are warm)."""
-    from grammask import terminals
-    engine_module._COMPILED.clear()
-    for name in dir(terminals):
-        cached = getattr(terminals, name)
-        if hasattr(cached, "cache_clear"):
-            cached.cache_clear()
 
 
 def run_pass(compiled, token_ids):
@@ -145,8 +134,7 @@ def main(argv=None) -> dict:
     # Per-vocabulary tables (token trie, canonical filter) are built once per
     # vocabulary and shared by every grammar: time them apart from compile.
     start = time.perf_counter()
-    vocab_tables = engine_module._VOCAB_TABLES.get_or_build(
-        vocab.fingerprint, lambda: engine_module._VocabularyTables(vocab))
+    vocab_tables = vocabulary_tables(vocab)
     trie_seconds = time.perf_counter() - start
     start = time.perf_counter()
     canonical = vocab_tables.canonical_filter()
@@ -165,7 +153,9 @@ def main(argv=None) -> dict:
     for name, (make_grammar, text) in workloads(pathlib.Path(args.workloads)).items():
         if args.only and name not in args.only:
             continue
-        clear_caches()
+        # Forget compiled grammars and terminal DFAs, so compile_ms is what a
+        # new grammar costs (imports and per-vocabulary tables stay warm).
+        grammask.clear_caches(vocabularies=False)
         rss_before = rss_kb()
         start = time.perf_counter()
         grammar = make_grammar()

@@ -164,7 +164,7 @@ def test_random_grammars_match_reference(grammar_ast, seed):
 def test_mask_computer_equals_plain_trie_walk():
     """MaskComputer (per-terminal sets, exit tries, recursion) against the
     plain byte-by-byte trie walk over the same recognizer (``fill_walk``)."""
-    from grammask._core.mask import fill_walk
+    from grammask._core.trie_walk import fill_walk
     from grammask._core.recognizer import ByteRecognizer
 
     vocab = make_vocab(SMALL_PIECES)
@@ -191,7 +191,7 @@ def test_mask_computer_equals_plain_trie_walk():
 def test_bounded_state_classes_agree_within_depth():
     """States merged by bounded_state_classes(depth) behave alike (dead-ness
     and acceptance) on every input of at most ``depth`` bytes."""
-    from grammask._core.mask import bounded_state_classes
+    from grammask._core.mask_computer import bounded_state_classes
     from grammask.terminals import compile_regex
 
     for pattern in ("[a-z ]{0,40}\n", "(ab|ba){0,9}c", "[0-9]{1,12}(\\.[0-9]{0,5})?"):

@@ -98,6 +98,6 @@ def test_dead_end_is_reported():
     vocab = grammask.Vocabulary([None, b"a", b"b"], eos_token_ids=[0])
     engine = grammask.Engine(grammask.Grammar.from_ebnf("start ::= 'a' 'c';"), vocab)
     engine.try_accept_new_token(1)
-    with pytest.warns(grammask.engine.DeadEndWarning):
+    with pytest.warns(grammask.DeadEndWarning):
         assert engine.compute_allowed_token_ids().size == 0
     assert engine.stats()["dead_ends"] == 1

@@ -1,4 +1,4 @@
-"""Canonical lookahead (grammask.lookahead): no joint grammar/canonical dead ends.
+"""Canonical lookahead (grammask.engine.lookahead): no joint grammar/canonical dead ends.
 
 Oracle: toy tiktoken tokenizers (a pre-tokenizer regex and merge ranks made
 up here) and finite grammars.  Every sentence of the grammar is encoded by
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import grammask
-from grammask.lookahead import count_bits, set_bit_ids
+from grammask.bitset import count_bits, set_bit_ids
 
 
 PATTERN = r"[a-z]+|[0-9]{1,3}|[^a-z0-9]+"

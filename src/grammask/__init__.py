@@ -1,21 +1,28 @@
 """grammask: exact grammar, regex and JSON Schema token masks for LLM decoding.
 
 Public API (DESIGN.md section 2): Vocabulary, Grammar, Config, compile,
-CompiledGrammar, Engine, Status and the typed errors.  The heavy parts
+CompiledGrammar, Engine, Status, clear_caches and the typed errors and
+warnings.  The heavy parts
 (compiled core, front end, vocabulary loaders) load on first use, so
 ``import grammask`` stays cheap.
 """
 
 from grammask.config import Config
 from grammask.errors import (
+    DeadEndWarning,
     GrammarError,
     GrammarSyntaxError,
     GrammarWarning,
     GrammaskError,
+    IncompleteOutputWarning,
+    IndexOutOfRange,
+    InvalidArgument,
+    InvalidArgumentType,
     LimitExceeded,
     RegexError,
     SchemaUnsupported,
     TokenRejected,
+    UsageError,
     VocabularyError,
 )
 
@@ -28,15 +35,15 @@ _LAZY = {
     "Engine": ("grammask.engine", "Engine"),
     "Status": ("grammask.engine", "Status"),
     "compile": ("grammask.engine", "compile"),
-    "DeadEndWarning": ("grammask.engine", "DeadEndWarning"),
-    "IncompleteOutputWarning": ("grammask.integrations", "IncompleteOutputWarning"),
+    "clear_caches": ("grammask.engine", "clear_caches"),
 }
 
 __all__ = [
     "CompiledGrammar", "Config", "DeadEndWarning", "Engine", "Grammar", "GrammarError",
     "GrammarSyntaxError", "GrammarWarning", "GrammaskError", "IncompleteOutputWarning",
-    "LimitExceeded", "RegexError", "SchemaUnsupported", "Status", "TokenRejected", "Vocabulary",
-    "VocabularyError", "compile",
+    "IndexOutOfRange", "InvalidArgument", "InvalidArgumentType", "LimitExceeded", "RegexError",
+    "SchemaUnsupported", "Status", "TokenRejected", "UsageError", "Vocabulary",
+    "VocabularyError", "clear_caches", "compile",
 ]
 
 

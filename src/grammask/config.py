@@ -25,7 +25,7 @@ class Config:
 
     canonical_lookahead: int = 4
     """How many tokens ahead the canonical filter checks that a token can
-    still be followed canonically (see ``grammask.lookahead``); 0 turns the
+    still be followed canonically (see ``grammask.engine.lookahead``); 0 turns the
     check off, so a forced continuation (``t`` then ``rue``) can dead-end and
     fall back to the grammar mask."""
 

@@ -3,6 +3,7 @@
 Every error a user can trigger is one of these classes, and each carries the
 facts needed to act on it (where in the grammar, which token, which limit and
 how to raise it).  No other exception type is meant to escape the public API.
+Every warning grammask emits is one of the warning classes below.
 
 Hierarchy::
 
@@ -16,11 +17,17 @@ Hierarchy::
       TokenRejected (ValueError)         a token/bytes the grammar does not allow;
                                          the engine state is left unchanged
       LimitExceeded (GrammarError)       .limit (config field), .given, .maximum
+      UsageError                         a call the object cannot serve; it is unchanged
+        InvalidArgument (ValueError)     a value out of range, or a call at the wrong time
+        InvalidArgumentType (TypeError)  an argument of the wrong kind
+        IndexOutOfRange (IndexError)     a row index outside an array
 
 Warnings::
 
     GrammarWarning (UserWarning)         a JSON Schema keyword approximated or
                                          ignored: .keyword, .pointer, .approximation
+    DeadEndWarning (RuntimeWarning)      no token can continue an incomplete output
+    IncompleteOutputWarning (UserWarning)  generation stopped before the output was complete
 """
 
 from __future__ import annotations
@@ -129,6 +136,29 @@ class TokenRejected(GrammaskError, ValueError):
         super().__init__(message)
 
 
+# ---- using an engine -----------------------------------------------------------
+
+class UsageError(GrammaskError):
+    """A call made with arguments, or at a time, that the object cannot serve;
+    the object is left unchanged.  Each subclass also derives from the
+    built-in exception Python code raises for the same mistake, so
+    ``except ValueError`` (``TypeError``, ``IndexError``) keeps working."""
+
+
+class InvalidArgument(UsageError, ValueError):
+    """An argument's value is out of range for this call (e.g. rolling back
+    more steps than were accepted), or the call comes at the wrong time."""
+
+
+class InvalidArgumentType(UsageError, TypeError):
+    """An argument of the wrong kind, or an argument this form of the call
+    does not take."""
+
+
+class IndexOutOfRange(UsageError, IndexError):
+    """An index (e.g. a bitmask row) outside the array it indexes."""
+
+
 # ---- warnings -----------------------------------------------------------------
 
 class GrammarWarning(UserWarning):
@@ -143,3 +173,13 @@ class GrammarWarning(UserWarning):
         self.pointer = pointer
         self.approximation = approximation
         super().__init__(f"{keyword!r} at #{pointer}: {approximation}")
+
+
+class DeadEndWarning(RuntimeWarning):
+    """The output is not complete, yet no token of the vocabulary can
+    continue it (the grammar needs bytes no token spells)."""
+
+
+class IncompleteOutputWarning(UserWarning):
+    """Generation stopped (max tokens) before the output was a complete
+    sentence of the grammar: the text is a valid prefix, not a valid output."""

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from grammask.canonical.filter import CanonicalFilter
 
-__all__ = ["CanonicalFilter", "build_canonical_filter"]
+__all__ = ["CanonicalFilter", "build_canonical_filter", "clear_built_filters"]
 
 
 def _source_of(vocab_or_tokenizer: Any):
@@ -37,3 +37,16 @@ def build_canonical_filter(vocab_or_tokenizer: Any) -> Optional[CanonicalFilter]
     if tokenizer is None:
         return None
     return filter_for_tokenizer(tokenizer, vocab_size, special_ids)
+
+
+def clear_built_filters() -> None:
+    """Forget every filter built in this process, for tokenizers and GGUF
+    vocabularies alike (the disk cache stays)."""
+    import sys
+
+    from grammask.canonical.factory import clear_built
+
+    clear_built()
+    gguf_source = sys.modules.get("grammask.canonical.gguf_source")
+    if gguf_source is not None:
+        gguf_source._BUILT.clear()

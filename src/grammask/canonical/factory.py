@@ -7,7 +7,8 @@ What it computes
     ``backend_tokenizer``) with a byte-level BPE model, a SentencePiece
     processor (BPE models), or a WordPiece ``tokenizers`` model, and returns
     a ``CanonicalFilter``; None when no exact filter is known.
-    Built backends are memoized per tokenizer fingerprint in this process and
+    Built backends are memoized per tokenizer fingerprint in this process
+    (``clear_built()`` forgets them) and
     pickled under ``cache_dir()`` (``$GRAMMASK_CACHE_DIR``, default
     ``~/.cache/grammask``; ``GRAMMASK_NO_DISK_CACHE=1`` turns it off), keyed
     by a sha256 over the format version, token bytes, merge rule and pattern.
@@ -32,6 +33,11 @@ from grammask.canonical.pretokenizer import cache_dir
 from grammask.canonical.sources import BPERules, tiktoken_rules, tokenizers_rules
 
 _BUILT: dict = {}
+
+
+def clear_built() -> None:
+    """Forget the filters built in this process (the disk cache stays)."""
+    _BUILT.clear()
 
 
 def _split_bytes(data: bytes) -> list:

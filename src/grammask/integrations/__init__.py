@@ -9,7 +9,8 @@
 Each submodule imports its runtime on import, so this package itself stays
 free of heavy dependencies.  Shared here: ``resolve_grammar`` (what both
 integrations and the CLI accept as a grammar) and
-``IncompleteOutputWarning`` (the truncation caveat).
+``IncompleteOutputWarning`` (the truncation caveat, defined in
+``grammask.errors``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,7 @@ import json
 from typing import Any, Optional
 
 from grammask.config import Config
-
-
-class IncompleteOutputWarning(UserWarning):
-    """Generation stopped (max tokens) before the output was a complete
-    sentence of the grammar: the text is a valid prefix, not a valid output."""
+from grammask.errors import IncompleteOutputWarning
 
 
 def resolve_grammar(grammar_or_schema: Any, config: Optional[Config] = None, **schema_options):

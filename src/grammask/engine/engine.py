@@ -1,21 +1,21 @@
-"""compile() and Engine: per-step token masks for one sequence.
+"""Engine: per-step token masks for one sequence.
 
 What it computes
-    ``compile(grammar, vocab, config)`` joins a normalized grammar (LNF
-    arrays), a vocabulary (token bytes, EOS and special ids) and a Config into
-    an immutable ``CompiledGrammar``: the Earley core's flat tables, the token
-    trie, a ``MaskComputer`` (per-terminal token sets, filled lazily under a
-    lock) and, when exact for the vocabulary's tokenizer, the canonical
-    filter.  ``Engine`` is the cheap per-sequence state over it: an Earley
-    recognizer, the accepted-token history and the canonical states.
+    ``Engine`` is the cheap per-sequence state over a ``CompiledGrammar``
+    (``grammask.engine.compiled``): an Earley recognizer, the accepted-step
+    history and the canonical filter's state.  It accepts tokens, EOS or raw
+    bytes, rolls back, and gives the current mask as a bitset, ids, an int32
+    bitmask row or ``-inf`` logits (``grammask.engine.logits``).
 
 Data layout
-    The mask is a uint32 bitset ``bits[ceil(V/32)]``: bit ``t % 32`` of word
-    ``t // 32`` is token t.  ``fill_bitmask`` writes it as int32 (same bits,
-    xgrammar's layout); ids and logits masks are derived from it.
-    ``_steps`` holds one entry per accepted step (a token, EOS, or a byte
-    string): ``(token_id or None, n_bytes, canonical_state)``; rollback pops
-    entries and the recognizer's bytes.
+    The mask is a token bitset ``bits[ceil(V/32)]`` (``grammask.bitset``:
+    bit ``t % 32`` of word ``t // 32`` is token t); ``fill_bitmask`` writes
+    it as int32 (same bits, xgrammar's layout); ids and logits masks are
+    derived from it.  ``_steps`` holds one entry per accepted step (a token,
+    EOS, or a byte string): ``(token_id or None, n_bytes, data or None,
+    canonical state before the step)``, ``data`` None only for EOS; rollback
+    pops entries and the recognizer's bytes and restores the canonical state
+    of the first popped entry.
 
 Invariants
     * A rejected token, byte string, or logits array of the wrong size raises
@@ -24,9 +24,10 @@ Invariants
       ``Config(eager_end=True)`` it is then the only allowed token.  After EOS
       has been accepted only EOS stays allowed (so generation loops stop).
     * The grammar mask is exact; the canonical filter and its lookahead
-      (``grammask.lookahead``) only remove tokens, EOS needs the tokens to be
-      canonical as they stand, and both are skipped for a step (counted in
-      ``stats()["canonical_fallbacks"]``) when nothing would be left.
+      (``grammask.engine.lookahead``) only remove tokens, EOS needs the
+      tokens to be canonical as they stand, and both are skipped for a step
+      (counted in ``stats()["canonical_fallbacks"]``) when nothing would be
+      left.
     * ``try_accept_new_token(t)`` succeeds exactly when ``is_token_allowed(t)``
       (unless ``Config.accept_non_canonical``, which lets the grammar alone decide).
     * The current mask is computed at most once per state (``_bits_valid``),
@@ -42,181 +43,33 @@ mask from an Earley recognizer over a token trie), ``lab-12-01-regex-fsm-token-m
 from __future__ import annotations
 
 import enum
-import threading
 import warnings
-from collections import OrderedDict
 from typing import Optional
 
 import numpy as np
 
-from grammask._core.earley import EarleyRecognizer, compiled_tables
-from grammask._core.mask import MaskComputer, TrieView, mask_rows, pop_probe, push_probe
+from grammask import bitset
+from grammask._core.earley import EarleyRecognizer
+from grammask._core.mask_computer import pop_probe, push_probe
 from grammask.config import Config
-from grammask.errors import TokenRejected, VocabularyError
-from grammask.lookahead import CanonicalLookahead
-from grammask.vocab import TokenTrie, Vocabulary
+from grammask.engine.compiled import CompiledGrammar, compile
+from grammask.engine.logits import apply_mask, check_logits, write_bitmask
+from grammask.errors import (
+    DeadEndWarning,
+    InvalidArgument,
+    InvalidArgumentType,
+    LimitExceeded,
+    TokenRejected,
+)
+from grammask.vocab import Vocabulary
 
-
-class DeadEndWarning(RuntimeWarning):
-    """The output is not complete, yet no token of the vocabulary can
-    continue it (the grammar needs bytes no token spells)."""
+__all__ = ["Engine", "Status"]
 
 
 class Status(enum.Enum):
     ONGOING = "ongoing"
     FINISHED = "finished"
 
-
-# ---------------------------------------------------------------------------
-# Compilation
-# ---------------------------------------------------------------------------
-
-class _LRU:
-    """A small thread-safe LRU map (compile cache, per-vocabulary tables)."""
-
-    def __init__(self, capacity: int):
-        self.capacity = capacity
-        self._items: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get_or_build(self, key, build):
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        value = build()
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
-        return value
-
-    def get(self, key):
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def put(self, key, value) -> None:
-        with self._lock:
-            self._items[key] = value
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
-
-    def clear(self):
-        with self._lock:
-            self._items.clear()
-
-
-_COMPILED = _LRU(32)
-_VOCAB_TABLES = _LRU(8)
-
-
-class _VocabularyTables:
-    """What a vocabulary contributes to every grammar: its trie (as C views)
-    and its canonical filter (or None), built once per vocabulary."""
-
-    def __init__(self, vocab: Vocabulary):
-        self.trie = TokenTrie.from_vocabulary(vocab)
-        self.trie_view = TrieView.from_token_trie(self.trie)
-        self.byte_tokens = _byte_tokens(vocab)
-        self._canonical = None
-        self._canonical_built = False
-        self._lock = threading.Lock()
-        self._vocab = vocab
-
-    def canonical_filter(self):
-        with self._lock:
-            if not self._canonical_built:
-                self._canonical = _build_canonical(self._vocab)
-                self._canonical_built = True
-            return self._canonical
-
-
-def _byte_tokens(vocab: Vocabulary) -> list:
-    """byte_tokens[b]: the smallest non-special token id spelling exactly
-    byte b, or -1."""
-    found = [-1] * 256
-    for token_id, data in enumerate(vocab.token_bytes):
-        if data is not None and len(data) == 1 and found[data[0]] < 0 and not vocab.is_special(token_id):
-            found[data[0]] = token_id
-    return found
-
-
-def _build_canonical(vocab: Vocabulary):
-    try:
-        from grammask.canonical import build_canonical_filter
-    except ImportError:
-        return None
-    return build_canonical_filter(vocab)
-
-
-OPT_IN_CANONICAL_KINDS = frozenset({"gguf", "llama"})
-"""Vocabularies whose canonical filter runs only with ``Config(canonical=True)``:
-on SmolLM2 through llama.cpp it made the demo's mask 15 ms per token instead
-of 1 ms (new pre-token regions are costly on that pre-tokenizer), and a
-prompt ending in a space (seeded into the filter) forbids ``{`` after it."""
-
-
-class CompiledGrammar:
-    """An immutable, thread-safe grammar x vocabulary x config product.
-
-    Share one CompiledGrammar between many Engines (one per sequence)."""
-
-    def __init__(self, grammar, vocab: Vocabulary, config: Config):
-        if not isinstance(vocab, Vocabulary):
-            raise VocabularyError(f"expected a grammask.Vocabulary, got {type(vocab).__name__}")
-        self.grammar = grammar
-        self.vocab = vocab
-        self.config = config
-        self.tables = compiled_tables(grammar.lnf)
-        vocab_tables = _VOCAB_TABLES.get_or_build(vocab.fingerprint, lambda: _VocabularyTables(vocab))
-        self.trie = vocab_tables.trie
-        self.mask_computer = MaskComputer(self.tables, vocab_tables.trie_view, vocab.size)
-        self.n_words = (vocab.size + 31) // 32
-        self.eos_token_ids = np.asarray(vocab.eos_token_ids, dtype=np.int32)
-        if config.canonical is False or (config.canonical is None
-                                         and vocab.tokenizer_kind in OPT_IN_CANONICAL_KINDS):
-            self.canonical = None
-        else:
-            self.canonical = vocab_tables.canonical_filter()
-            if config.canonical and self.canonical is None:
-                raise VocabularyError(
-                    "Config(canonical=True) but no exact canonical filter is known for this "
-                    f"vocabulary's tokenizer ({vocab.tokenizer_kind}); use canonical=None or False")
-        # Whole masks by (Earley state key, canonical state): the key is the
-        # recognizer's future (compaction-invariant), so equal keys have
-        # equal grammar masks, acceptance and lookahead verdicts.
-        self.mask_cache = _LRU(config.mask_cache_entries) if config.mask_cache_entries > 0 else None
-        self.lookahead = None
-        if self.canonical is not None and config.canonical_lookahead > 0:
-            self.lookahead = CanonicalLookahead(self.mask_computer, self.canonical, vocab.token_bytes,
-                                                vocab_tables.byte_tokens, self.n_words,
-                                                config.canonical_lookahead,
-                                                budget=config.canonical_lookahead_budget)
-
-    @property
-    def vocab_size(self) -> int:
-        return self.vocab.size
-
-    def __repr__(self) -> str:
-        return (f"CompiledGrammar(vocab_size={self.vocab.size}, "
-                f"canonical={getattr(self.canonical, 'name', None)!r})")
-
-
-def compile(grammar, vocab: Vocabulary, config: Optional[Config] = None) -> CompiledGrammar:
-    """Compile ``grammar`` for ``vocab``; cached by grammar fingerprint,
-    vocabulary fingerprint and config."""
-    config = config or Config()
-    key = (grammar.fingerprint, vocab.fingerprint, config)
-    return _COMPILED.get_or_build(key, lambda: CompiledGrammar(grammar, vocab, config))
-
-
-# ---------------------------------------------------------------------------
-# Engine
-# ---------------------------------------------------------------------------
 
 class Engine:
     """Per-sequence decoding state: accept tokens, compute masks, roll back.
@@ -227,11 +80,11 @@ class Engine:
                  config: Optional[Config] = None):
         if isinstance(grammar_or_compiled, CompiledGrammar):
             if vocab is not None or config is not None:
-                raise TypeError("Engine(compiled) takes no vocab or config")
+                raise InvalidArgumentType("Engine(compiled) takes no vocab or config")
             self._set_compiled(grammar_or_compiled)
         else:
             if vocab is None:
-                raise TypeError("Engine(grammar, vocab, config=None): vocab is required")
+                raise InvalidArgumentType("Engine(grammar, vocab, config=None): vocab is required")
             self._set_compiled(compile(grammar_or_compiled, vocab, config))
 
     # -- setup -------------------------------------------------------------
@@ -264,7 +117,7 @@ class Engine:
         """Seed the canonical filter with the prompt's last tokens (only
         before the first accepted token)."""
         if self._steps:
-            raise ValueError("seed_canonical_context must be called before the first token")
+            raise InvalidArgument("seed_canonical_context must be called before the first token")
         canonical = self.compiled.canonical
         if canonical is not None:
             self._canonical_state = canonical.initial_state(tuple(int(t) for t in context_token_ids))
@@ -315,7 +168,7 @@ class Engine:
         if self.compiled.canonical is None or not self.compiled.vocab.eos_token_ids:
             return True
         eos_id = self.compiled.vocab.eos_token_ids[0]
-        return bool((int(self._current_bits()[eos_id >> 5]) >> (eos_id & 31)) & 1)
+        return bitset.has(self._current_bits(), eos_id)
 
     def output_bytes(self) -> bytes:
         """The bytes accepted so far."""
@@ -454,7 +307,7 @@ class Engine:
         """Undo the last ``n_tokens`` accepted steps."""
         n_tokens = int(n_tokens)
         if n_tokens < 0 or n_tokens > len(self._steps):
-            raise ValueError(f"cannot roll back {n_tokens} steps: {len(self._steps)} accepted")
+            raise InvalidArgument(f"cannot roll back {n_tokens} steps: {len(self._steps)} accepted")
         if n_tokens == 0:
             return
         popped = self._steps[-n_tokens:]
@@ -462,9 +315,9 @@ class Engine:
         try:
             self._recognizer.pop(n_bytes)
         except ValueError as error:
-            raise ValueError(
-                f"cannot roll back {n_tokens} steps ({n_bytes} bytes): beyond "
-                f"Config.max_rollback_bytes={self.compiled.config.max_rollback_bytes}") from error
+            raise LimitExceeded(
+                "max_rollback_bytes", n_bytes, self.compiled.config.max_rollback_bytes,
+                f"cannot roll back {n_tokens} steps ({n_bytes} bytes)") from error
         del self._steps[-n_tokens:]
         self._canonical_state = popped[0][3]
         if any(step[2] is None and step[0] is not None for step in popped):
@@ -487,7 +340,7 @@ class Engine:
                 warnings.warn(
                     f"dead end after {len(self.output_bytes())} bytes: the output is not a complete "
                     f"sentence and no token of the vocabulary can continue it; allowed next bytes: "
-                    f"{_byte_list(self._recognizer.allowed_first_bytes())}",
+                    f"{bitset.byte_list(self._recognizer.allowed_first_bytes())}",
                     DeadEndWarning, stacklevel=3)
         self._bits_valid = True
         return bits
@@ -521,7 +374,7 @@ class Engine:
 
     def _set_eos(self, bits: np.ndarray) -> None:
         for token_id in self.compiled.vocab.eos_token_ids:
-            bits[token_id >> 5] |= np.uint32(1 << (token_id & 31))
+            bitset.add(bits, token_id)
 
     def _apply_canonical(self, bits: np.ndarray, may_end: bool) -> bool:
         """AND the grammar mask in ``bits`` with the canonical filter, then drop
@@ -556,70 +409,31 @@ class Engine:
 
     def compute_allowed_token_ids(self) -> np.ndarray:
         """Sorted np.int32 array of the allowed token ids (EOS included when allowed)."""
-        bits = self._current_bits()
-        flags = np.unpackbits(bits.view(np.uint8), bitorder="little")[: self.compiled.vocab.size]
-        return np.flatnonzero(flags).astype(np.int32)
+        return bitset.token_ids(self._current_bits(), self.compiled.vocab.size)
 
     def is_token_allowed(self, token_id: int) -> bool:
         bits = self._current_bits()
         token_id = int(token_id)
-        return 0 <= token_id < self.compiled.vocab.size and bool((bits[token_id >> 5] >> (token_id & 31)) & 1)
+        return 0 <= token_id < self.compiled.vocab.size and bitset.has(bits, token_id)
 
     def fill_bitmask(self, bitmask, row: int = 0) -> None:
         """Write the mask into row ``row`` of an int32 [rows, ceil(V/32)]
         array (numpy or torch), xgrammar's layout."""
-        bits = self._current_bits()
-        n_words = self.compiled.n_words
-        shape = tuple(bitmask.shape)
-        if len(shape) == 1:
-            if shape[0] != n_words:
-                raise VocabularyError(f"bitmask has {shape[0]} words, expected {n_words}")
-            target_row = None
-        elif len(shape) == 2:
-            if shape[1] != n_words:
-                raise VocabularyError(f"bitmask rows have {shape[1]} words, expected {n_words}")
-            if not 0 <= row < shape[0]:
-                raise IndexError(f"row {row} outside a bitmask of {shape[0]} rows")
-            target_row = row
-        else:
-            raise VocabularyError(f"bitmask must be 1-D or 2-D, got shape {shape}")
-        words = bits.view(np.int32)
-        if isinstance(bitmask, np.ndarray):
-            if target_row is None:
-                bitmask[:] = words
-            else:
-                bitmask[target_row, :] = words
-            return
-        import torch
-        source = torch.from_numpy(words.copy()).to(bitmask.device)
-        if target_row is None:
-            bitmask.copy_(source)
-        else:
-            bitmask[target_row].copy_(source)
+        write_bitmask(bitmask, self._current_bits(), row)
 
     def mask_logits(self, logits):
         """Set disallowed tokens' logits to -inf, in place; numpy or torch,
         1-D or [rows, V] (every row gets this engine's mask), contiguous or
         strided.  The last dimension must be at least the vocabulary size;
         extra columns (padded model vocabularies) are disallowed."""
-        self._check_logits(logits)
-        bits = self._current_bits()
-        apply_bitset(logits, bits, self.compiled.vocab.size)
+        check_logits(logits, self.compiled.vocab.size)
+        apply_mask(logits, self._current_bits(), self.compiled.vocab.size)
         return logits
-
-    def _check_logits(self, logits) -> None:
-        shape = tuple(getattr(logits, "shape", ()))
-        size = self.compiled.vocab.size
-        if len(shape) not in (1, 2):
-            raise VocabularyError(f"logits must be 1-D or [rows, V], got shape {shape}")
-        if shape[-1] < size:
-            raise VocabularyError(
-                f"logits have {shape[-1]} entries but the vocabulary has {size} tokens")
 
     def modify_possible_logits(self, token_id, logits) -> Status:
         """Seed API: accept ``token_id`` (None at the first step), then mask
         ``logits`` in place.  Returns the Status after accepting."""
-        self._check_logits(logits)
+        check_logits(logits, self.compiled.vocab.size)
         status = self.try_accept_new_token(token_id) if token_id is not None else self._status()
         self.mask_logits(logits)
         return status
@@ -627,46 +441,3 @@ class Engine:
     def __repr__(self) -> str:
         return (f"Engine(steps={len(self._steps)}, finished={self.is_finished()}, "
                 f"can_end={self.can_end()})")
-
-
-def _byte_list(allowed) -> str:
-    """Printable list of the bytes set in a 32-byte bitset or 256 flags."""
-    flags = np.unpackbits(np.frombuffer(bytes(allowed), dtype=np.uint8), bitorder="little") \
-        if len(allowed) == 32 else np.asarray(allowed, dtype=bool)
-    return ", ".join(repr(bytes([b])) for b in np.flatnonzero(flags)) or "none"
-
-
-def apply_bitset(logits, bits: np.ndarray, vocab_size: int) -> None:
-    """Mask ``logits`` (numpy or torch, 1-D or 2-D) in place with ``bits``."""
-    if isinstance(logits, np.ndarray):
-        _apply_numpy(logits, bits, vocab_size)
-        return
-    import torch
-    if isinstance(logits, torch.Tensor):
-        if logits.device.type == "cpu" and logits.dtype in (torch.float32, torch.float64) \
-                and not logits.requires_grad:
-            _apply_numpy(logits.numpy(), bits, vocab_size)
-            return
-        allowed = _allowed_flags(bits, logits.shape[-1], vocab_size)
-        keep = torch.from_numpy(allowed).to(logits.device)
-        logits.masked_fill_(~keep, float("-inf"))
-        return
-    raise VocabularyError(f"logits must be a numpy array or a torch tensor, got {type(logits).__name__}")
-
-
-def _apply_numpy(logits: np.ndarray, bits: np.ndarray, vocab_size: int) -> None:
-    rows = logits if logits.ndim == 2 else logits[None, :]
-    if rows.dtype in (np.float32, np.float64):
-        if not rows.flags.writeable:
-            raise VocabularyError("logits array is read-only")
-        mask_rows(rows, bits, vocab_size)
-    else:
-        rows[:, ~_allowed_flags(bits, rows.shape[-1], vocab_size)] = -np.inf
-
-
-def _allowed_flags(bits: np.ndarray, n_columns: int, vocab_size: int) -> np.ndarray:
-    flags = np.unpackbits(bits.view(np.uint8), bitorder="little").astype(bool)
-    allowed = np.zeros(n_columns, dtype=bool)
-    n = min(vocab_size, len(flags), n_columns)
-    allowed[:n] = flags[:n]
-    return allowed

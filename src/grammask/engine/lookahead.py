@@ -6,21 +6,21 @@ What it computes
     many canonical words), the grammar then forces ``rue``, and every token
     spelling ``r...`` after ``t`` is non-canonical because ``true`` is one
     token.  A token t is *alive* after a state if the output may end right
-    after it (grammar accepting, tokens canonical as they stand) or some
-    token u allowed by both after t is alive in turn.  ``prune`` clears the
-    tokens of the current mask that are not alive, looking up to
-    ``max_depth`` tokens ahead.
+    after it (grammar accepting, tokens canonical as they stand) or some token
+    u allowed by both after t is alive in turn.  ``prune`` clears the tokens
+    of the current mask that are not alive, looking up to ``max_depth`` tokens
+    ahead.
 
     Checking every token would cost one mask per token.  A joint dead end
     needs the grammar to confine what follows t to a few bytes that the
-    tokenizer would have merged into t's spelling, so only *narrow* tokens
-    are checked: those after which the grammar allows at most
-    ``NARROW_BYTES`` distinct next bytes, none of them a space
-    (``MaskComputer.fill`` reports them in a second bitset: keyword
-    interiors, forced separators, fixed counts of digits).  A token after
-    which the grammar allows more bytes, or a space (which starts a new
-    pre-token in every supported tokenizer), is taken as alive; so is any
-    token reached at the depth bound.
+    tokenizer would have merged into t's spelling, so only *narrow* tokens are
+    checked: those after which the grammar allows at most ``NARROW_BYTES``
+    distinct next bytes, none of them a space (``_core/narrow.pxd``;
+    ``MaskComputer.fill`` reports them in a second bitset: keyword interiors,
+    forced separators, fixed counts of digits).  A token after which the
+    grammar allows more bytes, or a space (which starts a new pre-token in
+    every supported tokenizer), is taken as alive; so is any token reached at
+    the depth bound.
 
     The search looks for a witness cheapest first (``_live_after``): the
     one-byte continuations (searched deeper when narrow), then the *wide*
@@ -37,30 +37,30 @@ What it computes
     order is kept.
 
 Bounded work
-    One ``prune`` spends at most ``budget`` units (``Config.canonical_lookahead_budget``):
-    a node expansion or a single ``is_allowed`` query costs one, a whole keep
-    bitset ``APPLY_UNITS``.  Past the budget the search stops; every verdict
-    reached before stands (and stays cached), the candidates not yet
-    decided stay in the mask, and ``n_cutoffs`` counts the step.  A kept
-    dead end can later leave a step with no canonical token, which the
-    engine reports as a canonical fallback.
+    One ``prune`` spends at most ``budget`` units
+    (``Config.canonical_lookahead_budget``): a node expansion or a single
+    ``is_allowed`` query costs one, a whole keep bitset ``APPLY_UNITS``.  Past
+    the budget the search stops; every verdict reached before stands (and
+    stays cached), the candidates not yet decided stay in the mask, and
+    ``n_cutoffs`` counts the step.  A kept dead end can later leave a step
+    with no canonical token, which the engine reports as a canonical fallback.
 
 Data layout
-    One scratch bitset per lookahead depth, reused; ``byte_tokens[b]`` is a
-    non-special token spelling the single byte b, or -1;
-    the recognizer is probed in place (``push_probe`` / ``pop_probe``, no
-    compaction) and always left as it was.  Verdicts are cached per state
-    after the token: (the recognizer's exact ``state_key``, the canonical
-    state, the token's last byte), with the depth they were checked to, in a
-    bounded FIFO.
+    Masks are token bitsets (``grammask.bitset``).  One scratch bitset per
+    lookahead depth, reused; ``byte_tokens[b]`` is a non-special token
+    spelling the single byte b, or -1; the recognizer is probed in place
+    (``push_probe`` / ``pop_probe``, no compaction) and always left as it was.
+    Verdicts are cached per state after the token: (the recognizer's exact
+    ``state_key``, the canonical state, the token's last byte), with the depth
+    they were checked to, in a bounded FIFO.
 
 Invariants
     One lock serializes ``prune`` calls of engines on several threads (the
     caches and scratch bitsets are shared by every engine of a compiled
-    grammar; the work is Python under the GIL anyway).  ``prune`` only clears bits of the mask it is given and never clears a
-    token that is alive; if every candidate is dead the caller's mask keeps
-    its non-narrow tokens, and the engine reports a mask emptied this way as
-    a canonical fallback.
+    grammar; the work is Python under the GIL anyway).  ``prune`` only clears
+    bits of the mask it is given and never clears a token that is alive; if
+    every candidate is dead the caller's mask keeps its non-narrow tokens, and
+    the engine reports a mask emptied this way as a canonical fallback.
 
 Seeds: DESIGN.md section 5 ("Grammar and canonicality together can
 dead-end"); tran-thien-2024-regex-constraints-appendix.txt (the tokenizer
@@ -75,9 +75,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from grammask._core.mask import NARROW_BYTES, next_bytes, pop_probe, push_probe
+from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
+from grammask.bitset import add, byte_set_values, count_bits, discard, set_bit_ids
+from grammask.errors import InvalidArgument
 
-__all__ = ["CanonicalLookahead", "DEFAULT_BUDGET", "NARROW_BYTES", "count_bits", "set_bit_ids"]
+__all__ = ["CanonicalLookahead", "DEFAULT_BUDGET"]
 
 DEFAULT_BUDGET = 20_000
 """Work units one ``prune`` may spend (``Config.canonical_lookahead_budget``)."""
@@ -91,31 +93,13 @@ class _BudgetSpent(Exception):
     """Raised inside the search when a ``prune`` call has spent its budget."""
 
 
-def set_bit_ids(bits: np.ndarray) -> list:
-    """Ids of the set bits of a uint32 bitset (bit t%32 of word t//32), ascending."""
-    ids = []
-    for word_index in np.flatnonzero(bits).tolist():
-        word = int(bits[word_index])
-        base = word_index << 5
-        while word:
-            low = word & -word
-            ids.append(base + low.bit_length() - 1)
-            word ^= low
-    return ids
-
-
-def count_bits(bits: np.ndarray) -> int:
-    """Number of set bits of a uint32 bitset."""
-    return int(np.unpackbits(bits.view(np.uint8)).sum(dtype=np.int64))
-
-
 class CanonicalLookahead:
     """Removes joint grammar/canonical dead ends from masks of one compiled grammar."""
 
     def __init__(self, mask_computer, canonical, token_bytes, byte_tokens, n_words: int,
                  max_depth: int, cache_size: int = 1 << 16, budget: int = DEFAULT_BUDGET):
         if max_depth < 1:
-            raise ValueError("canonical lookahead needs max_depth >= 1")
+            raise InvalidArgument("canonical lookahead needs max_depth >= 1")
         self.mask_computer = mask_computer
         self.canonical = canonical
         self.token_bytes = token_bytes
@@ -183,7 +167,7 @@ class CanonicalLookahead:
                 candidates &= ~fresh
         for token_id in set_bit_ids(candidates):
             if not self._alive(recognizer, canonical_state, token_id, self.max_depth - 1):
-                bits[token_id >> 5] &= np.uint32(~(1 << (token_id & 31)) & 0xFFFFFFFF)
+                discard(bits, token_id)
                 self._n_removed += 1
         return self._n_removed
 
@@ -198,10 +182,9 @@ class CanonicalLookahead:
         unknown = candidates & ~checked
         try:
             for token_id in set_bit_ids(unknown):
-                bit = np.uint32(1 << (token_id & 31))
                 if not self._alive(recognizer, None, token_id, self.max_depth - 1):
-                    dead[token_id >> 5] |= bit
-                checked[token_id >> 5] |= bit
+                    add(dead, token_id)
+                add(checked, token_id)
         finally:
             removed = candidates & dead
             if removed.any():
@@ -260,27 +243,22 @@ class CanonicalLookahead:
         3. the other narrow tokens the canonical filter allows, searched
            ``depth - 1`` tokens deeper.
 
-        Wide tokens before the narrow multi-byte ones is what keeps a state
-        whose grammar loops (whitespace before a value) from scanning every
-        whitespace token at every level; one-byte tokens before the whole
-        mask is what keeps number and key states from computing a keep
-        bitset for each candidate's new pre-token region.  A dead verdict is final; an
-        alive one assumes every state ``depth`` tokens further is alive."""
+        A dead verdict is final; an alive one assumes every state ``depth``
+        tokens further is alive."""
         self.n_checked += 1
         self._spend(1)
         canonical = self.canonical
         if recognizer.is_accepting() and canonical.is_complete_canonical(after):
             return True
-        allowed, narrow = next_bytes(recognizer, last_byte)
+        byte_set, narrow = next_bytes(recognizer, last_byte)
         if not narrow:
             return True
+        allowed = byte_set_values(byte_set)
         if depth < 0:
-            return allowed != 0
+            return bool(allowed)
         one_byte = []
-        while allowed:
-            low = allowed & -allowed
-            allowed ^= low
-            next_id = self.byte_tokens[low.bit_length() - 1]
+        for byte in allowed:
+            next_id = self.byte_tokens[byte]
             if next_id < 0 or not self._allowed(after, next_id):
                 continue
             if self._wide_after(recognizer, next_id):

@@ -1,0 +1,62 @@
+# cython: language_level=3
+"""The two bitset layouts of the core, as inline ``nogil`` helpers (the
+Python side is ``grammask.bitset``).
+
+Token bitsets
+    Token t is bit ``t % 32`` of word ``t // 32`` of a ``word_t`` (uint32)
+    array of ``n_words(V) = ceil(V / 32)`` words.  Single tokens are written
+    and read through ``bitset_add`` / ``bitset_has``; loops that go a word
+    (32 tokens) at a time rely on the same layout.  Callers keep
+    ``token_id < n_words * 32``.
+
+Byte sets
+    A set of bytes is 256 bits in four ``uint64_t`` words: byte b is bit
+    ``b % 64`` of word ``b // 64``.  Python sees the same bits as 32 bytes,
+    byte b at bit ``b % 8`` of byte ``b // 8`` (``byte_set_to_bytes``; the
+    words' little-endian memory).  There is no other byte-set encoding.
+"""
+
+from libc.stdint cimport uint8_t, uint64_t
+from cpython.bytes cimport PyBytes_FromStringAndSize
+
+from grammask._core.types cimport token_id_t, word_t
+
+
+cdef extern from *:
+    int __builtin_popcountll(unsigned long long x) nogil
+
+
+cdef inline Py_ssize_t n_words(Py_ssize_t n_tokens) noexcept nogil:
+    return (n_tokens + 31) >> 5
+
+
+cdef inline void bitset_add(word_t* bits, token_id_t token_id) noexcept nogil:
+    bits[token_id >> 5] |= (<word_t>1) << (token_id & 31)
+
+
+cdef inline bint bitset_has(const word_t* bits, token_id_t token_id) noexcept nogil:
+    return (bits[token_id >> 5] >> (token_id & 31)) & 1
+
+
+cdef inline void bitset_add_ids(word_t* bits, const token_id_t[::1] token_ids) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(token_ids.shape[0]):
+        bitset_add(bits, token_ids[i])
+
+
+cdef inline bint byte_set_has(const uint64_t* byte_set, uint8_t byte) noexcept nogil:
+    return (byte_set[byte >> 6] >> (byte & 63)) & 1
+
+
+cdef inline int byte_set_count(const uint64_t* byte_set) noexcept nogil:
+    return (__builtin_popcountll(byte_set[0]) + __builtin_popcountll(byte_set[1])
+            + __builtin_popcountll(byte_set[2]) + __builtin_popcountll(byte_set[3]))
+
+
+cdef inline bytes byte_set_to_bytes(const uint64_t* byte_set):
+    """The 32-byte form of a byte set (whatever the machine's byte order)."""
+    cdef uint8_t out[32]
+    cdef int i
+    for i in range(32):
+        out[i] = <uint8_t>(byte_set[i >> 3] >> (8 * (i & 7)))
+    return PyBytes_FromStringAndSize(<const char*>out, 32)

@@ -1,0 +1,245 @@
+# cython: language_level=3
+"""The grammar mask of an Earley recognizer's state, from per-terminal token sets.
+
+What it computes
+----------------
+``MaskComputer.fill`` writes the token bitset (``bitset.pxd``) of the tokens
+whose bytes the recognizer accepts from its current state (DESIGN.md section
+2, "Exactness"), and optionally the narrow ones among them (``narrow.pxd``),
+the canonical lookahead's candidates.  It is step 4 of the derivation begun
+in ``trie_walk.pyx`` and ``terminal_tokens.pyx``: only scan items consume
+bytes, so the mask is the union over the top set's scan items of their
+cached ``TerminalTokens``, and of the tokens of their exit tries accepted
+once the item's terminal ends (a small exit trie walked byte by byte, a
+large one by recursing over its own per-terminal sets).
+
+The probes ``push_probe`` / ``pop_probe`` / ``next_bytes`` let the canonical
+lookahead (``grammask.engine.lookahead``) try a token on a recognizer and
+read what the grammar allows after it.
+
+Layout
+------
+DFA states are cached by their *depth-bounded class*: two states that agree
+on dead-ness and acceptance for every string no longer than the longest
+token have the same ``TerminalTokens``, so ``[a-z ]{0,500}``'s hundreds of
+states share a few dozen entries (``bounded_state_classes``,
+``state_representatives``).
+
+Invariants
+----------
+``fill`` leaves the recognizer in the state it started in.  A
+``MaskComputer`` is immutable after construction except for its caches,
+whose writes one lock serializes, so engines on several threads share it.
+"""
+
+from libc.stdint cimport uint8_t, int64_t, uint32_t, uint64_t
+from libc.string cimport memset
+
+import threading
+
+import numpy as np
+
+from grammask._core.bitset cimport bitset_add_ids, byte_set_to_bytes, n_words
+from grammask._core.earley cimport EarleyRecognizer
+from grammask._core.earley_tables cimport CompiledTables, TerminalInfo
+from grammask._core.narrow cimport NARROW_BYTE_LIMIT, is_narrow
+from grammask._core.terminal_tokens cimport TerminalTokens, build_terminal_tokens
+from grammask._core.trie_walk cimport TrieView, WalkScratch, walk_trie
+from grammask._core.types cimport state_id_t, terminal_id_t, word_t
+
+
+NARROW_BYTES = NARROW_BYTE_LIMIT
+
+# Exit tries with at most this many nodes are walked byte by byte; larger
+# ones are handled by recursing over their own per-terminal token sets.
+cdef Py_ssize_t WALK_LIMIT = 4096
+
+
+def bounded_state_classes(transitions, accepting, Py_ssize_t depth):
+    """For each state of a DFA, the smallest state that agrees with it on
+    dead-ness (state 0) and acceptance after every input of at most
+    ``depth`` bytes: Moore's partition refinement stopped after ``depth``
+    rounds (or when stable).  Returns int32[n_states]."""
+    table = np.asarray(transitions)
+    n_states = table.shape[0]
+    classes = np.asarray(accepting).astype(np.int64) + 1
+    classes[0] = 0
+    n_classes = len(np.unique(classes))
+    for _ in range(depth):
+        if n_classes == n_states:
+            break
+        signature = np.column_stack([classes, classes[table]])
+        order = np.lexsort(signature.T[::-1])
+        ordered = signature[order]
+        starts_group = np.any(ordered[1:] != ordered[:-1], axis=1)
+        refined = np.empty(n_states, dtype=np.int64)
+        refined[order] = np.concatenate([[0], np.cumsum(starts_group)])
+        n_refined = int(refined.max()) + 1
+        classes = refined
+        if n_refined == n_classes:
+            break
+        n_classes = n_refined
+    smallest = np.full(int(classes.max()) + 1, n_states, dtype=np.int64)
+    np.minimum.at(smallest, classes, np.arange(n_states))
+    return smallest[classes].astype(np.int32)
+
+
+cdef class MaskComputer:
+    """Computes grammar masks for recognizers of one compiled grammar.
+
+    Immutable after construction except for the lazily filled cache of
+    ``TerminalTokens`` per (terminal id, progress), which is guarded by a
+    lock so one MaskComputer can serve engines on several threads.
+    ``state_representatives`` maps each global DFA state to the smallest
+    state of its depth-bounded class."""
+
+    def __init__(self, CompiledTables tables, TrieView vocab_trie, Py_ssize_t vocab_size):
+        self.tables = tables
+        self.vocab_trie = vocab_trie
+        self.vocab_size = vocab_size
+        self.n_words = n_words(vocab_size)
+        self.cache = {}
+        self.bitset_pool = {}
+        self.trie_pool = {}
+        self.lock = threading.Lock()
+        parts = [bounded_state_classes(dfa.transitions, dfa.accepting, vocab_trie.max_depth)
+                 for dfa in tables.lnf.dfas]
+        self.state_representatives = np.ascontiguousarray(
+            np.concatenate(parts) if parts else np.zeros(1, np.int32), dtype=np.int32)
+        self._representatives = self.state_representatives
+
+    @property
+    def n_cached_terminal_states(self):
+        return len(self.cache)
+
+    cpdef TerminalTokens terminal_tokens(self, TrieView trie, terminal_id_t terminal_id,
+                                         state_id_t progress):
+        """The cached ``TerminalTokens`` of (terminal, progress) over ``trie``
+        (the vocabulary trie, or an exit trie owned by another entry)."""
+        key = (id(trie), terminal_id, progress)
+        entry = self.cache.get(key)
+        if entry is None:
+            with self.lock:
+                entry = self.cache.get(key)
+                if entry is None:
+                    entry = build_terminal_tokens(self.tables, trie, terminal_id, progress,
+                                                  self.vocab_size, self.bitset_pool, self.trie_pool)
+                    self.cache[key] = entry
+        return entry
+
+    def fill(self, EarleyRecognizer recognizer, word_t[::1] bits, word_t[::1] narrow=None):
+        """Write the grammar mask of the recognizer's current state into
+        ``bits`` (overwritten; EOS is the caller's business).  With
+        ``narrow`` (same length, overwritten), also write there a superset of
+        the allowed tokens after which the grammar allows at most
+        ``NARROW_BYTES`` distinct next bytes (the canonical lookahead's
+        candidates).  The recognizer ends in the state it started in."""
+        if bits.shape[0] < self.n_words:
+            raise ValueError("bitset too short for the vocabulary")
+        cdef word_t* narrow_words = NULL
+        memset(&bits[0], 0, bits.shape[0] * sizeof(word_t))
+        if narrow is not None:
+            if narrow.shape[0] < self.n_words:
+                raise ValueError("narrow bitset too short for the vocabulary")
+            memset(&narrow[0], 0, narrow.shape[0] * sizeof(word_t))
+            narrow_words = &narrow[0]
+        self._fill_level(recognizer, self.vocab_trie, &bits[0], narrow_words,
+                         WalkScratch(self.vocab_trie.max_depth))
+        # A push that failed for want of memory or items (not because the
+        # byte is wrong) would silently drop tokens: raise it instead.
+        recognizer.raise_pending_error()
+
+    cdef int _fill_level(self, EarleyRecognizer recognizer, TrieView trie, word_t* out,
+                         word_t* narrow, WalkScratch scratch) except -1:
+        """Mark the tokens of ``trie`` the recognizer accepts from its top set
+        (and, when ``narrow`` is not NULL, the narrow ones among them).
+
+        Only scan items consume bytes, so the tokens are the union over scan
+        items k of: the inside set of k's (terminal, state) over ``trie``, and,
+        recursively, the tokens of k's exit trie accepted once k's terminal
+        ends (``push_terminal_end_at``).  Each level consumes at least one
+        byte of every token it passes down, so the recursion is at most the
+        longest token deep; every level is a few cached lookups and bitset
+        ORs.  Small exit tries (the common case: `",`, `"}` ...) are walked
+        byte by byte in C instead, which is cheaper than recursing.
+
+        Narrow tokens: an inside token is narrow by its automaton state alone
+        (``narrow_ids``), or, when the terminal may end after it
+        (``closing_ids``), if also the bytes allowed once the terminal ends
+        are few; walked tokens are tested on the recognizer itself."""
+        cdef Py_ssize_t n_scan = recognizer.n_scan_items()
+        cdef Py_ssize_t k
+        cdef terminal_id_t terminal_id
+        cdef state_id_t progress
+        cdef TerminalTokens entry
+        cdef const TerminalInfo* terminal
+        cdef set seen = set()
+        cdef bint first_visit, follow_narrow
+        cdef uint64_t follow[4]
+        for k in range(n_scan):
+            recognizer.scan_item(k, &terminal_id, &progress)
+            terminal = &self.tables.view.terminal_infos[terminal_id]
+            if terminal.is_dfa:
+                progress = self._representatives[
+                    self.tables.view.dfa_infos[terminal.dfa_id].state_base + progress]
+            entry = self.terminal_tokens(trie, terminal_id, progress)
+            key = (<int64_t>terminal_id << 32) | <uint32_t>progress
+            first_visit = key not in seen
+            if first_visit:
+                seen.add(key)
+                entry.or_inside(out)
+                if narrow != NULL:
+                    bitset_add_ids(narrow, entry._narrow_ids)
+            follow_narrow = narrow != NULL and entry._closing_ids.shape[0] > 0
+            if entry.exit_trie is None and not follow_narrow:
+                continue
+            if not recognizer.push_terminal_end_at(k, entry.end_state):
+                continue
+            try:
+                if follow_narrow:
+                    recognizer.allowed_bytes(follow)
+                    if is_narrow(follow, 0):
+                        bitset_add_ids(narrow, entry._closing_ids)
+                    elif is_narrow(follow, 0x20):
+                        bitset_add_ids(narrow, entry._closing_space_ids)
+                if entry.exit_trie is not None and entry.exit_trie.n_nodes <= WALK_LIMIT:
+                    with nogil:
+                        walk_trie(recognizer, entry.exit_trie, out, scratch.next_child,
+                                  scratch.child_end, scratch.allowed, narrow)
+                elif entry.exit_trie is not None:
+                    self._fill_level(recognizer, entry.exit_trie, out, narrow, scratch)
+            finally:
+                recognizer.pop_bytes(1)
+        return 0
+
+
+def push_probe(EarleyRecognizer recognizer, const uint8_t[::1] data):
+    """Push all of ``data`` or nothing, without the recognizer's automatic
+    compaction (a probe is always popped again with ``pop_probe``): True if
+    pushed.  Raises the recognizer's pending limit or memory error."""
+    cdef Py_ssize_t i, n = data.shape[0]
+    cdef bint ok = True
+    with nogil:
+        for i in range(n):
+            if not recognizer.try_push_byte(data[i]):
+                recognizer.pop_bytes(i)
+                ok = False
+                break
+    if not ok:
+        recognizer.raise_pending_error()
+    return ok
+
+
+def next_bytes(EarleyRecognizer recognizer, uint8_t last_byte):
+    """The bytes the recognizer allows next, as a 32-byte byte set
+    (``bitset.pxd``), and whether they are narrow after a token ending in
+    ``last_byte`` (see ``NARROW_BYTES``)."""
+    cdef uint64_t byte_set[4]
+    recognizer.allowed_bytes(byte_set)
+    return byte_set_to_bytes(byte_set), is_narrow(byte_set, last_byte)
+
+
+def pop_probe(EarleyRecognizer recognizer, Py_ssize_t n_bytes):
+    """Undo a successful ``push_probe`` of ``n_bytes`` bytes."""
+    with nogil:
+        recognizer.pop_bytes(n_bytes)

@@ -1,0 +1,257 @@
+# cython: language_level=3
+"""Per-terminal token sets: the tokens one scan item lets through.
+
+What it computes
+----------------
+Step 3 of the mask's derivation (after the trie walk of ``trie_walk.pyx``;
+kbnf's eager regex cache, xgrammar's adaptive token mask cache).  In an
+Earley set only *scan items* (dot before a terminal) consume bytes.  For a
+scan item whose terminal is in state q (a DFA state or a literal offset), a
+token t is allowed through that item iff either
+
+  a. the terminal's automaton stays alive on all of t ("inside"), or
+  b. the automaton is accepting after a non-empty proper prefix p of t and
+     the rest t[len(p):] is viable once the terminal ends there ("exit").
+
+(a) depends only on (terminal, q): one precomputed set.  (b) needs the
+grammar after the terminal; its remainders are merged into one exit trie
+(``exit_trie.pyx``) that the mask computer walks once the terminal ends.
+The empty remainder is case (a).  A step inside a JSON string is then one
+bitset OR plus a walk of the few distinct remainders (`",`, `"}`, `":` ...).
+
+``build_terminal_tokens`` finds both with one walk of the trie that runs the
+terminal's automaton instead of the recognizer, and also sorts the inside
+tokens by what the grammar allows after them (``narrow.pxd``) for the
+canonical lookahead.
+
+Layout
+------
+Inside sets of at most ``SPARSE_LIMIT`` tokens are sorted id arrays, larger
+ones token bitsets (16 KB for a 131k vocabulary, shared between equal sets
+through the caller's pool).  Literal automaton: state = bytes matched + 1,
+0 dead (``types.pxd``, ``state_id_t``).
+
+Invariants
+----------
+A ``TerminalTokens`` is immutable once built; its arrays are read by
+``nogil`` loops of the mask computer while several threads hold it.
+"""
+
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
+from libc.stdlib cimport malloc, free
+
+import hashlib
+
+import numpy as np
+
+from grammask._core.bitset cimport bitset_add, bitset_add_ids, n_words
+from grammask._core.earley_tables cimport CompiledTables, DfaInfo, TerminalInfo
+from grammask._core.exit_trie cimport merge_subtrees
+from grammask._core.growable cimport Growable, growable_bytes, growable_empty, grow_push
+from grammask._core.narrow cimport is_narrow, is_space
+from grammask._core.trie_walk cimport TrieView
+from grammask._core.types cimport node_id_t, state_id_t, terminal_id_t, token_id_t, word_t
+
+
+# Inside sets with at most this many tokens are kept as id lists, larger ones
+# as bitsets.
+cdef Py_ssize_t SPARSE_LIMIT = 256
+
+
+cdef class TerminalTokens:
+    """Tokens allowed through one scan item in state (terminal, progress).
+
+    ``inside_ids``: sorted ids of tokens on which the terminal's automaton
+    stays alive from that state (case a).  ``inside_bits``: the same as a
+    bitset when there are many (None otherwise).  ``exit_trie``: the merged
+    remainders after the terminal ends inside a token (case b), None when no
+    token leaves the terminal with a non-empty remainder.
+    ``end_state``: a terminal state at which the terminal may end (for
+    ``push_terminal_end_at``).
+    ``narrow_ids``: the inside tokens that leave the automaton in a
+    non-accepting state allowing at most ``NARROW_BYTES`` next bytes;
+    ``closing_ids``: those that leave it in an accepting state allowing at
+    most that many (narrow too when what may follow the terminal is);
+    ``closing_space_ids``: the closing ids that end in whitespace.
+    """
+
+    def __init__(self, inside_ids, inside_bits, exit_trie, state_id_t end_state,
+                 Py_ssize_t n_exit_nodes, narrow_ids=(), closing_ids=(), closing_space_ids=()):
+        """Exactly one of ``inside_ids`` (sorted int32) and ``inside_bits``
+        (uint32 bitset covering the vocabulary) is given."""
+        self.dense = inside_bits is not None
+        self.inside_ids = None if self.dense else np.ascontiguousarray(inside_ids, dtype=np.int32)
+        self.inside_bits = inside_bits
+        if self.dense:
+            self._inside_bits = inside_bits
+        else:
+            self._inside_ids = self.inside_ids
+        self.exit_trie = exit_trie
+        self.end_state = end_state
+        self.n_exit_nodes = n_exit_nodes
+        self.narrow_ids = np.ascontiguousarray(narrow_ids, dtype=np.int32)
+        self.closing_ids = np.ascontiguousarray(closing_ids, dtype=np.int32)
+        self.closing_space_ids = np.ascontiguousarray(closing_space_ids, dtype=np.int32)
+        self._narrow_ids = self.narrow_ids
+        self._closing_ids = self.closing_ids
+        self._closing_space_ids = self.closing_space_ids
+
+    cdef void or_inside(self, word_t* bits) noexcept nogil:
+        cdef Py_ssize_t i
+        if self.dense:
+            for i in range(self._inside_bits.shape[0]):
+                bits[i] |= self._inside_bits[i]
+        else:
+            bitset_add_ids(bits, self._inside_ids)
+
+
+cdef inline state_id_t _literal_step(const uint8_t* literal, int32_t length, int32_t offset,
+                                     uint8_t byte) noexcept nogil:
+    """Literal automaton: state = bytes matched + 1 (0 is dead)."""
+    if offset < length and literal[offset] == byte:
+        return offset + 2
+    return 0
+
+
+cdef inline object _sorted_array(const Growable* array):
+    return np.sort(np.frombuffer(growable_bytes(array), dtype=np.int32))
+
+
+cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab_trie,
+                                           terminal_id_t terminal_id, state_id_t progress,
+                                           Py_ssize_t vocab_size, dict bitset_pool=None,
+                                           dict trie_pool=None):
+    """Compute ``TerminalTokens`` for a scan item of ``terminal_id`` at
+    ``progress`` (the Earley core's item field: literal bytes matched, or DFA
+    state, 0 = not started) over ``vocab_trie`` (the vocabulary trie or an
+    exit trie).  Equal dense inside sets and equal exit tries are shared
+    through ``bitset_pool`` and ``trie_pool`` when given."""
+    if terminal_id < 0 or terminal_id >= tables.view.n_terminals:
+        raise ValueError("terminal id out of range")
+    cdef TerminalInfo info = tables.view.terminal_infos[terminal_id]
+    cdef DfaInfo dfa
+    cdef const int32_t* transitions = NULL
+    cdef const uint8_t* class_map = NULL
+    cdef const uint8_t* accepting = NULL
+    cdef const uint8_t* literal = NULL
+    cdef const uint64_t* state_allowed = NULL
+    cdef state_id_t state0, end_state = -1
+    cdef bint narrow_next
+    if info.is_dfa:
+        dfa = tables.view.dfa_infos[info.dfa_id]
+        transitions = tables.view.transitions + dfa.transitions_start
+        class_map = tables.view.class_maps + dfa.class_map_start
+        accepting = tables.view.state_accepting + dfa.state_base
+        state_allowed = tables.view.state_allowed_bytes + 4 * dfa.state_base
+        state0 = dfa.start if progress == 0 else progress
+        if state0 <= 0 or state0 >= dfa.n_states:
+            raise ValueError("DFA state out of range")
+    else:
+        literal = tables.view.literal_bytes + info.literal_start
+        if progress < 0 or progress >= info.literal_len:
+            raise ValueError("literal offset out of range")
+        state0 = progress + 1
+        end_state = info.literal_len
+
+    cdef Py_ssize_t max_frames = vocab_trie.max_depth + 2
+    cdef node_id_t* next_child = <node_id_t*>malloc(max_frames * sizeof(node_id_t))
+    cdef node_id_t* child_end = <node_id_t*>malloc(max_frames * sizeof(node_id_t))
+    cdef state_id_t* states = <state_id_t*>malloc(max_frames * sizeof(state_id_t))
+    cdef Growable inside = growable_empty()
+    cdef Growable exits = growable_empty()
+    cdef Growable narrow = growable_empty()
+    cdef Growable closing = growable_empty()
+    cdef Growable closing_space = growable_empty()
+    words = np.zeros(n_words(vocab_size), dtype=np.uint32)
+    cdef word_t[::1] word_view = words
+    cdef word_t* inside_bits = &word_view[0]
+    cdef token_id_t token_id
+    cdef Py_ssize_t n_inside = 0
+    cdef Py_ssize_t depth = 0
+    cdef node_id_t child
+    cdef state_id_t state
+    cdef Py_ssize_t i
+    cdef bint ok = next_child != NULL and child_end != NULL and states != NULL
+    cdef bint is_end
+    try:
+        if not ok:
+            raise MemoryError()
+        with nogil:
+            next_child[0] = 1
+            child_end[0] = vocab_trie.node_subtree_ends[0]
+            states[0] = state0
+            while depth >= 0 and ok:
+                child = next_child[depth]
+                if child >= child_end[depth]:
+                    depth -= 1
+                    continue
+                next_child[depth] = vocab_trie.node_subtree_ends[child]
+                if info.is_dfa:
+                    state = transitions[<int64_t>states[depth] * dfa.n_classes
+                                        + class_map[vocab_trie.node_bytes[child]]]
+                    is_end = state != 0 and accepting[state]
+                    if is_end:
+                        end_state = state
+                else:
+                    state = _literal_step(literal, info.literal_len, states[depth] - 1,
+                                          vocab_trie.node_bytes[child])
+                    is_end = state == info.literal_len + 1
+                if state == 0:
+                    continue
+                if info.is_dfa:
+                    narrow_next = is_narrow(state_allowed + 4 * <int64_t>state,
+                                            vocab_trie.node_bytes[child])
+                else:
+                    narrow_next = is_end or literal[state - 1] != 0x20 \
+                        or is_space(vocab_trie.node_bytes[child])
+                for i in range(vocab_trie.node_token_offsets[child],
+                               vocab_trie.node_token_offsets[child + 1]):
+                    token_id = vocab_trie.token_ids[i]
+                    bitset_add(inside_bits, token_id)
+                    n_inside += 1
+                    if n_inside <= SPARSE_LIMIT:
+                        ok = ok and grow_push(&inside, token_id)
+                    if narrow_next:
+                        ok = ok and grow_push(&closing if is_end else &narrow, token_id)
+                        if is_end and is_space(vocab_trie.node_bytes[child]):
+                            ok = ok and grow_push(&closing_space, token_id)
+                if vocab_trie.node_subtree_ends[child] > child + 1:
+                    if is_end:
+                        ok = ok and grow_push(&exits, child)
+                    depth += 1
+                    next_child[depth] = child + 1
+                    child_end[depth] = vocab_trie.node_subtree_ends[child]
+                    states[depth] = state
+        if not ok:
+            raise MemoryError()
+        inside_ids = _sorted_array(&inside) if n_inside <= SPARSE_LIMIT else None
+        exit_nodes = np.frombuffer(growable_bytes(&exits), dtype=np.int32)
+        narrow_ids = _sorted_array(&narrow)
+        closing_ids = _sorted_array(&closing)
+        closing_space_ids = _sorted_array(&closing_space)
+    finally:
+        free(next_child)
+        free(child_end)
+        free(states)
+        free(inside.data)
+        free(exits.data)
+        free(narrow.data)
+        free(closing.data)
+        free(closing_space.data)
+    exit_trie = None
+    if len(exit_nodes):
+        # The merge depends only on the trie and the exit nodes: states with
+        # the same exits (e.g. every state deep inside ``[^"]{0,500}``) share
+        # one exit trie, built once.
+        pool_key = (id(vocab_trie), hashlib.blake2b(exit_nodes.tobytes(), digest_size=20).digest())
+        exit_trie = trie_pool.get(pool_key) if trie_pool is not None else None
+        if exit_trie is None:
+            exit_trie = merge_subtrees(vocab_trie, exit_nodes, vocab_size)
+            if trie_pool is not None:
+                trie_pool[pool_key] = exit_trie
+    if inside_ids is not None:
+        words = None
+    elif bitset_pool is not None:
+        words = bitset_pool.setdefault(words.tobytes(), words)
+    return TerminalTokens(inside_ids, words, exit_trie, end_state, len(exit_nodes),
+                          narrow_ids, closing_ids, closing_space_ids)

@@ -1,0 +1,31 @@
+# cython: language_level=3
+"""Flat tries and the byte-by-byte trie walk (layout in trie_walk.pyx)."""
+
+from libc.stdint cimport uint8_t, int32_t, uint64_t
+
+from grammask._core.recognizer cimport ByteRecognizer
+from grammask._core.types cimport node_id_t, token_id_t, word_t
+
+
+cdef class TrieView:
+    cdef readonly object owner                     # keeps the arrays' owner alive
+    cdef const uint8_t[::1] node_bytes             # [n_nodes] byte on the edge into the node
+    cdef const node_id_t[::1] node_subtree_ends    # [n_nodes] subtree of n is [n, end)
+    cdef const int32_t[::1] node_token_offsets     # [n_nodes + 1] into token_ids
+    cdef const token_id_t[::1] token_ids           # tokens ending at each node, by node
+    cdef readonly Py_ssize_t n_nodes
+    cdef readonly Py_ssize_t max_depth             # longest root-to-node path, in edges
+    cdef readonly Py_ssize_t n_words               # words of a bitset over the vocabulary
+
+
+cdef class WalkScratch:
+    # max_depth + 2 frames of the walk's explicit stack (one thread at a time)
+    cdef node_id_t* next_child
+    cdef node_id_t* child_end
+    cdef uint64_t* allowed                         # 4 words (a byte set) per frame
+    cdef Py_ssize_t n_frames
+
+
+cdef Py_ssize_t walk_trie(ByteRecognizer recognizer, TrieView trie, word_t* bits,
+                          node_id_t* next_child, node_id_t* child_end,
+                          uint64_t* allowed, word_t* narrow=*) noexcept nogil

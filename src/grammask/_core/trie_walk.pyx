@@ -1,0 +1,158 @@
+# cython: language_level=3
+"""The token-trie walk: which tokens of a trie a byte recognizer accepts.
+
+What it computes
+----------------
+For a recognizer state, the token bitset (``bitset.pxd``) of the tokens t of
+a trie such that pushing the bytes of t succeeds (DESIGN.md section 2,
+"Exactness").  This is steps 1-2 of the mask's derivation (llguidance's
+``docs/toktrie.md``; the later steps are in ``terminal_tokens.pyx`` and
+``mask_computer.pyx``):
+
+1. Naive: push every token's bytes into a fresh copy of the recognizer.
+2. Trie walk (``walk_trie``): tokens sharing a prefix share the pushes of
+   that prefix.  Walk a flat DFS-preorder trie, push a byte per edge, pop on
+   return, skip a subtree when its byte is not in the recognizer's byte set
+   of allowed bytes.  Works over any ``ByteRecognizer`` (Earley core, a DFA,
+   a test stub).
+
+Layout
+------
+A trie (vocabulary or exit trie) is four arrays in DFS preorder: node 0 is
+the root; ``node_bytes[n]`` is the byte on the edge into n; the subtree of n
+is ``[n, node_subtree_ends[n])``; the first child of n is n + 1 when
+n + 1 < end(n) and the next sibling of child c is end(c); children are sorted
+by byte; tokens whose bytes end at n are
+``token_ids[node_token_offsets[n]:node_token_offsets[n + 1]]``.
+
+Invariants
+----------
+Checked by ``TrieView.__init__``: every ``token_id < n_words * 32`` (bitset
+writes stay in bounds); subtree ends are in ``(n, n_nodes]`` and nest (the
+walk's stack depth is at most the trie's depth, and the stack is allocated
+with ``max_depth + 2`` frames).  The walk leaves the recognizer in the state
+it started in.
+"""
+
+from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdlib cimport malloc, free
+
+import numpy as np
+
+from grammask._core.bitset cimport bitset_add, byte_set_has, n_words
+from grammask._core.narrow cimport is_narrow
+from grammask._core.recognizer cimport ByteRecognizer
+from grammask._core.types cimport node_id_t, word_t
+
+
+cdef class TrieView:
+    """C views over a trie's arrays (vocabulary trie or exit trie)."""
+
+    def __init__(self, node_bytes, node_subtree_ends, node_token_offsets, token_ids,
+                 Py_ssize_t max_depth, Py_ssize_t vocab_size, owner=None):
+        self.owner = owner
+        self.node_bytes = np.ascontiguousarray(node_bytes, dtype=np.uint8)
+        self.node_subtree_ends = np.ascontiguousarray(node_subtree_ends, dtype=np.int32)
+        self.node_token_offsets = np.ascontiguousarray(node_token_offsets, dtype=np.int32)
+        self.token_ids = np.ascontiguousarray(token_ids, dtype=np.int32)
+        self.n_nodes = self.node_bytes.shape[0]
+        self.max_depth = max_depth
+        self.n_words = n_words(vocab_size)
+        if self.n_nodes < 1 or self.node_subtree_ends.shape[0] != self.n_nodes \
+                or self.node_token_offsets.shape[0] != self.n_nodes + 1:
+            raise ValueError("malformed trie arrays")
+        ends = np.asarray(self.node_subtree_ends)
+        if ends[0] != self.n_nodes or np.any(ends <= np.arange(self.n_nodes)) or np.any(ends > self.n_nodes):
+            raise ValueError("malformed trie: subtree ends out of range")
+        ids = np.asarray(self.token_ids)
+        if len(ids) and (ids.min() < 0 or ids.max() >= vocab_size):
+            raise ValueError("malformed trie: token id out of range")
+
+    @classmethod
+    def from_token_trie(cls, trie):
+        return cls(trie.node_bytes, trie.node_subtree_ends, trie.node_token_offsets,
+                   trie.token_ids, trie.max_depth, trie.vocab_size, owner=trie)
+
+
+cdef inline void _set_node_tokens(TrieView trie, node_id_t node, word_t* bits) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(trie.node_token_offsets[node], trie.node_token_offsets[node + 1]):
+        bitset_add(bits, trie.token_ids[i])
+
+
+cdef Py_ssize_t walk_trie(ByteRecognizer recognizer, TrieView trie, word_t* bits,
+                          node_id_t* next_child, node_id_t* child_end,
+                          uint64_t* allowed, word_t* narrow=NULL) noexcept nogil:
+    """Mark every token of ``trie`` whose bytes the recognizer accepts from its
+    current state; the recognizer ends where it started.  Scratch arrays hold
+    ``trie.max_depth + 2`` frames (``allowed``: one byte set a frame).  With
+    ``narrow``, also mark there the accepted tokens that are narrow
+    (``narrow.pxd``).  Returns the number of successful pushes (work done)."""
+    cdef Py_ssize_t depth = 0
+    cdef Py_ssize_t n_pushes = 0
+    cdef node_id_t child
+    cdef uint8_t byte
+    cdef bint has_children
+    cdef uint64_t after_leaf[4]
+    next_child[0] = 1
+    child_end[0] = trie.node_subtree_ends[0]
+    recognizer.allowed_bytes(allowed)
+    while depth >= 0:
+        child = next_child[depth]
+        if child >= child_end[depth]:
+            if depth > 0:
+                recognizer.pop_bytes(1)
+            depth -= 1
+            continue
+        next_child[depth] = trie.node_subtree_ends[child]
+        byte = trie.node_bytes[child]
+        if not byte_set_has(allowed + 4 * depth, byte) or not recognizer.try_push_byte(byte):
+            continue
+        n_pushes += 1
+        _set_node_tokens(trie, child, bits)
+        has_children = trie.node_subtree_ends[child] > child + 1
+        if has_children:
+            # Invariant: depth + 1 <= depth of child <= max_depth.
+            depth += 1
+            next_child[depth] = child + 1
+            child_end[depth] = trie.node_subtree_ends[child]
+            recognizer.allowed_bytes(allowed + 4 * depth)
+            if narrow != NULL and is_narrow(allowed + 4 * depth, byte):
+                _set_node_tokens(trie, child, narrow)
+        else:
+            if narrow != NULL and trie.node_token_offsets[child + 1] > trie.node_token_offsets[child]:
+                recognizer.allowed_bytes(after_leaf)
+                if is_narrow(after_leaf, byte):
+                    _set_node_tokens(trie, child, narrow)
+            recognizer.pop_bytes(1)
+    return n_pushes
+
+
+cdef class WalkScratch:
+    """Per-thread scratch frames for ``walk_trie`` (never shared)."""
+
+    def __cinit__(self, Py_ssize_t max_depth):
+        self.n_frames = max_depth + 2
+        self.next_child = <node_id_t*>malloc(self.n_frames * sizeof(node_id_t))
+        self.child_end = <node_id_t*>malloc(self.n_frames * sizeof(node_id_t))
+        self.allowed = <uint64_t*>malloc(4 * self.n_frames * sizeof(uint64_t))
+        if not self.next_child or not self.child_end or not self.allowed:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.next_child)
+        free(self.child_end)
+        free(self.allowed)
+
+
+def fill_walk(ByteRecognizer recognizer, TrieView trie, word_t[::1] bits):
+    """Plain trie walk from the recognizer's state into ``bits`` (OR-ed in).
+    Returns the number of pushes."""
+    if bits.shape[0] < trie.n_words:
+        raise ValueError("bitset too short for the trie's vocabulary")
+    cdef WalkScratch scratch = WalkScratch(trie.max_depth)
+    cdef Py_ssize_t n_pushes
+    with nogil:
+        n_pushes = walk_trie(recognizer, trie, &bits[0], scratch.next_child,
+                             scratch.child_end, scratch.allowed)
+    return n_pushes
