@@ -27,7 +27,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
-    "n_words", "has", "add", "discard", "set_bit_ids", "token_ids", "count_bits", "column_flags",
+    "n_words", "has", "add", "discard", "from_flags", "from_ids", "set_bit_ids", "token_ids",
+    "count_bits", "column_flags",
     "byte_set_values", "byte_list",
 ]
 
@@ -50,6 +51,21 @@ def add(bits: np.ndarray, token_id: int) -> None:
 def discard(bits: np.ndarray, token_id: int) -> None:
     """Clear token ``token_id``'s bit, in place."""
     bits[token_id >> 5] &= np.uint32(~(1 << (token_id & 31)) & 0xFFFFFFFF)
+
+
+def from_flags(flags: np.ndarray) -> np.ndarray:
+    """The token bitset of a bool[V] array (token t set where ``flags[t]``)."""
+    padded = np.zeros(n_words(len(flags)) * 32, dtype=bool)
+    padded[:len(flags)] = flags
+    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
+
+
+def from_ids(token_ids, n_words: int) -> np.ndarray:
+    """A token bitset of ``n_words`` words with the bits of ``token_ids`` set."""
+    words = np.zeros(n_words, dtype=np.uint32)
+    token_ids = np.asarray(token_ids, dtype=np.int64)
+    np.bitwise_or.at(words, token_ids >> 5, np.uint32(1) << (token_ids & 31).astype(np.uint32))
+    return words
 
 
 def set_bit_ids(bits: np.ndarray) -> list:

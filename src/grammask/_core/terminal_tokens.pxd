@@ -1,8 +1,6 @@
 # cython: language_level=3
 """Per-terminal token sets (see terminal_tokens.pyx)."""
 
-from libc.stdint cimport int32_t
-
 from grammask._core.earley_tables cimport CompiledTables
 from grammask._core.trie_walk cimport TrieView
 from grammask._core.types cimport state_id_t, terminal_id_t, token_id_t, word_t

@@ -34,7 +34,7 @@ with ``max_depth + 2`` frames).  The walk leaves the recognizer in the state
 it started in.
 """
 
-from libc.stdint cimport uint8_t, int32_t, uint64_t
+from libc.stdint cimport uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
 
 import numpy as np

@@ -50,6 +50,8 @@ tests compare the trees with it and with tiktoken's own BPE).
 
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
+from grammask._core.bitset cimport bitset_add, n_words
+
 import numpy as np
 
 
@@ -80,7 +82,7 @@ cdef class SpineIndex:
         self.merge_priority = np.ascontiguousarray(merge_priority, dtype=np.int64)
         self.right_child = np.ascontiguousarray(right_child, dtype=np.int32)
         self.n_tokens = len(self.merge_priority)
-        self.n_words = (self.n_tokens + 31) // 32
+        self.n_words = n_words(self.n_tokens)
         if len(self.spine_tokens) >= 0x7FFFFFFF:
             raise OverflowError(f"{len(self.spine_tokens)} spine entries exceed int32 offsets")
         n_merges = len(self.merge_right)
@@ -132,7 +134,7 @@ cdef class SpineIndex:
                     n_hits += spine_end - k
                     while k < spine_end:
                         token = self.spine_tokens[k]
-                        out[token >> 5] |= (<uint32_t>1) << (token & 31)
+                        bitset_add(&out[0], token)
                         k += 1
                     merge_index += 1
                 parent = self.merge_priority[node]

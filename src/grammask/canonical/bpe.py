@@ -67,6 +67,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from grammask import bitset
 from grammask.canonical._bpe_pairs import SpineIndex, bpe_last_merges, enumerate_cuts
 
 NO_PRIORITY = np.iinfo(np.int64).max
@@ -357,10 +358,10 @@ class MergeTable:
             index = self._spine_index = SpineIndex(
                 self.merge_offsets, self.merge_right, self.merge_priorities, self.spine_offsets,
                 self.spine_tokens, self.spine_parent_priorities, self.merge_priority, self.right_child)
-            self._unreachable_words = _packed_ids(self.unreachable_ids, index.n_words)
+            self._unreachable_words = bitset.from_ids(self.unreachable_ids, index.n_words)
         out = np.zeros(n_words, dtype=np.uint32)
         if not self.reachable[first_id]:
-            out[:index.n_words] = _packed_ids(
+            out[:index.n_words] = bitset.from_ids(
                 np.flatnonzero(np.array([d is not None for d in self.token_bytes])), index.n_words)
             return out
         out[:index.n_words] = self._unreachable_words
@@ -390,13 +391,6 @@ class MergeTable:
             forbidden[chunk] = True
         return np.flatnonzero(forbidden).astype(np.int32)
 
-
-def _packed_ids(ids: np.ndarray, n_words: int) -> np.ndarray:
-    """uint32[n_words] with the bits of ``ids`` set."""
-    words = np.zeros(n_words, dtype=np.uint32)
-    ids = np.asarray(ids, dtype=np.int64)
-    np.bitwise_or.at(words, ids >> 5, (np.uint32(1) << (ids & 31).astype(np.uint32)))
-    return words
 
 
 def _batched_lower_bound(values: np.ndarray, starts: np.ndarray, ends: np.ndarray,

@@ -42,12 +42,7 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-
-def pack_bits(mask: np.ndarray) -> np.ndarray:
-    """bool[V] -> uint32[ceil(V/32)] with bit t%32 of word t//32 = mask[t]."""
-    padded = np.zeros(((len(mask) + 31) // 32) * 32, dtype=bool)
-    padded[:len(mask)] = mask
-    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
+from grammask import bitset
 
 
 class CanonicalFilter:
@@ -57,12 +52,12 @@ class CanonicalFilter:
         self.name = name
         self.backend = backend
         self.vocab_size = int(backend.vocab_size)
-        self.n_words = (self.vocab_size + 31) // 32
+        self.n_words = bitset.n_words(self.vocab_size)
         never = np.zeros(self.vocab_size, dtype=bool)
         ids = np.asarray(sorted(backend.never_filtered_ids), dtype=np.int64)
         never[ids[(ids >= 0) & (ids < self.vocab_size)]] = True
         self._never_filtered = never
-        self._never_words = pack_bits(never)
+        self._never_words = bitset.from_flags(never)
         n_padding = self.n_words * 32 - self.vocab_size
         self._padding_bits = np.uint32(((1 << n_padding) - 1) << (32 - n_padding)) if n_padding else np.uint32(0)
         self._cache: OrderedDict = OrderedDict()
@@ -111,7 +106,7 @@ class CanonicalFilter:
         if hasattr(self.backend, "allowed_words"):
             keep = self.backend.allowed_words(state) | self._never_words
         else:
-            keep = pack_bits(self.backend.allowed_mask(state) | self._never_filtered)
+            keep = bitset.from_flags(self.backend.allowed_mask(state) | self._never_filtered)
         keep[-1] |= self._padding_bits
         entry = [None, keep]
         self._cache[state] = entry
@@ -123,8 +118,7 @@ class CanonicalFilter:
         """Sorted int32 ids that would make the sequence non-canonical as the next token."""
         entry = self._entry(state)
         if entry[0] is None:
-            allowed = np.unpackbits(entry[1].view(np.uint8), bitorder="little")[:self.vocab_size]
-            entry[0] = np.flatnonzero(allowed == 0).astype(np.int32)
+            entry[0] = bitset.token_ids(~entry[1], self.vocab_size)
         return entry[0]
 
     def keep_bitset(self, state) -> np.ndarray:
@@ -145,7 +139,7 @@ class CanonicalFilter:
             return True
         entry = self._cache.get(state)
         if entry is not None:
-            return bool((int(entry[1][token_id >> 5]) >> (token_id & 31)) & 1)
+            return bitset.has(entry[1], token_id)
         return bool(self.backend.is_allowed(state, token_id))
 
     def fresh_bitset(self, state) -> Optional[np.ndarray]:

@@ -69,9 +69,9 @@ from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
 
+from grammask import bitset
 from grammask.canonical._bpe_pairs import combine_words
 from grammask.canonical.bpe import MergeTable
-from grammask.canonical.filter import pack_bits
 from grammask.canonical.pretokenizer import Scanner, utf8_completion_range
 
 _MEMO_LIMIT = 1 << 14
@@ -599,7 +599,7 @@ class PretokenizedBPE:
         if not 0 <= token_id < self.vocab_size:
             return False
         words = self._pair_words(state.last_id)
-        return not (int(words[token_id >> 5]) >> (token_id & 31)) & 1
+        return not bitset.has(words, token_id)
 
     def advance(self, state: PretokenState, token_id: int) -> PretokenState:
         return self._advance(state, token_id, self._pair_ok(state, token_id))
@@ -621,7 +621,7 @@ class PretokenizedBPE:
         def compute() -> tuple:
             codes = np.concatenate((self._shape_codes(state), np.zeros(1, dtype=np.int8)))
             token_codes = codes[self.shape_of_token]
-            return pack_bits(token_codes == 2), pack_bits(token_codes == 1)
+            return bitset.from_flags(token_codes == 2), bitset.from_flags(token_codes == 1)
         return self._cached_words((state.region, state.cuts), compute)
 
     def _partial_words(self, state: PretokenState) -> tuple:
@@ -635,7 +635,7 @@ class PretokenizedBPE:
                 parts = self._continuation_parts_of(state, lead_bytes, text, tail)
                 if parts is not None and self._verdict(state, parts[0], parts[1], parts[2], True):
                     allowed[ids] = True
-            return np.zeros(self.n_words, dtype=np.uint32), pack_bits(allowed)
+            return np.zeros(self.n_words, dtype=np.uint32), bitset.from_flags(allowed)
         return self._cached_words((state.region, state.cuts, state.partial, state.partial_cut), compute)
 
     def _continuation_group_ids(self) -> dict:
@@ -651,7 +651,7 @@ class PretokenizedBPE:
 
     @property
     def n_words(self) -> int:
-        return (self.vocab_size + 31) >> 5
+        return bitset.n_words(self.vocab_size)
 
     def _pair_words(self, last_id: int) -> np.ndarray:
         """Packed bitset of the ids failing the pair test after ``last_id`` (LRU-cached)."""
@@ -696,7 +696,7 @@ class PretokenizedBPE:
                 fixed = self._fixed_boundaries(region, first)
                 if fixed and fixed[-1] == len(region):
                     fresh[shape_ids] = True
-            return pack_bits(fresh[self.shape_of_token]), None
+            return bitset.from_flags(fresh[self.shape_of_token]), None
         return self._cached_words(("fresh", region), compute)[0]
 
     def allowed_mask(self, state: PretokenState) -> np.ndarray:
