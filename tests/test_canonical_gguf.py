@@ -226,7 +226,7 @@ def test_from_gguf_and_from_llama_get_the_filter(smollm2_vocab, smollm2_llama, s
     assert from_llama is not None and from_llama.name == smollm2_filter.name
     compiled = grammask.compile(builtin("json"), smollm2_vocab, grammask.Config(canonical=True))
     assert compiled.canonical is not None
-    # Opt-in for GGUF vocabularies (engine.OPT_IN_CANONICAL_KINDS): off by default.
+    # Opt-in for GGUF vocabularies (engine.compiled.OPT_IN_CANONICAL_KINDS): off by default.
     assert grammask.compile(builtin("json"), smollm2_vocab, grammask.Config()).canonical is None
 
 

@@ -20,14 +20,14 @@ class Config:
     canonical: Optional[bool] = None
     """Canonical-tokenization filter: True forces it on, False off, None turns
     it on wherever the filter is exact for the vocabulary's tokenizer, except
-    for GGUF / llama.cpp vocabularies (``engine.OPT_IN_CANONICAL_KINDS``),
-    where it is opt-in."""
+    for GGUF / llama.cpp vocabularies
+    (``engine.compiled.OPT_IN_CANONICAL_KINDS``), where it is opt-in."""
 
     canonical_lookahead: int = 4
     """How many tokens ahead the canonical filter checks that a token can
-    still be followed canonically (see ``grammask.engine.lookahead``); 0 turns the
-    check off, so a forced continuation (``t`` then ``rue``) can dead-end and
-    fall back to the grammar mask."""
+    still be followed canonically (see ``grammask.engine.lookahead``); 0
+    turns the check off, so a forced continuation (``t`` then ``rue``) can
+    dead-end and fall back to the grammar mask."""
 
     accept_non_canonical: bool = False
     """With a canonical filter, ``try_accept_new_token`` refuses a token the
