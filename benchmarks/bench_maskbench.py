@@ -61,7 +61,9 @@ How it runs
 
 Output: ``--out`` (default ``benchmarks/results/bench_maskbench.json``) with the
 machine and commit, the command, per-engine summaries (outcomes, TBM and TTFM
-percentiles, compile p50/p95, the slowest masks with where they happened),
+percentiles, compile p50/p95, the ten slowest steps: schema, instance, ``token``
+k of ``of`` accepted, ``after`` = the text so far and, in brackets, the
+instance's next token, the one the slow mask had to allow),
 the same TBM/TTFM figures on the schemas every engine passes
 (``summary_common``), and one row per schema and engine (outcome, error,
 first failing instance and token, compile/TTFM/TBM figures) for diffing runs;
@@ -127,7 +129,8 @@ def stratified_sample(names, n: int, seed: int = 0) -> list[str]:
     exact = {group: n * len(members) / len(names) for group, members in groups.items()}
     quotas = {group: min(len(groups[group]), max(1, int(exact[group]))) for group in groups}
     while sum(quotas.values()) > n:
-        group = max(quotas, key=lambda g: (quotas[g] - exact[g], g))
+        reducible = [g for g in quotas if quotas[g] > 1] or [g for g in quotas if quotas[g] > 0]
+        group = max(reducible, key=lambda g: (quotas[g] - exact[g], g))
         quotas[group] -= 1
     while sum(quotas.values()) < n:
         group = max((g for g in quotas if quotas[g] < len(groups[g])),
@@ -614,35 +617,38 @@ def plot(results: dict, rows_by_engine: dict, path: pathlib.Path) -> pathlib.Pat
     return path
 
 
-def markdown_table(results: dict) -> str:
-    engines = [engine for engine, info in results["engines"].items() if info.get("available")]
+def markdown_table(results: dict, key: str = "summary") -> str:
+    """The summary (``key="summary"``) or the common-schema timings
+    (``"summary_common"``) as a markdown table, one column per engine."""
+    summaries = results[key]
+    engines = list(summaries)
 
     def us(value) -> str:
         return "timeout" if value is None else f"{value:,.0f}"
 
-    def cell(engine: str, make) -> str:
-        return make(results["summary"][engine])
+    def figures(*keys):
+        return lambda s, c: " / ".join(us(s[keys[0]][c].get(k)) for k in keys[1:])
 
-    lines = ["| | " + " | ".join(f"{engine} {results['engines'][engine].get('version', '')}".strip()
-                                  for engine in engines) + " |",
-             "|---" * (len(engines) + 1) + "|"]
-    rows = [("passing", lambda s: f"{s['outcomes']['passing']:,}"),
-            ("compile error", lambda s: f"{s['outcomes']['compile_error']:,}"),
-            ("validation / invalidation errors",
-             lambda s: f"{s['outcomes']['validation_error']:,} / {s['outcomes']['invalidation_error']:,}"),
-            ("crash / timeout / OOM",
-             lambda s: f"{s['outcomes']['crash']} / {s['outcomes']['timeout']} / {s['outcomes']['oom']}"),
-            ("schemas with warnings", lambda s: f"{s['schemas_with_warnings']:,}")]
+    rows = []
+    if key == "summary":
+        rows += [("passing", lambda s, c: f"{s['outcomes']['passing']:,}"),
+                 ("compile error", lambda s, c: f"{s['outcomes']['compile_error']:,}"),
+                 ("validation / invalidation errors", lambda s, c: f"{s['outcomes']['validation_error']:,}"
+                  f" / {s['outcomes']['invalidation_error']:,}"),
+                 ("crash / timeout / OOM", lambda s, c: f"{s['outcomes']['crash']} / {s['outcomes']['timeout']}"
+                  f" / {s['outcomes']['oom']}"),
+                 ("schemas with warnings", lambda s, c: f"{s['schemas_with_warnings']:,}")]
     for label, clock in (("", "wall"), (" (CPU)", "cpu")):
         rows += [(f"TBM p50 / p90 / p99 / p99.9 / max{label}",
-                  lambda s, c=clock: " / ".join(us(s["tbm_us"][c].get(k)) for k in
-                                                ("p50", "p90", "p99", "p99.9", "max"))),
-                 (f"TTFM p50 / p95 / p99{label}",
-                  lambda s, c=clock: " / ".join(us(s["ttfm_us"][c].get(k)) for k in ("p50", "p95", "p99"))),
-                 (f"compile p50 / p95{label}",
-                  lambda s, c=clock: " / ".join(us(s["compile_us"][c].get(k)) for k in ("p50", "p95")))]
-    for label, make in rows:
-        lines.append(f"| {label} | " + " | ".join(cell(engine, make) for engine in engines) + " |")
+                  figures("tbm_us", "p50", "p90", "p99", "p99.9", "max"), clock),
+                 (f"TTFM p50 / p95 / p99{label}", figures("ttfm_us", "p50", "p95", "p99"), clock),
+                 (f"compile p50 / p95{label}", figures("compile_us", "p50", "p95"), clock)]
+    lines = ["| µs | " + " | ".join(f"{engine} {results['engines'][engine].get('version', '')}"
+                                   for engine in engines) + " |",
+             "|---" * (len(engines) + 1) + "|"]
+    for label, make, *clock in rows:
+        lines.append(f"| {label} | " + " | ".join(make(summaries[engine], clock[0] if clock else None)
+                                                  for engine in engines) + " |")
     return "\n".join(lines)
 
 
@@ -706,6 +712,8 @@ def main(argv=None) -> dict:
     write_results(results, args.out)
     plot(results, rows_by_engine, args.out.with_suffix(".png"))
     print(markdown_table(results))
+    print(f"\nOn the {len(common)} schemas every engine passes:")
+    print(markdown_table(results, "summary_common"))
     return results
 
 
