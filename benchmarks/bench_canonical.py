@@ -1,6 +1,6 @@
 """Canonical-filter benchmark: table build time, table memory, per-step cost.
 
-Per tokenizer (tekken is the reference vocabulary of DESIGN.md section 7):
+Per tokenizer (tekken is the reference vocabulary of docs/design.md section 7):
   * build time, cold (``GRAMMASK_NO_DISK_CACHE=1``: neither the pickled
     backend nor the character-class table is read from disk; a fresh build in
     this process) and warm (loaded from the disk cache);
@@ -9,7 +9,7 @@ Per tokenizer (tekken is the reference vocabulary of DESIGN.md section 7):
     included) retained by a fresh filter after its build, after both passes
     over all workloads (per-process caches filled), and the peak during the
     build;
-  * per-step cost on the shared workloads (``../shared/workloads/bench``),
+  * per-step cost on the shared workloads (``tests/workloads/bench``, the vendored shared workloads),
     each text encoded with the tokenizer and fed token by token: a step is
     ``advance`` + ``apply`` on a full bitset (what the engine adds per token).
     Reported for the first pass (filter-level mask and transition caches
@@ -44,7 +44,7 @@ from _machine import machine_info  # noqa: E402
 
 import grammask  # noqa: E402
 
-WORKLOADS = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "workloads" / "bench"
+WORKLOADS = pathlib.Path(__file__).resolve().parents[1] / "tests" / "workloads" / "bench"
 WORKLOAD_FILES = ["generic_document.json", "ticket_instance.json", "regex_email.input.txt",
                   "regex_freetext.input.txt", "regex_datetime.input.txt", "arith.input.txt"]
 

@@ -1,6 +1,6 @@
 """Canonical outputs with the filter off and on: random JSON generations per tokenizer.
 
-For each tokenizer (offline packages, DESIGN.md section 6), ``--runs`` generations
+For each tokenizer (offline packages, docs/design.md section 6), ``--runs`` generations
 under the shipped JSON grammar pick uniformly among the allowed tokens (EOS with
 probability 1/2 when allowed, at most ``--max-steps`` tokens).  A finished
 output is canonical when the tokenizer's own encode of its text (decoded with

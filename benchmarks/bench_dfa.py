@@ -1,7 +1,7 @@
 """Benchmark: construction time of terminal DFAs (Rust crate + Python wrapper).
 
 Workloads (issue 2, item 9): the JSON string regex, the email regex of
-``../shared/workloads/bench/regex_email.regex`` and ``[a-z ]{0,500}``, plus
+``tests/workloads/bench/regex_email.regex`` and ``[a-z ]{0,500}``, plus
 the other regex workloads of that folder and one instance of each variant
 kind (500 seeded random words as a literal set; the substrings of
 ``ticket_schema.json``).  Each case is compiled ``--repeat`` times with the cache bypassed
@@ -33,7 +33,7 @@ import numpy
 from grammask import terminals
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-WORKLOADS = ROOT.parent / "shared" / "workloads" / "bench"
+WORKLOADS = ROOT / "tests" / "workloads" / "bench"
 JSON_STRING_REGEX = r'"([^"\\\x00-\x1f]|\\(["\\/bfnrt]|u[0-9a-fA-F]{4}))*"'
 
 

@@ -1,6 +1,6 @@
 """Earley core benchmarks: bytes per second, memory, Leo's effect.
 
-Fixed workloads (DESIGN.md section 7, ../shared/workloads/bench):
+Fixed workloads (docs/design.md section 7, tests/workloads/bench):
   * a ~100 KB JSON document (``generic_document.json`` repeated inside an
     array) with the shipped JSON grammar (grammask/grammars/json.ebnf when
     present, else llama.cpp's json.gbnf from the shared workloads), pushed

@@ -1,4 +1,4 @@
-"""Per-step cost of grammask's mask on the fixed workloads of DESIGN.md section 7.
+"""Per-step cost of grammask's mask on the fixed workloads of docs/design.md section 7.
 
 Vocabulary: Mistral's tekken (131,072 tokens, `mistral_common/data/tekken_240911.json`),
 loaded through tiktoken as the peers' table was.  Each workload's input is

@@ -1,6 +1,6 @@
 """Benchmark: loading vocabularies from each tokenizer kind, and building the token trie.
 
-Workloads: the offline tokenizers of DESIGN.md section 6 (Llama-3.2 and BERT
+Workloads: the offline tokenizers of docs/design.md section 6 (Llama-3.2 and BERT
 ``tokenizer.json`` through ``tokenizers``; cl100k, Qwen2 and tekken_240911
 through tiktoken; Mistral v1 SentencePiece; the SmolLM2 GGUF through the
 struct-based reader and through llama-cpp-python).  For each, the time to turn

@@ -1,8 +1,8 @@
 """A llama.cpp GBNF grammar with SmolLM2: any ``.gbnf`` file, e.g. llama.cpp's own.
 
-By default ``../shared/workloads/gbnf/list.gbnf`` (llama.cpp's list grammar)
-when that folder exists next to the checkout, else ``grammars/shopping_list.gbnf``.
-Try ``--grammar ../shared/workloads/gbnf/chess.gbnf --prompt "Write a chess game."``.
+By default ``grammars/shopping_list.gbnf``.  Try llama.cpp's own grammars,
+vendored for the tests: ``--grammar tests/workloads/gbnf/chess.gbnf --prompt
+"Write a chess game."``.
 
 Run: ``python examples/gbnf_grammar.py [--grammar FILE] [--prompt "..."]``
 """
@@ -17,11 +17,10 @@ import grammask
 from grammask.integrations.llama_cpp import generate, load_model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED_LIST = os.path.join(HERE, "..", "..", "shared", "workloads", "gbnf", "list.gbnf")
 
 
 def default_grammar() -> str:
-    return SHARED_LIST if os.path.exists(SHARED_LIST) else os.path.join(HERE, "grammars", "shopping_list.gbnf")
+    return os.path.join(HERE, "grammars", "shopping_list.gbnf")
 
 
 def main(argv=None, llm=None):

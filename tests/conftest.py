@@ -1,4 +1,4 @@
-"""Shared session-scoped fixtures: the offline tokenizers of DESIGN.md section 6 and their vocabularies.
+"""Shared session-scoped fixtures: the offline tokenizers of docs/design.md section 6 and their vocabularies.
 
 Each fixture locates its file inside an installed package (importlib); a
 missing package or file fails the test (``./run test`` installs them all), it

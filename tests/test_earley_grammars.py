@@ -154,7 +154,7 @@ def test_shipped_json_grammar_on_workload_documents(document):
 
 
 def test_optional_chain_stays_small():
-    """DESIGN.md pitfall: ``x? x? ... x?`` must not blow up per byte."""
+    """docs/design.md pitfall: ``x? x? ... x?`` must not blow up per byte."""
     grammar = Grammar.from_ebnf("start ::= " + " ".join(['"a"?'] * 60) + ' "b";')
     recognizer = EarleyRecognizer(grammar.lnf)
     assert recognizer.push_bytes(b"a" * 60 + b"b") and recognizer.is_accepting()
@@ -163,7 +163,7 @@ def test_optional_chain_stays_small():
 
 
 def test_deep_nesting_has_no_recursion_limit():
-    """DESIGN.md pitfall: deep nesting must not overflow a stack."""
+    """docs/design.md pitfall: deep nesting must not overflow a stack."""
     grammar = Grammar.from_gbnf((WORKLOADS / "gbnf" / "json.gbnf").read_text(), start="root")
     depth = 20_000
     recognizer = EarleyRecognizer(grammar.lnf)

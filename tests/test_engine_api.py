@@ -1,6 +1,6 @@
-"""The Engine API contract (DESIGN.md section 2): names, ending rules,
+"""The Engine API contract (docs/design.md section 2): names, ending rules,
 rejection leaves state unchanged, rollback/copy/reset, bitmask layout,
-logits masking for numpy and torch, and the pitfalls of DESIGN.md section 10
+logits masking for numpy and torch, and the pitfalls of docs/design.md section 10
 that concern the engine (special tokens as text, duplicate-bytes ids, eager
 end cutting ``[0-9]+`` short)."""
 

@@ -2,7 +2,7 @@
 
 Oracle: every text token's bytes pushed into a fresh copy of the Earley
 recognizer (independent of the trie walk, of the per-terminal token sets and
-of the exit tries).  Workloads: the shared benchmark inputs of DESIGN.md
+of the exit tries).  Workloads: the shared benchmark inputs of docs/design.md
 section 7, encoded with Mistral's tekken tokenizer (131,072 tokens) as the
 benchmark does; cl100k for a second byte-level vocabulary.
 """

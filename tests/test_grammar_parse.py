@@ -1,4 +1,4 @@
-"""Every construct of both dialects (DESIGN.md section 3), checked against an
+"""Every construct of both dialects (docs/design.md section 3), checked against an
 equivalent Python ``re`` pattern on every string over a small alphabet, plus
 AST-level facts (spans, literal bytes, class ranges) and Lark-free syntax
 details.  The normalized grammar is run by the plain LNF Earley of

@@ -1,6 +1,6 @@
 """The guarantees of constrained decoding, shown with adversarial fake models.
 
-Seed: ``lab-12-01-regex-fsm-token-masks.txt``.  A fake model is a function
+Seed: the outlines lab (docs/references.md).  A fake model is a function
 from the step to a logits vector; it prefers tokens that break the grammar
 (garbage bytes, a special token, EOS at once).  After ``engine.mask_logits``
 the highest (or a sampled) logit is taken, exactly as a runtime would.  What

@@ -85,9 +85,9 @@ def test_unknown_top_level_module_is_reported(tmp_path):
         layering_violations(tmp_path, "grammask")
 
 
-def test_layer_table_maps_engine_package_and_lookahead_together():
-    assert layer_of("grammask.engine", "grammask") == layer_of("grammask.engine.walk", "grammask")
-    assert layer_of("grammask.lookahead", "grammask")[1] == "engine"
+def test_layer_table_maps_packages_and_their_modules_together():
+    assert layer_of("grammask.engine", "grammask") == layer_of("grammask.engine.lookahead", "grammask")
+    assert layer_of("grammask.bitset", "grammask")[1] == "errors/config/source"
     assert layer_of("grammask", "grammask") == (len(LAYERS) - 1, "façade")
     assert layer_of("grammask._core._dfa_builder", "grammask")[1] == "terminals"
     assert layer_of("grammask._core.earley", "grammask")[1] == "_core"

@@ -1,6 +1,6 @@
 """grammask: exact grammar, regex and JSON Schema token masks for LLM decoding.
 
-Public API (DESIGN.md section 2): Vocabulary, Grammar, Config, compile,
+Public API (docs/design.md section 2): Vocabulary, Grammar, Config, compile,
 CompiledGrammar, Engine, Status, clear_caches and the typed errors and
 warnings.  The heavy parts
 (compiled core, front end, vocabulary loaders) load on first use, so

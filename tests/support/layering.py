@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("errors/config/source", frozenset({"errors", "config", "source"})),
+    ("errors/config/source", frozenset({"errors", "config", "source", "bitset"})),
     ("terminals", frozenset({"terminals", "_core._dfa_builder"})),
     ("grammar", frozenset({"grammar", "grammars"})),
     ("json_schema", frozenset({"json_schema"})),
     ("_core", frozenset({"_core"})),
     ("vocab", frozenset({"vocab"})),
     ("canonical", frozenset({"canonical"})),
-    ("engine", frozenset({"engine", "lookahead"})),
+    ("engine", frozenset({"engine"})),
     ("integrations/cli", frozenset({"integrations", "cli"})),
     ("façade", frozenset({""})),
 )

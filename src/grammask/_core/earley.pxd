@@ -122,7 +122,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef bint accepting(self) noexcept nogil
     cdef void allowed_bytes(self, uint64_t* bitset4) noexcept nogil
 
-    # Hooks for the token-mask walk (mask.pyx)
+    # Hooks for the token-mask walk (trie_walk.pyx, mask_computer.pyx)
     cdef Py_ssize_t n_scan_items(self) noexcept nogil
     cdef void scan_item(self, Py_ssize_t k, int32_t* terminal_id, int32_t* terminal_state) noexcept nogil
     cdef bint push_terminal_end(self, Py_ssize_t k) noexcept nogil

@@ -5,7 +5,7 @@ O(1) pop and compaction.
 What it computes: after each pushed byte, whether the bytes so far are a
 viable prefix of the grammar's language (a push fails otherwise and leaves the
 state unchanged), whether they form a whole sentence, and which bytes may come
-next.  It follows the seed constrained-decoding-engine-implementation-kbnf.txt
+next.  It follows the seed the kbnf post (docs/references.md)
 ("Modifications to the original Earley algorithm"), Leo (1991) and Loup
 Vaillant's Earley tutorial; compaction follows kbnf / the ZapFormat paper
 (arXiv 2506.01151).

@@ -4,7 +4,7 @@
 What it computes
 ----------------
 ``MaskComputer.fill`` writes the token bitset (``bitset.pxd``) of the tokens
-whose bytes the recognizer accepts from its current state (DESIGN.md section
+whose bytes the recognizer accepts from its current state (docs/design.md section
 2, "Exactness"), and optionally the narrow ones among them (``narrow.pxd``),
 the canonical lookahead's candidates.  It is step 4 of the derivation begun
 in ``trie_walk.pyx`` and ``terminal_tokens.pyx``: only scan items consume

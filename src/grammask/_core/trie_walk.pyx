@@ -4,7 +4,7 @@
 What it computes
 ----------------
 For a recognizer state, the token bitset (``bitset.pxd``) of the tokens t of
-a trie such that pushing the bytes of t succeeds (DESIGN.md section 2,
+a trie such that pushing the bytes of t succeeds (docs/design.md section 2,
 "Exactness").  This is steps 1-2 of the mask's derivation (llguidance's
 ``docs/toktrie.md``; the later steps are in ``terminal_tokens.pyx`` and
 ``mask_computer.pyx``):

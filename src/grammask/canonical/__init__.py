@@ -6,7 +6,7 @@ filter is known for the tokenizer.  Backends: byte-level BPE with a
 pre-tokenizer regex (``pretokenized_bpe``), SentencePiece BPE
 (``sentencepiece_bpe``), WordPiece (``wordpiece``); the BPE pair test lives
 in ``bpe``, its compiled loops in ``_bpe_pairs`` (Cython).  GGUF / llama.cpp vocabularies take their rules from the GGUF
-metadata (``gguf_source``).  Seeds: DESIGN.md section 5.
+metadata (``gguf_source``).  Seeds: docs/design.md section 5.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ What it computes
 ``SpineIndex.forbidden_words(first_id, out)`` sets, in the packed bitset
 ``out`` (uint32[ceil(V/32)], bit t%32 of word t//32 = token t), every token t2
 that BPE would merge with ``first_id`` across their boundary: the adjacent
-pair test of Tran-Thien 2024 (Algorithm 3) and DESIGN.md section 5, as
+pair test of Tran-Thien 2024 (Algorithm 3) and docs/design.md section 5, as
 ``grammask.canonical.bpe.MergeTable`` states it.  Walking the right spine of
 ``first_id`` (node r with the priority p_r of r's parent merge inside the
 token, infinite for the token itself), every crossing merge (r, l) of

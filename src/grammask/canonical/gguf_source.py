@@ -54,7 +54,7 @@ Invariants
     tokens (type 4) are cut out of the text before
     pre-tokenization by llama.cpp even with ``special=False``; like control
     tokens they are left to the grammar (never filtered) and start a fresh
-    canonical state.  Seeds: DESIGN.md sections 5 and 6; llama.cpp
+    canonical state.  Seeds: docs/design.md sections 5 and 6; llama.cpp
     ``src/llama-vocab.cpp`` and ``src/unicode.cpp`` (read, not copied).
 """
 

@@ -57,8 +57,8 @@ Invariants and limits
     (end-of-text probe) is exact.  Tests compare against the tokenizer's own
     encode on every prefix, on perturbed sequences and on random walks.
 
-Seeds: DESIGN.md section 5; tran-thien-2024-regex-constraints-appendix.txt
-(Algorithm 3/4); cognetta-okazaki-tokenization-as-fst.txt section 6.
+Seeds: docs/design.md section 5; Tran-Thien 2024 (docs/references.md)
+(Algorithm 3/4); Cognetta and Okazaki (docs/references.md) section 6.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ Invariants
     ``regex.findall`` on real text.  Surrogates map to their own class and
     never occur in text.
 
-Seed: DESIGN.md section 5; tran-thien-2024-regex-constraints-appendix.txt.
+Seed: docs/design.md section 5; Tran-Thien 2024 (docs/references.md).
 """
 
 from __future__ import annotations

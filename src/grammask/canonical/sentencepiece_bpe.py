@@ -31,7 +31,7 @@ Invariants
     Control, unknown, unused and user-defined pieces are left to the engine
     (never filtered); text spelling a user-defined symbol character by
     character is not prevented (SentencePiece would match the symbol).
-    Seeds: DESIGN.md section 5; tran-thien-2024-regex-constraints-appendix.txt.
+    Seeds: docs/design.md section 5; Tran-Thien 2024 (docs/references.md).
 """
 
 from __future__ import annotations

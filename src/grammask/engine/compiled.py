@@ -22,7 +22,7 @@ Invariants
     cache keys have equal grammar masks, acceptance and lookahead verdicts
     (the state key is the recognizer's future, compaction-invariant).
 
-Seeds: ``constrained-decoding-engine-implementation-kbnf.txt`` (compile once,
+Seeds: the kbnf post (docs/references.md) (compile once,
 many sequences), xgrammar's ``GrammarCompiler`` / ``CompiledGrammar`` split.
 """
 

@@ -35,8 +35,8 @@ Invariants
       ``CompiledGrammar.mask_cache``, keyed by the recognizer's exact
       ``state_key()`` and the canonical state.
 
-Seeds: ``constrained-decoding-engine-implementation-kbnf.txt`` (engine API,
-mask from an Earley recognizer over a token trie), ``lab-12-01-regex-fsm-token-masks.txt``
+Seeds: the kbnf post (docs/references.md) (engine API,
+mask from an Earley recognizer over a token trie), the outlines lab (docs/references.md)
 (the guarantees: never a dead end, EOS only when complete).
 """
 

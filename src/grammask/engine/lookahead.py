@@ -62,9 +62,9 @@ Invariants
     every candidate is dead the caller's mask keeps its non-narrow tokens, and
     the engine reports a mask emptied this way as a canonical fallback.
 
-Seeds: DESIGN.md section 5 ("Grammar and canonicality together can
-dead-end"); tran-thien-2024-regex-constraints-appendix.txt (the tokenizer
-automaton intersected with the constraint); cognetta-okazaki-tokenization-as-fst.txt
+Seeds: docs/design.md section 5 ("Grammar and canonicality together can
+dead-end"); Tran-Thien 2024 (docs/references.md) (the tokenizer
+automaton intersected with the constraint); Cognetta and Okazaki (docs/references.md)
 section 6.
 """
 

@@ -67,13 +67,13 @@ class Grammar:
 
     @classmethod
     def from_ebnf(cls, text: str, start: str = "start", *, config: Config | None = None) -> "Grammar":
-        """A KBNF grammar (DESIGN.md section 3)."""
+        """A KBNF grammar (docs/design.md section 3)."""
         config = config or Config()
         return cls(parse_kbnf(text, start, config), config)
 
     @classmethod
     def from_gbnf(cls, text: str, start: str = "root", *, config: Config | None = None) -> "Grammar":
-        """A llama.cpp GBNF grammar (DESIGN.md section 3)."""
+        """A llama.cpp GBNF grammar (docs/design.md section 3)."""
         config = config or Config()
         return cls(parse_gbnf(text, start, config), config)
 

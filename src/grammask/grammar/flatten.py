@@ -1,6 +1,6 @@
 """Normalization, first half: from the nested AST to flat productions.
 
-Passes (seed ``constrained-decoding-engine-implementation-kbnf.txt``,
+Passes (seed the kbnf post (docs/references.md),
 "Obtain LNF"), in order:
 
 1. ``group_rules_by_name``: one body per nonterminal.

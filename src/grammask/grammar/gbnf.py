@@ -1,6 +1,6 @@
 """Parser of llama.cpp's GBNF dialect into a ``GrammarAST``.
 
-Syntax (llama.cpp ``grammars/README.md``; DESIGN.md section 3)::
+Syntax (llama.cpp ``grammars/README.md``; docs/design.md section 3)::
 
     grammar    := (rule newline)*
     rule       := name '::=' alternates

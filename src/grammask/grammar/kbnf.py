@@ -1,6 +1,6 @@
 """Parser of the KBNF dialect (compatible with kbnf) into a ``GrammarAST``.
 
-Syntax (DESIGN.md section 3)::
+Syntax (docs/design.md section 3)::
 
     grammar    := (rule)*
     rule       := name ('::=' | '=') expression ';'

@@ -1,6 +1,6 @@
 """Normalization to LNF (Loup's normal form), second half, and the pipeline.
 
-Seed: ``constrained-decoding-engine-implementation-kbnf.txt``, "Obtain LNF".
+Seed: the kbnf post (docs/references.md), "Obtain LNF".
 The passes of ``flatten.py`` produce a ``FlatGrammar``; the passes here clean
 it until it satisfies the LNF invariants of docs/internals.md:
 

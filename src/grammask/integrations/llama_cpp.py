@@ -8,7 +8,7 @@ What it computes
     one constrained completion (chat template by default) and reports whether
     the output is complete.
 
-How llama-cpp-python calls a processor (0.3.x, DESIGN.md section 6)
+How llama-cpp-python calls a processor (0.3.x, docs/design.md section 6)
     ``processor(input_ids, scores)`` once per sampled token, before sampling:
     ``input_ids`` is int32, the prompt followed by the tokens generated so far;
     ``scores`` is a float32 view of length n_vocab with a 12-byte stride (not
@@ -45,7 +45,7 @@ Invariants
 ``OMP_WAIT_POLICY=PASSIVE``; a busy second core otherwise slows each token
 by seconds.
 
-Seed: ``lab-12-01-regex-fsm-token-masks.txt`` (the processor hook, EOS only
+Seed: the outlines lab (docs/references.md) (the processor hook, EOS only
 when accepting, the truncation caveat).
 """
 

@@ -30,7 +30,7 @@ Invariants
       up to and including its first EOS.
     * A row never gets an empty mask: a finished row keeps EOS (and pad).
 
-Seed: ``lab-12-01-regex-fsm-token-masks.txt`` (the processor hook, EOS only
+Seed: the outlines lab (docs/references.md) (the processor hook, EOS only
 when accepting).
 """
 

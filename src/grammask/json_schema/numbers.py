@@ -3,7 +3,7 @@
 What it computes: regex text (Rust/Python common syntax, see ``regex_text``)
 for the JSON number literals whose *value* lies in an interval, built by
 digit-range construction, so a bound such as ``maximum: 9007199254740993`` or
-``exclusiveMinimum: 2.5`` is exact (no 16-digit cap: DESIGN.md section 10).
+``exclusiveMinimum: 2.5`` is exact (no 16-digit cap: docs/design.md section 10).
 
 Data layout: a bound is a ``Bound(value: Fraction, strict: bool)``; ``None``
 means unbounded on that side.  Bounds come from JSON numbers (ints or floats)

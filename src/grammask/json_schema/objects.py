@@ -14,7 +14,7 @@ members from p_i on, ``c`` members already written" with productions
     T(n, c) ::= ""                             when c >= max(minProperties, 1)
 
 where ``sep(0)`` is empty and ``sep(c>0)`` is ``ws "," ws``: an optional
-property is *absent* (never "key with an empty value", DESIGN.md section 10),
+property is *absent* (never "key with an empty value", docs/design.md section 10),
 commas sit only between present members, and the grammar is linear in n
 (``(n + 1) * (cap + 1)`` rules, ``cap`` = 1 unless min/maxProperties need
 counting; a guard falls back to uncounted with a warning past

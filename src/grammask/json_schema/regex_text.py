@@ -11,7 +11,7 @@ independent oracles run), for
   ``\\uXXXX`` forms (hex digits in either case; characters above U+FFFF as a
   surrogate pair of two ``\\u`` escapes).  So a JSON string constraint stated
   on decoded characters (length, pattern, const) holds exactly on the encoded
-  text, whatever escapes a writer chose (DESIGN.md section 10: peers reject
+  text, whatever escapes a writer chose (docs/design.md section 10: peers reject
   ``\\uXXXX``);
 - fixed-width digit ranges in any base (``fixed_width_range``): the
   classic decomposition of ``[lo, hi]`` into at most ``2 * width`` prefix

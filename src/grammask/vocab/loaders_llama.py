@@ -3,7 +3,7 @@
 What it computes
     Each id's bytes are llama.cpp's own rendering, ``llama_token_to_piece``
     with ``special=False`` and a buffer grown until the piece fits
-    (``Llama.detokenize`` truncates long tokens to 32 bytes, DESIGN.md
+    (``Llama.detokenize`` truncates long tokens to 32 bytes, docs/design.md
     section 6).  Ids with the control, unknown or unused attribute
     (``llama_vocab_get_attr``) are special; their bytes are their text
     (``llama_vocab_get_text``), for display only.  EOS: every id for which

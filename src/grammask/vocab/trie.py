@@ -1,7 +1,7 @@
 """TokenTrie: a flat, DFS-preorder trie over the bytes of a vocabulary's text tokens.
 
 What it computes
-    The trie the mask walk descends (llguidance's toktrie layout, DESIGN.md
+    The trie the mask walk descends (llguidance's toktrie layout, docs/design.md
     section 4): one node per distinct non-empty prefix of the allowed text
     tokens' bytes, numbered in depth-first preorder with children sorted by
     byte, so a subtree is a contiguous range of node numbers and the walk is a
