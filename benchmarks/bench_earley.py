@@ -37,20 +37,13 @@ from grammask.grammar import Grammar
 from grammask._core.earley import EarleyRecognizer, compiled_tables
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 from _machine import machine_info  # noqa: E402
+from support.grammar_cases import RIGHT_RECURSIVE_JSON  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 WORKLOADS = pathlib.Path(__file__).resolve().parents[1] / "tests" / "workloads"
 RESULTS = ROOT / "benchmarks" / "results" / "bench_earley.json"
-
-RIGHT_RECURSIVE_JSON = r"""
-start ::= value;
-value ::= "[" ws elements ws "]" | "[]" | object | #"-?[0-9]+" | "true" | "null" | #"\"[a-z]*\"";
-elements ::= value | value ws "," ws elements;
-object ::= "{" ws members ws "}" | "{}";
-members ::= #"\"[a-z]*\"" ws ":" ws value | #"\"[a-z]*\"" ws ":" ws value ws "," ws members;
-ws ::= #"[ \n]*";
-"""
 
 
 def json_grammar():

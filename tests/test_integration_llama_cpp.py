@@ -55,11 +55,7 @@ PEOPLE = [
 
 @pytest.fixture(scope="module")
 def llm():
-    try:
-        path = default_model_path()
-    except FileNotFoundError as error:
-        pytest.skip(str(error))
-    return load_model(path, n_ctx=1024)
+    return load_model(default_model_path(), n_ctx=1024)
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grammask.grammar.lnf import LNF
 from support.mini_dfa import make_dfa
 
 
@@ -49,27 +50,12 @@ class HandLNF:
 
     __hash__ = object.__hash__
 
-    @property
-    def n_productions(self) -> int:
-        return len(self.production_lhs)
-
-    @property
-    def n_terminals(self) -> int:
-        return len(self.terminal_kinds)
-
-    def productions_of(self, nonterminal_id: int) -> range:
-        offsets = self.nonterminal_production_offsets
-        return range(int(offsets[nonterminal_id]), int(offsets[nonterminal_id + 1]))
-
-    def symbols_of(self, production_id: int) -> list[tuple[int, int]]:
-        """(kind, id) pairs of a production's symbols (kind 1: nonterminal)."""
-        offsets = self.production_symbol_offsets
-        return [(int(self.symbol_kinds[s]), int(self.symbol_ids[s]))
-                for s in range(int(offsets[production_id]), int(offsets[production_id + 1]))]
-
-    def literal(self, terminal_id: int) -> bytes:
-        offsets = self.terminal_literal_offsets
-        return self.literal_bytes[offsets[terminal_id]:offsets[terminal_id + 1]].tobytes()
+    # The same array layout as grammask's LNF, so the same accessors.
+    n_productions = LNF.n_productions
+    n_terminals = LNF.n_terminals
+    productions_of = LNF.productions_of
+    symbols_of = LNF.symbols_of
+    literal = LNF.literal
 
 
 _TOKEN = re.compile(rb"""\s*(?:(?P<lit>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<re>[exs]?/(?:[^/\\]|\\.)*/)"""

@@ -42,8 +42,9 @@ Bounded work
     ``is_allowed`` query costs one, a whole keep bitset ``APPLY_UNITS``.  Past
     the budget the search stops; every verdict reached before stands (and
     stays cached), the candidates not yet decided stay in the mask, and
-    ``n_cutoffs`` counts the step.  A kept dead end can later leave a step
-    with no canonical token, which the engine reports as a canonical fallback.
+    ``prune`` says so (the engine counts it in ``stats()["lookahead_cutoffs"]``).
+    A kept dead end can later leave a step with no canonical token, which the
+    engine reports as a canonical fallback.
 
 Data layout
     Masks are token bitsets (``grammask.bitset``).  One scratch bitset per
@@ -79,10 +80,7 @@ from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
 from grammask.bitset import add, byte_set_values, count_bits, discard, set_bit_ids
 from grammask.errors import InvalidArgument
 
-__all__ = ["CanonicalLookahead", "DEFAULT_BUDGET"]
-
-DEFAULT_BUDGET = 20_000
-"""Work units one ``prune`` may spend (``Config.canonical_lookahead_budget``)."""
+__all__ = ["CanonicalLookahead"]
 
 APPLY_UNITS = 64
 """Units charged for one whole keep bitset (``CanonicalFilter.apply``); a
@@ -97,7 +95,7 @@ class CanonicalLookahead:
     """Removes joint grammar/canonical dead ends from masks of one compiled grammar."""
 
     def __init__(self, mask_computer, canonical, token_bytes, byte_tokens, n_words: int,
-                 max_depth: int, cache_size: int = 1 << 16, budget: int = DEFAULT_BUDGET):
+                 max_depth: int, budget: int, cache_size: int = 1 << 16):
         if max_depth < 1:
             raise InvalidArgument("canonical lookahead needs max_depth >= 1")
         self.mask_computer = mask_computer
@@ -120,7 +118,6 @@ class CanonicalLookahead:
         self.n_checked = 0
         self.budget = budget
         self._work = 0
-        self.n_cutoffs = 0
         self.max_work = 0
 
     def prune(self, recognizer, canonical_state, bits: np.ndarray, narrow: np.ndarray) -> tuple:
@@ -143,7 +140,6 @@ class CanonicalLookahead:
         try:
             return self._prune_within_budget(recognizer, canonical_state, bits, candidates), False
         except _BudgetSpent:
-            self.n_cutoffs += 1
             return self._n_removed, True
         finally:
             self.max_work = max(self.max_work, self._work)
