@@ -251,3 +251,12 @@ def test_fold_that_would_explode_falls_back_quickly():
     began = time.perf_counter()
     Grammar.from_gbnf('root ::= [ab]* "a" [ab]{30}')
     assert time.perf_counter() - began < 0.5
+
+
+def test_adjacent_regex_terminals_are_joined():
+    # After nullable elimination ([a-z0-9]* may be empty) each production has
+    # at most one regex terminal per run; the language is unchanged.
+    grammar = Grammar.from_ebnf('start ::= #"[a-c]" #"[a-z0-9]*" ";" | #"[0-9]" #"[a-c]?" #"x+";')
+    assert grammar.to_ebnf() == ('start ::= #"(?:(?:[0-9])(?:[a-c]?))(?:x+)" | #"(?:[0-9])(?:x+)" '
+                                 '| #"(?:[a-c])(?:[a-z0-9]*)" ";" | #"[a-c]" ";";\n')
+    assert [name for name, _ in grammar.pass_sizes][-1] == "join_adjacent_regexes"

@@ -70,6 +70,13 @@ REGRESSIONS: tuple[GrammarCase, ...] = (
         "keeps literals that are prefixes of others",
         accepted=("w", "word0", "word9"), incomplete=("wo", "word"), rejected=("word10", "wx", "word0 ")),
     GrammarCase(
+        "adjacent regex terminals joined", "kbnf",
+        'start ::= #"[a-c]" #"[a-z0-9]*" ";" | #"[0-9]" #"[a-c]?" #"x+";',
+        "join_adjacent_regexes makes each run one DFA terminal of the concatenation "
+        "(a terminal ending after one byte before a wide one ends inside every token)",
+        accepted=("a;", "bz9;", "7x", "7axx"), incomplete=("", "a", "7", "7a"),
+        rejected=(";", "d;", "77x", "7ab", "a;;")),
+    GrammarCase(
         "gbnf \\x escapes are code points", "gbnf", 'root ::= "\\xff" [\\x41-\\x43]',
         "GBNF \\xHH is the code point U+00HH (two UTF-8 bytes above 0x7F), as in llama.cpp",
         accepted=("ÿA", "ÿC"), incomplete=("ÿ", b"\xc3"), rejected=(b"\xff", "ÿD", "A")),

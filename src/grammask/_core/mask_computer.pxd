@@ -15,12 +15,15 @@ cdef class MaskComputer:
     cdef readonly Py_ssize_t n_words
     cdef readonly object state_representatives   # int32[n_dfa_states]: smallest state of each class
     cdef const state_id_t[::1] _representatives
-    cdef dict cache                              # (id(trie), terminal, progress) -> TerminalTokens
-    cdef dict bitset_pool                        # bitset bytes -> the one shared inside bitset
-    cdef dict trie_pool                          # (id(trie), exit nodes digest) -> exit trie
-    cdef object lock                             # guards the three dicts' writes
+    cdef readonly list content_keys              # per terminal: DFA digest or literal bytes
+    cdef readonly object store                   # TokenSetStore shared by the vocabulary's grammars
+    cdef dict cache                              # (trie, terminal, progress) -> TerminalTokens
+    cdef dict hubs                               # DFA id -> hub state (see _hub)
+    cdef dict hub_keys                           # DFA id -> (hub language digest, an accepting state)
+    cdef object lock                             # guards the cache's writes
 
     cpdef TerminalTokens terminal_tokens(self, TrieView trie, terminal_id_t terminal_id,
                                          state_id_t progress)
+    cdef state_id_t _hub(self, Py_ssize_t dfa_id)
     cdef int _fill_level(self, EarleyRecognizer recognizer, TrieView trie, word_t* out,
                          word_t* narrow, WalkScratch scratch) except -1

@@ -23,7 +23,10 @@ DFA states are cached by their *depth-bounded class*: two states that agree
 on dead-ness and acceptance for every string no longer than the longest
 token have the same ``TerminalTokens``, so ``[a-z ]{0,500}``'s hundreds of
 states share a few dozen entries (``bounded_state_classes``,
-``state_representatives``).
+``state_representatives``).  Entries are first looked up in the
+vocabulary's ``TokenSetStore`` (``token_set_store.py``) by the terminal's
+content, so a schema's string and number terminals reuse the sets an
+earlier schema built.
 
 Invariants
 ----------
@@ -35,6 +38,7 @@ whose writes one lock serializes, so engines on several threads share it.
 from libc.stdint cimport uint8_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memset
 
+import hashlib
 import threading
 
 import numpy as np
@@ -43,12 +47,17 @@ from grammask._core.bitset cimport bitset_add_ids, byte_set_to_bytes, n_words
 from grammask._core.earley cimport EarleyRecognizer
 from grammask._core.earley_tables cimport CompiledTables, TerminalInfo
 from grammask._core.narrow cimport NARROW_BYTE_LIMIT, is_narrow
-from grammask._core.terminal_tokens cimport TerminalTokens, build_terminal_tokens
+from grammask._core.terminal_tokens cimport TerminalTokens
+from grammask._core import terminal_tokens as _terminal_tokens
+from grammask._core.token_set_store import TokenSetStore, dfa_digest
 from grammask._core.trie_walk cimport TrieView, WalkScratch, walk_trie
 from grammask._core.types cimport state_id_t, terminal_id_t, word_t
 
 
 NARROW_BYTES = NARROW_BYTE_LIMIT
+
+# Hubs with more reachable states than this are shared by DFA digest only.
+SUB_AUTOMATON_LIMIT = 1024
 
 # Exit tries with at most this many nodes are walked byte by byte; larger
 # ones are handled by recursing over their own per-terminal token sets.
@@ -84,29 +93,77 @@ def bounded_state_classes(transitions, accepting, Py_ssize_t depth):
     return smallest[classes].astype(np.int32)
 
 
+def sub_automaton_digest(dfa, Py_ssize_t state, Py_ssize_t limit=SUB_AUTOMATON_LIMIT):
+    """Digest of the language of ``dfa`` from ``state``: its reachable part
+    renumbered in breadth-first order (targets in byte order), so two DFAs
+    whose states accept the same continuations get the same digest (both
+    are minimal).  None past ``limit`` reachable states."""
+    table = np.asarray(dfa.transitions)[:, np.asarray(dfa.class_map)]
+    accepting = np.asarray(dfa.accepting)
+    number = np.full(table.shape[0], -1, dtype=np.int64)
+    number[0] = 0
+    number[state] = 1
+    order = [state]
+    i = 0
+    while i < len(order):
+        row = table[order[i]]
+        targets, first = np.unique(row, return_index=True)
+        for target in targets[np.argsort(first)]:
+            if number[target] < 0:
+                if len(order) >= limit:
+                    return None
+                number[target] = len(order) + 1
+                order.append(int(target))
+        i += 1
+    rows = number[table[order]]
+    digest = hashlib.blake2b(b"sub-automaton", digest_size=20)
+    digest.update(rows.astype(np.int32).tobytes())
+    digest.update(accepting[order].astype(np.uint8).tobytes())
+    return digest.digest()
+
+
 cdef class MaskComputer:
     """Computes grammar masks for recognizers of one compiled grammar.
 
     Immutable after construction except for the lazily filled cache of
-    ``TerminalTokens`` per (terminal id, progress), which is guarded by a
-    lock so one MaskComputer can serve engines on several threads.
+    ``TerminalTokens`` per (trie, terminal id, progress), which is guarded by
+    a lock so one MaskComputer can serve engines on several threads; a miss
+    goes to the vocabulary's ``TokenSetStore``, where other grammars may
+    have built the same terminal's sets already.
     ``state_representatives`` maps each global DFA state to the smallest
     state of its depth-bounded class."""
 
-    def __init__(self, CompiledTables tables, TrieView vocab_trie, Py_ssize_t vocab_size):
+    def __init__(self, CompiledTables tables, TrieView vocab_trie, Py_ssize_t vocab_size,
+                 store=None):
+        """``store``: the vocabulary's ``TokenSetStore`` shared with other
+        grammars (a private one when None)."""
         self.tables = tables
         self.vocab_trie = vocab_trie
         self.vocab_size = vocab_size
         self.n_words = n_words(vocab_size)
         self.cache = {}
-        self.bitset_pool = {}
-        self.trie_pool = {}
+        self.hubs = {}
+        self.hub_keys = {}
+        self.store = store if store is not None else TokenSetStore(capacity=None)
         self.lock = threading.Lock()
-        parts = [bounded_state_classes(dfa.transitions, dfa.accepting, vocab_trie.max_depth)
-                 for dfa in tables.lnf.dfas]
+        digests = [dfa_digest(dfa) for dfa in tables.lnf.dfas]
+        parts = [self.store.state_classes(
+                     digest, vocab_trie.max_depth,
+                     lambda dfa=dfa: bounded_state_classes(dfa.transitions, dfa.accepting,
+                                                           vocab_trie.max_depth))
+                 for digest, dfa in zip(digests, tables.lnf.dfas)]
         self.state_representatives = np.ascontiguousarray(
             np.concatenate(parts) if parts else np.zeros(1, np.int32), dtype=np.int32)
         self._representatives = self.state_representatives
+        self.content_keys = [self._content_key(terminal_id, digests)
+                             for terminal_id in range(tables.view.n_terminals)]
+
+    def _content_key(self, terminal_id_t terminal_id, list digests):
+        cdef TerminalInfo info = self.tables.view.terminal_infos[terminal_id]
+        if info.is_dfa:
+            return digests[info.dfa_id]
+        return (<const char*>self.tables.view.literal_bytes)[info.literal_start:
+                                                             info.literal_start + info.literal_len]
 
     @property
     def n_cached_terminal_states(self):
@@ -114,18 +171,54 @@ cdef class MaskComputer:
 
     cpdef TerminalTokens terminal_tokens(self, TrieView trie, terminal_id_t terminal_id,
                                          state_id_t progress):
-        """The cached ``TerminalTokens`` of (terminal, progress) over ``trie``
-        (the vocabulary trie, or an exit trie owned by another entry)."""
-        key = (id(trie), terminal_id, progress)
+        """The ``TerminalTokens`` of (terminal, progress) over ``trie`` (the
+        vocabulary trie, or an exit trie owned by another entry): from this
+        grammar's cache, else the shared store, else built."""
+        key = (trie, terminal_id, progress)
         entry = self.cache.get(key)
-        if entry is None:
-            with self.lock:
-                entry = self.cache.get(key)
-                if entry is None:
-                    entry = build_terminal_tokens(self.tables, trie, terminal_id, progress,
-                                                  self.vocab_size, self.bitset_pool, self.trie_pool)
-                    self.cache[key] = entry
+        if entry is not None:
+            return entry
+        cdef TerminalInfo info = self.tables.view.terminal_infos[terminal_id]
+        cdef state_id_t hub = self._hub(info.dfa_id) if info.is_dfa else -1
+        store_key = (trie, self.content_keys[terminal_id], progress)
+        if hub > 0 and progress == hub and info.dfa_id in self.hub_keys:
+            # The hub's language may be another DFA's (a key that must differ
+            # from the schema's names ends in JSON's string body): share by it.
+            hub_key, local_end = self.hub_keys[info.dfa_id]
+            entry = self.store.lookup((trie, hub_key, -1), _terminal_tokens.build_terminal_tokens,
+                                      self.tables, trie, terminal_id, progress, self.vocab_size)
+            if entry.end_state >= 0:
+                entry = entry.with_end_state(local_end)
+        elif hub > 0 and hub != progress:
+            base = self.terminal_tokens(trie, terminal_id, hub)
+            entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens_relative,
+                                      self.tables, trie, terminal_id, progress, self.vocab_size,
+                                      base, hub)
+        else:
+            entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
+                                      self.tables, trie, terminal_id, progress, self.vocab_size)
+        with self.lock:
+            entry = self.cache.setdefault(key, entry)
         return entry
+
+    cdef state_id_t _hub(self, Py_ssize_t dfa_id):
+        """The DFA's hub: the live state (its class representative) that
+        the most (state, byte) transitions enter, the base every other state's
+        token sets are derived from (``build_terminal_tokens_relative``)."""
+        hub = self.hubs.get(dfa_id)
+        if hub is None:
+            dfa = self.tables.lnf.dfas[dfa_id]
+            targets = np.asarray(dfa.transitions)[:, np.asarray(dfa.class_map)]
+            counts = np.bincount(targets.ravel(), minlength=targets.shape[0])
+            counts[0] = 0
+            hub = int(np.argmax(counts))
+            if hub > 0:
+                hub = int(self._representatives[self.tables.view.dfa_infos[dfa_id].state_base + hub])
+                hub_key = sub_automaton_digest(dfa, hub)
+                if hub_key is not None:
+                    self.hub_keys[dfa_id] = (hub_key, int(np.flatnonzero(np.asarray(dfa.accepting))[0]))
+            self.hubs[dfa_id] = hub
+        return hub
 
     def fill(self, EarleyRecognizer recognizer, word_t[::1] bits, word_t[::1] narrow=None):
         """Write the grammar mask of the recognizer's current state into

@@ -12,6 +12,8 @@ cdef class TerminalTokens:
     cdef readonly TrieView exit_trie                 # merged remainders, or None
     cdef readonly state_id_t end_state               # a state where the terminal may end, -1 none
     cdef readonly Py_ssize_t n_exit_nodes
+    cdef readonly object exit_nodes                  # sorted int32 trie nodes the exit trie merges
+    cdef readonly Py_ssize_t n_inside                # tokens in the inside set
     cdef readonly object narrow_ids
     cdef readonly object closing_ids
     cdef readonly object closing_space_ids
@@ -27,5 +29,11 @@ cdef class TerminalTokens:
 
 cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab_trie,
                                            terminal_id_t terminal_id, state_id_t progress,
-                                           Py_ssize_t vocab_size, dict bitset_pool=*,
-                                           dict trie_pool=*)
+                                           Py_ssize_t vocab_size, object bitset_pool=*,
+                                           object trie_pool=*)
+
+
+cpdef TerminalTokens build_terminal_tokens_relative(
+        CompiledTables tables, TrieView vocab_trie, terminal_id_t terminal_id,
+        state_id_t progress, Py_ssize_t vocab_size, TerminalTokens base,
+        state_id_t base_state, object bitset_pool=*, object trie_pool=*)

@@ -76,10 +76,15 @@ cdef class TerminalTokens:
     """
 
     def __init__(self, inside_ids, inside_bits, exit_trie, state_id_t end_state,
-                 Py_ssize_t n_exit_nodes, narrow_ids=(), closing_ids=(), closing_space_ids=()):
+                 exit_nodes, Py_ssize_t n_inside, narrow_ids=(), closing_ids=(),
+                 closing_space_ids=()):
         """Exactly one of ``inside_ids`` (sorted int32) and ``inside_bits``
-        (uint32 bitset covering the vocabulary) is given."""
+        (uint32 bitset covering the vocabulary, ``n_inside`` bits set) is
+        given; ``exit_nodes``: the sorted trie nodes ``exit_trie`` merges."""
         self.dense = inside_bits is not None
+        self.n_inside = n_inside
+        self.exit_nodes = np.ascontiguousarray(exit_nodes, dtype=np.int32)
+        self.n_exit_nodes = self.exit_nodes.shape[0]
         self.inside_ids = None if self.dense else np.ascontiguousarray(inside_ids, dtype=np.int32)
         self.inside_bits = inside_bits
         if self.dense:
@@ -88,13 +93,21 @@ cdef class TerminalTokens:
             self._inside_ids = self.inside_ids
         self.exit_trie = exit_trie
         self.end_state = end_state
-        self.n_exit_nodes = n_exit_nodes
         self.narrow_ids = np.ascontiguousarray(narrow_ids, dtype=np.int32)
         self.closing_ids = np.ascontiguousarray(closing_ids, dtype=np.int32)
         self.closing_space_ids = np.ascontiguousarray(closing_space_ids, dtype=np.int32)
         self._narrow_ids = self.narrow_ids
         self._closing_ids = self.closing_ids
         self._closing_space_ids = self.closing_space_ids
+
+    def with_end_state(self, state_id_t end_state):
+        """The same sets with another ``end_state`` (for a state of another
+        DFA whose language from that state is the same)."""
+        if end_state == self.end_state:
+            return self
+        return TerminalTokens(self.inside_ids, self.inside_bits, self.exit_trie, end_state,
+                              self.exit_nodes, self.n_inside, self.narrow_ids, self.closing_ids,
+                              self.closing_space_ids)
 
     cdef void or_inside(self, word_t* bits) noexcept nogil:
         cdef Py_ssize_t i
@@ -117,10 +130,26 @@ cdef inline object _sorted_array(const Growable* array):
     return np.sort(np.frombuffer(growable_bytes(array), dtype=np.int32))
 
 
+cdef TrieView _pooled_exit_trie(TrieView trie, exit_nodes, Py_ssize_t vocab_size, trie_pool):
+    """The exit trie of ``exit_nodes`` (None when empty), shared through
+    ``trie_pool``: the merge depends only on the trie and the exit nodes, so
+    states with the same exits (e.g. every state deep inside ``[^"]{0,500}``)
+    share one exit trie, built once."""
+    if not len(exit_nodes):
+        return None
+    pool_key = (trie, hashlib.blake2b(exit_nodes.tobytes(), digest_size=20).digest())
+    exit_trie = trie_pool.get(pool_key) if trie_pool is not None else None
+    if exit_trie is None:
+        exit_trie = merge_subtrees(trie, exit_nodes, vocab_size)
+        if trie_pool is not None:
+            trie_pool[pool_key] = exit_trie
+    return exit_trie
+
+
 cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab_trie,
                                            terminal_id_t terminal_id, state_id_t progress,
-                                           Py_ssize_t vocab_size, dict bitset_pool=None,
-                                           dict trie_pool=None):
+                                           Py_ssize_t vocab_size, object bitset_pool=None,
+                                           object trie_pool=None):
     """Compute ``TerminalTokens`` for a scan item of ``terminal_id`` at
     ``progress`` (the Earley core's item field: literal bytes matched, or DFA
     state, 0 = not started) over ``vocab_trie`` (the vocabulary trie or an
@@ -225,7 +254,7 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
         if not ok:
             raise MemoryError()
         inside_ids = _sorted_array(&inside) if n_inside <= SPARSE_LIMIT else None
-        exit_nodes = np.frombuffer(growable_bytes(&exits), dtype=np.int32)
+        exit_nodes = np.sort(np.frombuffer(growable_bytes(&exits), dtype=np.int32))
         narrow_ids = _sorted_array(&narrow)
         closing_ids = _sorted_array(&closing)
         closing_space_ids = _sorted_array(&closing_space)
@@ -238,20 +267,154 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
         free(narrow.data)
         free(closing.data)
         free(closing_space.data)
-    exit_trie = None
-    if len(exit_nodes):
-        # The merge depends only on the trie and the exit nodes: states with
-        # the same exits (e.g. every state deep inside ``[^"]{0,500}``) share
-        # one exit trie, built once.
-        pool_key = (id(vocab_trie), hashlib.blake2b(exit_nodes.tobytes(), digest_size=20).digest())
-        exit_trie = trie_pool.get(pool_key) if trie_pool is not None else None
-        if exit_trie is None:
-            exit_trie = merge_subtrees(vocab_trie, exit_nodes, vocab_size)
-            if trie_pool is not None:
-                trie_pool[pool_key] = exit_trie
+    exit_trie = _pooled_exit_trie(vocab_trie, exit_nodes, vocab_size, trie_pool)
     if inside_ids is not None:
         words = None
     elif bitset_pool is not None:
         words = bitset_pool.setdefault(words.tobytes(), words)
-    return TerminalTokens(inside_ids, words, exit_trie, end_state, len(exit_nodes),
+    return TerminalTokens(inside_ids, words, exit_trie, end_state, exit_nodes, n_inside,
+                          narrow_ids, closing_ids, closing_space_ids)
+
+
+cdef inline void _classify(const int32_t* transitions, const uint8_t* class_map,
+                           const uint8_t* accepting, const uint64_t* state_allowed,
+                           int32_t n_classes, state_id_t from_state, uint8_t byte,
+                           state_id_t* state, bint* is_end, bint* narrow_next) noexcept nogil:
+    """One DFA step of the trie walk and what it says about the node."""
+    state[0] = transitions[<int64_t>from_state * n_classes + class_map[byte]] if from_state else 0
+    is_end[0] = state[0] != 0 and accepting[state[0]]
+    narrow_next[0] = state[0] != 0 and is_narrow(state_allowed + 4 * <int64_t>state[0], byte)
+
+
+cdef inline bint _flip(Growable* added, Growable* removed, bint now, bint before,
+                       int32_t value) noexcept nogil:
+    """Record ``value`` as added or removed when its membership changed."""
+    if now == before:
+        return True
+    return grow_push(added if now else removed, value)
+
+
+cdef object _patched(base, const Growable* added, const Growable* removed):
+    """The sorted ids of ``base`` without ``removed``, with ``added``."""
+    kept = np.setdiff1d(base, np.frombuffer(growable_bytes(removed), dtype=np.int32),
+                        assume_unique=True)
+    return np.union1d(kept, np.frombuffer(growable_bytes(added), dtype=np.int32)).astype(np.int32)
+
+
+cpdef TerminalTokens build_terminal_tokens_relative(
+        CompiledTables tables, TrieView vocab_trie, terminal_id_t terminal_id,
+        state_id_t progress, Py_ssize_t vocab_size, TerminalTokens base,
+        state_id_t base_state, object bitset_pool=None, object trie_pool=None):
+    """``build_terminal_tokens`` for DFA state ``progress``, derived from the
+    entry ``base`` of another state ``base_state`` of the same terminal over
+    the same trie.
+
+    One walk runs both states side by side and descends only where they
+    differ: below a node where both reach the same DFA state, every token,
+    exit and narrow flag is the same for both, so the subtree is skipped and
+    ``base`` supplies it.  For the states of a key that must differ from the
+    schema's names, or any DFA whose states mostly fall back into one hub
+    state, the walk touches a handful of nodes instead of the whole trie."""
+    cdef TerminalInfo info = tables.view.terminal_infos[terminal_id]
+    if not info.is_dfa:
+        raise ValueError("relative token sets are for DFA terminals")
+    cdef DfaInfo dfa = tables.view.dfa_infos[info.dfa_id]
+    cdef const int32_t* transitions = tables.view.transitions + dfa.transitions_start
+    cdef const uint8_t* class_map = tables.view.class_maps + dfa.class_map_start
+    cdef const uint8_t* accepting = tables.view.state_accepting + dfa.state_base
+    cdef const uint64_t* state_allowed = tables.view.state_allowed_bytes + 4 * dfa.state_base
+    cdef state_id_t state0 = dfa.start if progress == 0 else progress
+    if state0 <= 0 or state0 >= dfa.n_states or base_state <= 0 or base_state >= dfa.n_states:
+        raise ValueError("DFA state out of range")
+    words = np.array(base.inside_bits) if base.dense else np.zeros(n_words(vocab_size), np.uint32)
+    cdef word_t[::1] word_view = words
+    cdef word_t* inside_bits = &word_view[0]
+    if not base.dense:
+        bitset_add_ids(inside_bits, base._inside_ids)
+    cdef Py_ssize_t max_frames = vocab_trie.max_depth + 2
+    cdef node_id_t* next_child = <node_id_t*>malloc(max_frames * sizeof(node_id_t))
+    cdef node_id_t* child_end = <node_id_t*>malloc(max_frames * sizeof(node_id_t))
+    cdef state_id_t* own = <state_id_t*>malloc(max_frames * sizeof(state_id_t))
+    cdef state_id_t* other = <state_id_t*>malloc(max_frames * sizeof(state_id_t))
+    # [0] added, [1] removed, for: inside, exits, narrow, closing, closing_space
+    cdef Growable changes[10]
+    cdef Py_ssize_t i, k, depth = 0
+    cdef Py_ssize_t n_inside = base.n_inside
+    cdef node_id_t child
+    cdef state_id_t q, r, end_state = base.end_state
+    cdef bint q_end, r_end, q_narrow, r_narrow, q_space, has_children
+    cdef uint8_t byte
+    cdef token_id_t token_id
+    for k in range(10):
+        changes[k] = growable_empty()
+    cdef bint ok = next_child != NULL and child_end != NULL and own != NULL and other != NULL
+    try:
+        if not ok:
+            raise MemoryError()
+        with nogil:
+            next_child[0] = 1
+            child_end[0] = vocab_trie.node_subtree_ends[0]
+            own[0] = state0
+            other[0] = base_state
+            while depth >= 0 and ok:
+                child = next_child[depth]
+                if child >= child_end[depth]:
+                    depth -= 1
+                    continue
+                next_child[depth] = vocab_trie.node_subtree_ends[child]
+                byte = vocab_trie.node_bytes[child]
+                _classify(transitions, class_map, accepting, state_allowed, dfa.n_classes,
+                          own[depth], byte, &q, &q_end, &q_narrow)
+                _classify(transitions, class_map, accepting, state_allowed, dfa.n_classes,
+                          other[depth], byte, &r, &r_end, &r_narrow)
+                if q == r:
+                    continue
+                if q_end:
+                    end_state = q
+                q_space = is_space(byte)
+                for i in range(vocab_trie.node_token_offsets[child],
+                               vocab_trie.node_token_offsets[child + 1]):
+                    token_id = vocab_trie.token_ids[i]
+                    if (q != 0) != (r != 0):
+                        if q != 0:
+                            bitset_add(inside_bits, token_id)
+                            n_inside += 1
+                        else:
+                            inside_bits[token_id >> 5] &= ~((<word_t>1) << (token_id & 31))
+                            n_inside -= 1
+                    ok = ok and _flip(&changes[4], &changes[5], q_narrow and not q_end,
+                                      r_narrow and not r_end, token_id)
+                    ok = ok and _flip(&changes[6], &changes[7], q_narrow and q_end,
+                                      r_narrow and r_end, token_id)
+                    ok = ok and _flip(&changes[8], &changes[9], q_narrow and q_end and q_space,
+                                      r_narrow and r_end and q_space, token_id)
+                has_children = vocab_trie.node_subtree_ends[child] > child + 1
+                if has_children:
+                    ok = ok and _flip(&changes[2], &changes[3], q_end, r_end, child)
+                    depth += 1
+                    next_child[depth] = child + 1
+                    child_end[depth] = vocab_trie.node_subtree_ends[child]
+                    own[depth] = q
+                    other[depth] = r
+        if not ok:
+            raise MemoryError()
+        exit_nodes = _patched(base.exit_nodes, &changes[2], &changes[3])
+        narrow_ids = _patched(base.narrow_ids, &changes[4], &changes[5])
+        closing_ids = _patched(base.closing_ids, &changes[6], &changes[7])
+        closing_space_ids = _patched(base.closing_space_ids, &changes[8], &changes[9])
+    finally:
+        free(next_child)
+        free(child_end)
+        free(own)
+        free(other)
+        for k in range(10):
+            free(changes[k].data)
+    inside_ids = None
+    if n_inside <= SPARSE_LIMIT:
+        inside_ids = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little")).astype(np.int32)
+        words = None
+    elif bitset_pool is not None:
+        words = bitset_pool.setdefault(words.tobytes(), words)
+    exit_trie = _pooled_exit_trie(vocab_trie, exit_nodes, vocab_size, trie_pool)
+    return TerminalTokens(inside_ids, words, exit_trie, end_state, exit_nodes, n_inside,
                           narrow_ids, closing_ids, closing_space_ids)

@@ -16,6 +16,7 @@ cdef class TrieView:
     cdef readonly Py_ssize_t n_nodes
     cdef readonly Py_ssize_t max_depth             # longest root-to-node path, in edges
     cdef readonly Py_ssize_t n_words               # words of a bitset over the vocabulary
+    cdef object __weakref__                        # exit tries sit in weak pools
 
 
 cdef class WalkScratch:

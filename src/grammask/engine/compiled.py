@@ -67,7 +67,8 @@ class CompiledGrammar:
         self.tables = compiled_tables(grammar.lnf)
         tables = vocabulary_tables(vocab)
         self.trie = tables.trie
-        self.mask_computer = MaskComputer(self.tables, tables.trie_view, vocab.size)
+        self.mask_computer = MaskComputer(self.tables, tables.trie_view, vocab.size,
+                                          store=tables.token_sets)
         self.n_words = n_words(vocab.size)
         self.eos_token_ids = np.asarray(vocab.eos_token_ids, dtype=np.int32)
         if config.canonical is False or (config.canonical is None
@@ -107,7 +108,8 @@ def compile(grammar, vocab: Vocabulary, config: Optional[Config] = None) -> Comp
 def clear_caches(vocabularies: bool = True) -> None:
     """Forget every process-wide cache, so the next ``compile`` starts cold.
 
-    Always: compiled grammars and terminal DFAs.  With ``vocabularies`` (the
+    Always: compiled grammars, terminal DFAs and the token sets grammars
+    share per vocabulary.  With ``vocabularies`` (the
     default), also the per-vocabulary tables (token trie, canonical filter)
     and the canonical filters built per tokenizer; ``vocabularies=False``
     keeps them (they take seconds for a large vocabulary).  The canonical
@@ -119,6 +121,7 @@ def clear_caches(vocabularies: bool = True) -> None:
         for value in vars(terminals).values():
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
+    vocab_tables.clear_token_sets()
     if vocabularies:
         vocab_tables.clear()
         if "grammask.canonical" in sys.modules:

@@ -53,6 +53,11 @@ class LRU:
             while len(self._items) > self.capacity:
                 self._items.popitem(last=False)
 
+    def values(self) -> list:
+        """A snapshot of the cached values."""
+        with self._lock:
+            return list(self._items.values())
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()

@@ -4,7 +4,9 @@ What it computes
     ``vocabulary_tables(vocab)`` returns the ``VocabularyTables`` of a
     vocabulary: its token trie (and the trie's C view for the mask walk),
     the one-byte tokens (``byte_tokens``) the canonical lookahead tries first,
-    and its canonical filter (or None), built on first use.  A 131k-token
+    the per-terminal token sets every grammar for it shares
+    (``token_sets``, a ``TokenSetStore``), and its canonical filter (or
+    None), built on first use.  A 131k-token
     vocabulary's trie takes seconds, so tables are built once per
     vocabulary and shared by every grammar.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import threading
 
+from grammask._core.token_set_store import TokenSetStore
 from grammask._core.trie_walk import TrieView
 from grammask.engine.lru import LRU
 from grammask.vocab import TokenTrie, Vocabulary
@@ -37,6 +40,7 @@ class VocabularyTables:
         self.trie = TokenTrie.from_vocabulary(vocab)
         self.trie_view = TrieView.from_token_trie(self.trie)
         self.byte_tokens = _byte_tokens(vocab)
+        self.token_sets = TokenSetStore()
         self._canonical = None
         self._canonical_built = False
         self._lock = threading.Lock()
@@ -59,6 +63,13 @@ def vocabulary_tables(vocab: Vocabulary) -> VocabularyTables:
 def clear() -> None:
     """Forget every vocabulary's tables."""
     _TABLES.clear()
+
+
+def clear_token_sets() -> None:
+    """Forget the shared token sets of every vocabulary, keeping its trie
+    and canonical filter."""
+    for tables in _TABLES.values():
+        tables.token_sets.clear()
 
 
 def _byte_tokens(vocab: Vocabulary) -> list:

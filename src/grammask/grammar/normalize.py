@@ -41,7 +41,7 @@ from grammask.grammar.flatten import (
     flatten_nested_groups,
     group_rules_by_name,
 )
-from grammask.grammar.regular import fold_regular_repetitions
+from grammask.grammar.regular import fold_regular_repetitions, join_adjacent_regexes
 from grammask.grammar.terminal_keys import TerminalCompiler
 
 LITERAL_ALTERNATION_MIN = 8
@@ -398,6 +398,9 @@ PASSES: tuple[Pass, ...] = (
     Pass("compile_literal_alternations", _compile_literal_alternations,
          f"a rule with >= {LITERAL_ALTERNATION_MIN} single-literal productions has "
          "them as one DFA terminal; rules merged and reachability restored"),
+    Pass("join_adjacent_regexes", lambda state: join_adjacent_regexes(state.flat, state.compiler),
+         "no two plain regex or class terminals are adjacent in a production, unless "
+         "their concatenation's DFA exceeds the fold budget"),
 )
 """The passes after flattening, in the order ``normalize`` runs them."""
 

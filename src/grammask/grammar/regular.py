@@ -7,7 +7,8 @@ sequences, alternations and repetitions (no rule reference, regex or
 substring terminal).  Example: GBNF ``[1-9] [0-9]{0,15}`` becomes the one DFA
 terminal ``#"[1-9][0-9]{0,15}"`` instead of sixteen helper rules, and
 ``[0-9]+`` stops being a left-recursive rule the Earley core must complete at
-every digit.
+every digit.  ``join_adjacent_regexes`` (the last pass of ``normalize``)
+joins adjacent regex terminals of a production into one the same way.
 
 Why it is safe: the Earley core matches a DFA terminal byte by byte and may
 both complete it at any accepting state and continue it, so a DFA terminal
@@ -119,6 +120,43 @@ def _fold(node: Node, flag: tuple[bool, bool], compiler: TerminalCompiler) -> No
     if compiler.try_dfa(("regex", pattern, "regex", False), FOLD_MAX_STATES, FOLD_MAX_BYTES) is None:
         return node
     return Regex(pattern, "regex", False, node.span)
+
+
+def join_adjacent_regexes(flat, compiler: TerminalCompiler) -> None:
+    """Pre: flat productions.  Post: no two plain regex or class terminals
+    with the same case flag are adjacent in a production where their concatenation's
+    DFA fits the fold budget (``#"A" #"B"`` became ``#"(?:A)(?:B)"``).
+
+    Why: a terminal that may end after a byte or two and is followed by a
+    wide one (a JSON Schema key that must differ from the listed names,
+    then any string body) ends inside almost every token, so each of its
+    states has an exit trie as large as the vocabulary's (``exit_trie.pyx``);
+    one DFA ends only where the whole run ends."""
+    for name, productions in flat.rules.items():
+        joined_productions = []
+        for production in productions:
+            joined: list = []
+            for symbol in production:
+                previous = _as_plain_regex(joined[-1]) if joined else None
+                current = _as_plain_regex(symbol)
+                if previous is not None and current is not None and previous[1] == current[1]:
+                    key = ("regex", f"(?:{previous[0]})(?:{current[0]})", "regex", current[1])
+                    if compiler.try_dfa(key, FOLD_MAX_STATES, FOLD_MAX_BYTES) is not None:
+                        joined[-1] = key
+                        continue
+                joined.append(symbol)
+            joined_productions.append(tuple(joined))
+        flat.rules[name] = joined_productions
+
+
+def _as_plain_regex(symbol) -> tuple[str, bool] | None:
+    """(pattern, case-insensitive) of a plain regex or class terminal, else None."""
+    if isinstance(symbol, tuple):
+        if symbol[0] == "regex" and symbol[2] == "regex":
+            return symbol[1], symbol[3]
+        if symbol[0] == "class":
+            return class_pattern(symbol[1]), False
+    return None
 
 
 def regular_pattern(node: Node) -> str:

@@ -1,0 +1,111 @@
+"""Token sets shared by every grammar compiled for one vocabulary.
+
+What it computes
+    A ``TokenSetStore`` keeps the per-terminal token sets
+    (``terminal_tokens.pyx``'s ``TerminalTokens``) and the DFA state classes
+    (``mask_computer.bounded_state_classes``) of one vocabulary trie, keyed by
+    *content* rather than by grammar: a DFA terminal by the digest of its
+    tables (``dfa_digest``), a literal by its bytes.  Terminal DFAs are
+    minimal and canonically numbered (``grammask.terminals``), so JSON's
+    string, number and whitespace terminals have the same digest in every
+    schema, and a new grammar finds their sets already built: its first
+    masks only build what is new in it (xgrammar's adaptive token mask cache
+    and llguidance's per-tokenizer slices share work the same way).
+
+Data layout
+    ``_entries``: an LRU ``OrderedDict`` from (trie, terminal content key,
+    state) to ``TerminalTokens``, at most ``capacity`` entries (least
+    recently used dropped first).  ``_classes``: an LRU of
+    (DFA digest, depth) to the state-representative array.  The pools that
+    let equal dense bitsets and equal exit tries be stored once are weak:
+    they hold nothing an entry does not.
+
+Invariants
+    Content keys decide everything a build reads: the DFA's tables (hence
+    its local state numbers, ``end_state`` included) or the literal's bytes,
+    and the trie the set is built over (held by the key, so its identity is
+    never reused while the entry lives).  One lock serializes lookups and
+    builds; entries are immutable, so readers need no lock after a lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+DEFAULT_CAPACITY = 4096
+"""Token-set entries kept per vocabulary (a dense set is 4 bytes per 32
+tokens, 16 KB for a 131k vocabulary, and equal sets are stored once)."""
+
+_CLASS_CAPACITY = 4096
+
+
+def dfa_digest(dfa) -> bytes:
+    """Digest of a DFA's tables (class map, transitions, acceptance):
+    equal digests mean equal automata with equal state numbers."""
+    digest = hashlib.blake2b(digest_size=20)
+    transitions = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
+    digest.update(np.asarray(transitions.shape, dtype=np.int64).tobytes())
+    for array, dtype in ((dfa.class_map, np.uint8), (transitions, np.int32),
+                         (dfa.accepting, np.bool_)):
+        digest.update(np.ascontiguousarray(array, dtype=dtype).tobytes())
+    return digest.digest()
+
+
+class TokenSetStore:
+    """Content-addressed token sets of one vocabulary, shared by its grammars."""
+
+    def __init__(self, capacity: int | None = DEFAULT_CAPACITY):
+        self.capacity = capacity
+        self.builds = 0
+        self.bitset_pool = weakref.WeakValueDictionary()
+        self.trie_pool = weakref.WeakValueDictionary()
+        self._entries: OrderedDict = OrderedDict()
+        self._classes: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def lookup(self, key, build, *args):
+        """The entry stored under ``key``, or ``build(*args, bitset_pool,
+        trie_pool)`` stored and returned (built under the store's lock)."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                return entry
+            entry = build(*args, self.bitset_pool, self.trie_pool)
+            self.builds += 1
+            self._entries[key] = entry
+            if self.capacity is not None:
+                while len(self._entries) > self.capacity:
+                    self._entries.popitem(last=False)
+            return entry
+
+    def state_classes(self, digest: bytes, depth: int, build):
+        """The cached ``build()`` (a DFA's state representatives at ``depth``)."""
+        key = (digest, depth)
+        with self._lock:
+            value = self._classes.get(key)
+            if value is not None:
+                self._classes.move_to_end(key)
+                return value
+        value = build()
+        with self._lock:
+            self._classes[key] = value
+            while len(self._classes) > _CLASS_CAPACITY:
+                self._classes.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        """Forget every entry (grammars keep the entries they hold)."""
+        with self._lock:
+            self._entries.clear()
+            self._classes.clear()
+            self.bitset_pool = weakref.WeakValueDictionary()
+            self.trie_pool = weakref.WeakValueDictionary()
