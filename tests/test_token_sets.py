@@ -1,0 +1,142 @@
+"""Per-terminal token sets: full walks against a byte-by-byte oracle, sets
+derived from a hub state against full walks, and sharing between grammars.
+
+Oracles: the inside set of (terminal, state) is every token the terminal's
+DFA (``grammask.terminals.DFA.run``, independent of the trie walk) reads
+without dying; exits are the token prefixes after which the DFA accepts and
+the token goes on.  ``build_terminal_tokens_relative`` must give exactly what
+a full walk (``build_terminal_tokens``) gives, from any base state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import grammask
+from grammask._core.earley import compiled_tables
+from grammask._core.mask_computer import sub_automaton_digest
+from grammask._core.terminal_tokens import build_terminal_tokens, build_terminal_tokens_relative
+from grammask.engine.vocab_tables import vocabulary_tables
+
+PIECES = [bytes([b]) for b in b' \n"{}:,0123456789abdemnx\\'] + [
+    b'"', b'""', b'"n', b'"na', b'name', b'named', b'nam', b'me"', b'e":', b'":', b'":"', b'"}',
+    b'"name":', b'ab', b'abab', b'cd', b'cdab1', b'a1', b'1;', b'ab;', b'x"', b'\\"', b'\\u00',
+    b'  ', b'\n ', b'nn', b'mm"', '\u00e9'.encode(), b'\xc3', b'\xa9"', b'12', b'3.5', b'e+',
+]
+
+GRAMMARS = {
+    "key_exclusion": lambda: grammask.Grammar.from_json_schema(
+        {"type": "object", "properties": {"name": {"type": "string"}, "named": {"type": "integer"}}}),
+    "repeats": lambda: grammask.Grammar.from_ebnf('start ::= #"[a-z]{2,5}(ab|cd)*[0-9]?" ";";'),
+    "string": lambda: grammask.Grammar.from_ebnf('start ::= #"\\"([^\\"\\\\\\\\]|\\\\\\\\.)*\\"" "}";'),
+}
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return grammask.Vocabulary([None, *PIECES], eos_token_ids=[0])
+
+
+def _ids(entry) -> set[int]:
+    if entry.inside_ids is not None:
+        return set(entry.inside_ids.tolist())
+    bits = np.unpackbits(np.asarray(entry.inside_bits).view(np.uint8), bitorder="little")
+    return set(np.flatnonzero(bits).tolist())
+
+
+def _fields(entry) -> tuple:
+    return (_ids(entry), entry.n_inside, entry.exit_nodes.tolist(), entry.narrow_ids.tolist(),
+            entry.closing_ids.tolist(), entry.closing_space_ids.tolist(),
+            None if entry.exit_trie is None else entry.exit_trie.n_nodes)
+
+
+def _dfa_terminals(grammar):
+    lnf = grammar.lnf
+    return [(terminal, lnf.dfas[dfa_id]) for terminal, dfa_id in enumerate(lnf.terminal_dfa_ids)
+            if dfa_id >= 0]
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_full_walk_matches_dfa_oracle(name, vocab):
+    grammar = GRAMMARS[name]()
+    tables = compiled_tables(grammar.lnf)
+    trie = vocabulary_tables(vocab).trie_view
+    paths = _node_paths(vocabulary_tables(vocab).trie)
+    for terminal, dfa in _dfa_terminals(grammar):
+        for state in range(1, dfa.n_states):
+            entry = build_terminal_tokens(tables, trie, terminal, state, vocab.size)
+            inside = {token for token in range(1, vocab.size)
+                      if dfa.run(vocab.token_bytes[token], state) != 0}
+            assert _ids(entry) == inside and entry.n_inside == len(inside)
+            exits = {data[:cut] for data in vocab.token_bytes[1:] for cut in range(1, len(data))
+                     if dfa.is_accepting(dfa.run(data[:cut], state))}
+            assert {paths[node] for node in entry.exit_nodes.tolist()} == exits
+            assert (entry.exit_trie is None) == (not exits)
+            if exits:
+                assert dfa.is_accepting(entry.end_state)
+
+
+def _node_paths(trie) -> list[bytes]:
+    """The bytes spelled from the root to each node of a preorder trie."""
+    node_bytes = np.asarray(trie.node_bytes).tolist()
+    ends = np.asarray(trie.node_subtree_ends).tolist()
+    paths = [b""] * len(node_bytes)
+    stack = [0]
+    for node in range(1, len(node_bytes)):
+        while ends[stack[-1]] <= node:
+            stack.pop()
+        paths[node] = paths[stack[-1]] + bytes([node_bytes[node]])
+        stack.append(node)
+    return paths
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_relative_build_equals_full_walk_from_every_base(name, vocab):
+    grammar = GRAMMARS[name]()
+    tables = compiled_tables(grammar.lnf)
+    trie = vocabulary_tables(vocab).trie_view
+    for terminal, dfa in _dfa_terminals(grammar):
+        full = {state: build_terminal_tokens(tables, trie, terminal, state, vocab.size)
+                for state in range(1, dfa.n_states)}
+        for state, expected in full.items():
+            for base_state, base in full.items():
+                derived = build_terminal_tokens_relative(tables, trie, terminal, state, vocab.size,
+                                                         base, base_state)
+                assert _fields(derived) == _fields(expected), (state, base_state)
+                if derived.exit_trie is not None or len(derived.closing_ids):
+                    assert dfa.is_accepting(derived.end_state)
+
+
+def test_equal_languages_share_a_digest():
+    from grammask.terminals import compile_regex
+
+    body = compile_regex('"[a-z]*"')
+    key = compile_regex('"(?:x|[a-wyz][a-z]*)"')   # the start differs, the body is the same
+    inside_body = body.run(b'"')
+    inside_key = key.run(b'"a')
+    assert sub_automaton_digest(body, inside_body) == sub_automaton_digest(key, inside_key)
+    assert sub_automaton_digest(body, inside_body) != sub_automaton_digest(key, key.run(b'"'))
+    assert sub_automaton_digest(body, inside_body, limit=1) is None
+
+
+def test_grammars_share_token_sets_through_the_store(vocab):
+    store = vocabulary_tables(vocab).token_sets
+    config = grammask.Config(canonical=False, mask_cache_entries=0)
+    first = grammask.compile(grammask.Grammar.from_json_schema(
+        {"type": "object", "properties": {"a": {"type": "string"}}}), vocab, config)
+    second = grammask.compile(grammask.Grammar.from_json_schema(
+        {"type": "object", "properties": {"b": {"type": "string"}, "c": {"type": "boolean"}}}),
+        vocab, config)
+    masks = []
+    for compiled in (first, second):
+        engine = grammask.Engine(compiled)
+        engine.try_accept_new_bytes(b'{"b":"')
+        builds = store.builds
+        masks.append(list(engine.compute_allowed_token_ids()))
+        if compiled is second:
+            # The string body after '"b":"' is the terminal the first grammar built.
+            assert store.builds == builds
+    assert masks[0] == masks[1]
+    grammask.clear_caches(vocabularies=False)
+    assert len(store) == 0
