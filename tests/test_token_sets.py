@@ -15,7 +15,7 @@ import pytest
 
 import grammask
 from grammask._core.earley import compiled_tables
-from grammask._core.mask_computer import sub_automaton_digest
+from grammask._core.mask_computer import state_classes_by_depth, sub_automaton_digest
 from grammask._core.terminal_tokens import build_terminal_tokens, build_terminal_tokens_relative
 from grammask.engine.vocab_tables import vocabulary_tables
 
@@ -29,6 +29,7 @@ GRAMMARS = {
     "key_exclusion": lambda: grammask.Grammar.from_json_schema(
         {"type": "object", "properties": {"name": {"type": "string"}, "named": {"type": "integer"}}}),
     "repeats": lambda: grammask.Grammar.from_ebnf('start ::= #"[a-z]{2,5}(ab|cd)*[0-9]?" ";";'),
+    "counted": lambda: grammask.Grammar.from_ebnf('start ::= #"[a-z0-9\\"]{0,9}" "}";'),
     "string": lambda: grammask.Grammar.from_ebnf('start ::= #"\\"([^\\"\\\\\\\\]|\\\\\\\\.)*\\"" "}";'),
 }
 
@@ -99,13 +100,37 @@ def test_relative_build_equals_full_walk_from_every_base(name, vocab):
     for terminal, dfa in _dfa_terminals(grammar):
         full = {state: build_terminal_tokens(tables, trie, terminal, state, vocab.size)
                 for state in range(1, dfa.n_states)}
+        classes = state_classes_by_depth(dfa.transitions, dfa.accepting, trie.max_depth + 1)
         for state, expected in full.items():
             for base_state, base in full.items():
-                derived = build_terminal_tokens_relative(tables, trie, terminal, state, vocab.size,
-                                                         base, base_state)
-                assert _fields(derived) == _fields(expected), (state, base_state)
-                if derived.exit_trie is not None or len(derived.closing_ids):
-                    assert dfa.is_accepting(derived.end_state)
+                for depth_classes in (None, classes):
+                    derived = build_terminal_tokens_relative(tables, trie, terminal, state,
+                                                             vocab.size, base, base_state,
+                                                             depth_classes)
+                    assert _fields(derived) == _fields(expected), (state, base_state)
+                    if derived.exit_trie is not None or len(derived.closing_ids):
+                        assert dfa.is_accepting(derived.end_state)
+
+
+def test_state_classes_by_depth_oracle():
+    # Two states share a row-d label iff they agree on dead-ness and
+    # acceptance after every input of at most d bytes (checked by brute force
+    # over a small alphabet that covers every byte class of the DFA).
+    import itertools
+
+    from grammask.terminals import compile_regex
+
+    dfa = compile_regex("(ab|a){0,3}b?")
+    alphabet = b"abc"
+    rows = state_classes_by_depth(dfa.transitions, dfa.accepting, 4)
+    for depth in range(5):
+        words = [bytes(w) for n in range(depth + 1) for w in itertools.product(alphabet, repeat=n)]
+        def behaviour(state):
+            return tuple((dfa.run(w, state) != 0, dfa.is_accepting(dfa.run(w, state))) if state
+                         else (False, False) for w in words)
+        for one in range(dfa.n_states):
+            for other in range(dfa.n_states):
+                assert (rows[depth, one] == rows[depth, other]) == (behaviour(one) == behaviour(other))
 
 
 def test_equal_languages_share_a_digest():

@@ -56,38 +56,63 @@ from grammask._core.types cimport state_id_t, terminal_id_t, word_t
 
 NARROW_BYTES = NARROW_BYTE_LIMIT
 
-# Hubs with more reachable states than this are shared by DFA digest only.
-SUB_AUTOMATON_LIMIT = 1024
+# Hubs with more reachable states than this are shared by DFA digest only
+# (JSON's string body from a key's hub has a handful).
+SUB_AUTOMATON_LIMIT = 64
 
 # Exit tries with at most this many nodes are walked byte by byte; larger
 # ones are handled by recursing over their own per-terminal token sets.
 cdef Py_ssize_t WALK_LIMIT = 4096
 
 
+def state_classes_by_depth(transitions, accepting, Py_ssize_t depth):
+    """Row d (0 <= d <= ``depth``) labels the states of a DFA so that two
+    states have equal labels iff they agree on dead-ness (state 0) and
+    acceptance after every input of at most d bytes: Moore's partition
+    refinement, one round per row (rows repeat once it is stable).
+    Returns int32[depth + 1, n_states]."""
+    table = np.asarray(transitions)
+    n_states = table.shape[0]
+    rows = np.empty((depth + 1, n_states), dtype=np.int32)
+    classes = np.asarray(accepting).astype(np.int64) + 1
+    classes[0] = 0
+    rows[0] = classes
+    n_classes = len(np.unique(classes))
+    stable = n_classes == n_states
+    for d in range(1, depth + 1):
+        if not stable:
+            signature = np.column_stack([classes, classes[table]])
+            order = np.lexsort(signature.T[::-1])
+            ordered = signature[order]
+            starts_group = np.any(ordered[1:] != ordered[:-1], axis=1)
+            refined = np.empty(n_states, dtype=np.int64)
+            refined[order] = np.concatenate([[0], np.cumsum(starts_group)])
+            n_refined = int(refined.max()) + 1
+            stable = n_refined == n_classes or n_refined == n_states
+            classes = refined
+            n_classes = n_refined
+        rows[d] = classes
+    return rows
+
+
 def bounded_state_classes(transitions, accepting, Py_ssize_t depth):
     """For each state of a DFA, the smallest state that agrees with it on
     dead-ness (state 0) and acceptance after every input of at most
-    ``depth`` bytes: Moore's partition refinement stopped after ``depth``
-    rounds (or when stable).  Returns int32[n_states]."""
-    table = np.asarray(transitions)
-    n_states = table.shape[0]
-    classes = np.asarray(accepting).astype(np.int64) + 1
-    classes[0] = 0
-    n_classes = len(np.unique(classes))
-    for _ in range(depth):
-        if n_classes == n_states:
-            break
-        signature = np.column_stack([classes, classes[table]])
-        order = np.lexsort(signature.T[::-1])
-        ordered = signature[order]
-        starts_group = np.any(ordered[1:] != ordered[:-1], axis=1)
-        refined = np.empty(n_states, dtype=np.int64)
-        refined[order] = np.concatenate([[0], np.cumsum(starts_group)])
-        n_refined = int(refined.max()) + 1
-        classes = refined
-        if n_refined == n_classes:
-            break
-        n_classes = n_refined
+    ``depth`` bytes (row ``depth`` of ``state_classes_by_depth``).
+    Returns int32[n_states]."""
+    return _representatives_of(state_classes_by_depth(transitions, accepting, depth)[depth])
+
+
+def _classes_and_representatives(dfa, Py_ssize_t depth):
+    """``state_classes_by_depth`` to ``depth + 1`` (a token's last byte is
+    narrow or not by the byte after it) and the representatives at ``depth``."""
+    rows = state_classes_by_depth(dfa.transitions, dfa.accepting, depth + 1)
+    return rows, _representatives_of(rows[depth])
+
+
+def _representatives_of(classes):
+    """Each state's smallest state with the same label."""
+    n_states = classes.shape[0]
     smallest = np.full(int(classes.max()) + 1, n_states, dtype=np.int64)
     np.minimum.at(smallest, classes, np.arange(n_states))
     return smallest[classes].astype(np.int32)
@@ -144,14 +169,16 @@ cdef class MaskComputer:
         self.cache = {}
         self.hubs = {}
         self.hub_keys = {}
+        self.last_built = {}
         self.store = store if store is not None else TokenSetStore(capacity=None)
         self.lock = threading.Lock()
         digests = [dfa_digest(dfa) for dfa in tables.lnf.dfas]
-        parts = [self.store.state_classes(
-                     digest, vocab_trie.max_depth,
-                     lambda dfa=dfa: bounded_state_classes(dfa.transitions, dfa.accepting,
-                                                           vocab_trie.max_depth))
-                 for digest, dfa in zip(digests, tables.lnf.dfas)]
+        depth = vocab_trie.max_depth
+        classes = [self.store.state_classes(digest, depth + 1,
+                                            lambda dfa=dfa: _classes_and_representatives(dfa, depth))
+                   for digest, dfa in zip(digests, tables.lnf.dfas)]
+        self.depth_classes = [rows for rows, _ in classes]
+        parts = [representatives for _, representatives in classes]
         self.state_representatives = np.ascontiguousarray(
             np.concatenate(parts) if parts else np.zeros(1, np.int32), dtype=np.int32)
         self._representatives = self.state_representatives
@@ -189,14 +216,23 @@ cdef class MaskComputer:
                                       self.tables, trie, terminal_id, progress, self.vocab_size)
             if entry.end_state >= 0:
                 entry = entry.with_end_state(local_end)
-        elif hub > 0 and hub != progress:
-            base = self.terminal_tokens(trie, terminal_id, hub)
+        elif hub > 0 and hub != progress and ((trie, info.dfa_id) in self.last_built
+                                              or info.dfa_id in self.hub_keys):
+            # Derive from the state built last for this DFA over this trie
+            # (decoding walks a string's states in order, and neighbours
+            # differ only on long tokens), or from the hub when other DFAs
+            # may have built it already.
+            base_state, base = self.last_built.get((trie, info.dfa_id), (hub, None))
+            if base is None:
+                base = self.terminal_tokens(trie, terminal_id, hub)
             entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens_relative,
                                       self.tables, trie, terminal_id, progress, self.vocab_size,
-                                      base, hub)
+                                      base, base_state, self.depth_classes[info.dfa_id])
         else:
             entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
                                       self.tables, trie, terminal_id, progress, self.vocab_size)
+        if info.is_dfa:
+            self.last_built[(trie, info.dfa_id)] = (progress, entry)
         with self.lock:
             entry = self.cache.setdefault(key, entry)
         return entry
@@ -208,8 +244,10 @@ cdef class MaskComputer:
         hub = self.hubs.get(dfa_id)
         if hub is None:
             dfa = self.tables.lnf.dfas[dfa_id]
-            targets = np.asarray(dfa.transitions)[:, np.asarray(dfa.class_map)]
-            counts = np.bincount(targets.ravel(), minlength=targets.shape[0])
+            transitions = np.asarray(dfa.transitions)
+            class_sizes = np.bincount(np.asarray(dfa.class_map), minlength=transitions.shape[1])
+            counts = np.bincount(transitions.ravel(), minlength=transitions.shape[0],
+                                 weights=np.broadcast_to(class_sizes, transitions.shape).ravel())
             counts[0] = 0
             hub = int(np.argmax(counts))
             if hub > 0:

@@ -1,6 +1,8 @@
 # cython: language_level=3
 """Per-terminal token sets (see terminal_tokens.pyx)."""
 
+from libc.stdint cimport int32_t
+
 from grammask._core.earley_tables cimport CompiledTables
 from grammask._core.trie_walk cimport TrieView
 from grammask._core.types cimport state_id_t, terminal_id_t, token_id_t, word_t
@@ -36,4 +38,5 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
 cpdef TerminalTokens build_terminal_tokens_relative(
         CompiledTables tables, TrieView vocab_trie, terminal_id_t terminal_id,
         state_id_t progress, Py_ssize_t vocab_size, TerminalTokens base,
-        state_id_t base_state, object bitset_pool=*, object trie_pool=*)
+        state_id_t base_state, const int32_t[:, ::1] depth_classes=*,
+        object bitset_pool=*, object trie_pool=*)

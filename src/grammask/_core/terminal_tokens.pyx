@@ -304,7 +304,8 @@ cdef object _patched(base, const Growable* added, const Growable* removed):
 cpdef TerminalTokens build_terminal_tokens_relative(
         CompiledTables tables, TrieView vocab_trie, terminal_id_t terminal_id,
         state_id_t progress, Py_ssize_t vocab_size, TerminalTokens base,
-        state_id_t base_state, object bitset_pool=None, object trie_pool=None):
+        state_id_t base_state, const int32_t[:, ::1] depth_classes=None,
+        object bitset_pool=None, object trie_pool=None):
     """``build_terminal_tokens`` for DFA state ``progress``, derived from the
     entry ``base`` of another state ``base_state`` of the same terminal over
     the same trie.
@@ -312,7 +313,12 @@ cpdef TerminalTokens build_terminal_tokens_relative(
     One walk runs both states side by side and descends only where they
     differ: below a node where both reach the same DFA state, every token,
     exit and narrow flag is the same for both, so the subtree is skipped and
-    ``base`` supplies it.  For the states of a key that must differ from the
+    ``base`` supplies it.  With ``depth_classes`` (the DFA's
+    ``state_classes_by_depth``, rows 0..D), a subtree h edges high is also
+    skipped when the two states are equivalent for h + 1 bytes (the flags of
+    a node at depth h read the byte set after it): two positions of a
+    counted string ``X{0,200}`` differ only on tokens longer than what is
+    left of the shorter count.  For the states of a key that must differ from the
     schema's names, or any DFA whose states mostly fall back into one hub
     state, the walk touches a handful of nodes instead of the whole trie."""
     cdef TerminalInfo info = tables.view.terminal_infos[terminal_id]
@@ -342,6 +348,9 @@ cpdef TerminalTokens build_terminal_tokens_relative(
     cdef Py_ssize_t n_inside = base.n_inside
     cdef node_id_t child
     cdef state_id_t q, r, end_state = base.end_state
+    cdef const int32_t[::1] heights = vocab_trie.node_heights
+    cdef bint use_classes = depth_classes is not None
+    cdef Py_ssize_t height, n_rows = depth_classes.shape[0] if use_classes else 0
     cdef bint q_end, r_end, q_narrow, r_narrow, q_space, has_children
     cdef uint8_t byte
     cdef token_id_t token_id
@@ -391,6 +400,10 @@ cpdef TerminalTokens build_terminal_tokens_relative(
                 has_children = vocab_trie.node_subtree_ends[child] > child + 1
                 if has_children:
                     ok = ok and _flip(&changes[2], &changes[3], q_end, r_end, child)
+                    if use_classes:
+                        height = heights[child] + 1
+                        if height < n_rows and depth_classes[height, q] == depth_classes[height, r]:
+                            continue
                     depth += 1
                     next_child[depth] = child + 1
                     child_end[depth] = vocab_trie.node_subtree_ends[child]

@@ -13,6 +13,7 @@ cdef class TrieView:
     cdef const node_id_t[::1] node_subtree_ends    # [n_nodes] subtree of n is [n, end)
     cdef const int32_t[::1] node_token_offsets     # [n_nodes + 1] into token_ids
     cdef const token_id_t[::1] token_ids           # tokens ending at each node, by node
+    cdef readonly object node_heights              # [n_nodes] int32: longest path down from each node
     cdef readonly Py_ssize_t n_nodes
     cdef readonly Py_ssize_t max_depth             # longest root-to-node path, in edges
     cdef readonly Py_ssize_t n_words               # words of a bitset over the vocabulary

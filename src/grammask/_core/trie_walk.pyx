@@ -23,7 +23,8 @@ the root; ``node_bytes[n]`` is the byte on the edge into n; the subtree of n
 is ``[n, node_subtree_ends[n])``; the first child of n is n + 1 when
 n + 1 < end(n) and the next sibling of child c is end(c); children are sorted
 by byte; tokens whose bytes end at n are
-``token_ids[node_token_offsets[n]:node_token_offsets[n + 1]]``.
+``token_ids[node_token_offsets[n]:node_token_offsets[n + 1]]``;
+``node_heights[n]`` is the length of the longest path down from n.
 
 Invariants
 ----------
@@ -34,7 +35,7 @@ with ``max_depth + 2`` frames).  The walk leaves the recognizer in the state
 it started in.
 """
 
-from libc.stdint cimport uint8_t, uint64_t
+from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libc.stdlib cimport malloc, free
 
 import numpy as np
@@ -67,11 +68,42 @@ cdef class TrieView:
         ids = np.asarray(self.token_ids)
         if len(ids) and (ids.min() < 0 or ids.max() >= vocab_size):
             raise ValueError("malformed trie: token id out of range")
+        self.node_heights = _subtree_heights(self.node_subtree_ends)
 
     @classmethod
     def from_token_trie(cls, trie):
         return cls(trie.node_bytes, trie.node_subtree_ends, trie.node_token_offsets,
                    trie.token_ids, trie.max_depth, trie.vocab_size, owner=trie)
+
+
+cdef object _subtree_heights(const node_id_t[::1] ends):
+    """For each node, the edges of the longest path down from it (0 for a
+    leaf): a preorder trie's children come after their parent, so one pass
+    from the last node up, with each node's parent found on a stack of open
+    subtrees in a first pass, is enough."""
+    cdef Py_ssize_t n = ends.shape[0], node, top = 0
+    heights = np.zeros(n, dtype=np.int32)
+    parents = np.zeros(n, dtype=np.int32)
+    cdef int32_t[::1] height = heights
+    cdef int32_t[::1] parent = parents
+    cdef node_id_t* stack = <node_id_t*>malloc((n + 1) * sizeof(node_id_t))
+    if stack == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            stack[0] = 0
+            for node in range(1, n):
+                while ends[stack[top]] <= node:
+                    top -= 1
+                parent[node] = stack[top]
+                top += 1
+                stack[top] = node
+            for node in range(n - 1, 0, -1):
+                if height[node] + 1 > height[parent[node]]:
+                    height[parent[node]] = height[node] + 1
+    finally:
+        free(stack)
+    return heights
 
 
 cdef inline void _set_node_tokens(TrieView trie, node_id_t node, word_t* bits) noexcept nogil:
