@@ -295,10 +295,17 @@ cdef inline bint _flip(Growable* added, Growable* removed, bint now, bint before
 
 
 cdef object _patched(base, const Growable* added, const Growable* removed):
-    """The sorted ids of ``base`` without ``removed``, with ``added``."""
-    kept = np.setdiff1d(base, np.frombuffer(growable_bytes(removed), dtype=np.int32),
-                        assume_unique=True)
-    return np.union1d(kept, np.frombuffer(growable_bytes(added), dtype=np.int32)).astype(np.int32)
+    """The sorted ids of ``base`` without ``removed``, with ``added`` (``base``
+    itself when nothing changed)."""
+    if added.size == 0 and removed.size == 0:
+        return base
+    kept = base
+    if removed.size:
+        kept = np.setdiff1d(base, np.frombuffer(growable_bytes(removed), dtype=np.int32),
+                            assume_unique=True)
+    if added.size:
+        kept = np.union1d(kept, np.frombuffer(growable_bytes(added), dtype=np.int32))
+    return kept.astype(np.int32, copy=False)
 
 
 cpdef TerminalTokens build_terminal_tokens_relative(
@@ -385,6 +392,7 @@ cpdef TerminalTokens build_terminal_tokens_relative(
                                vocab_trie.node_token_offsets[child + 1]):
                     token_id = vocab_trie.token_ids[i]
                     if (q != 0) != (r != 0):
+                        ok = ok and grow_push(&changes[0] if q != 0 else &changes[1], token_id)
                         if q != 0:
                             bitset_add(inside_bits, token_id)
                             n_inside += 1
@@ -411,10 +419,17 @@ cpdef TerminalTokens build_terminal_tokens_relative(
                     other[depth] = r
         if not ok:
             raise MemoryError()
+        inside_ids = None
+        if n_inside <= SPARSE_LIMIT:
+            inside_ids = (_patched(base.inside_ids, &changes[0], &changes[1]) if not base.dense
+                          else np.flatnonzero(np.unpackbits(words.view(np.uint8),
+                                                            bitorder="little")).astype(np.int32))
+        exits_changed = changes[2].size > 0 or changes[3].size > 0
         exit_nodes = _patched(base.exit_nodes, &changes[2], &changes[3])
         narrow_ids = _patched(base.narrow_ids, &changes[4], &changes[5])
         closing_ids = _patched(base.closing_ids, &changes[6], &changes[7])
         closing_space_ids = _patched(base.closing_space_ids, &changes[8], &changes[9])
+        changes_inside = changes[0].size + changes[1].size
     finally:
         free(next_child)
         free(child_end)
@@ -422,12 +437,13 @@ cpdef TerminalTokens build_terminal_tokens_relative(
         free(other)
         for k in range(10):
             free(changes[k].data)
-    inside_ids = None
-    if n_inside <= SPARSE_LIMIT:
-        inside_ids = np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little")).astype(np.int32)
+    if inside_ids is not None:
         words = None
+    elif changes_inside == 0 and base.dense:
+        words = base.inside_bits
     elif bitset_pool is not None:
         words = bitset_pool.setdefault(words.tobytes(), words)
-    exit_trie = _pooled_exit_trie(vocab_trie, exit_nodes, vocab_size, trie_pool)
+    exit_trie = (_pooled_exit_trie(vocab_trie, exit_nodes, vocab_size, trie_pool)
+                 if exits_changed else base.exit_trie)
     return TerminalTokens(inside_ids, words, exit_trie, end_state, exit_nodes, n_inside,
                           narrow_ids, closing_ids, closing_space_ids)

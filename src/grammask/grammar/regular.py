@@ -133,20 +133,33 @@ def join_adjacent_regexes(flat, compiler: TerminalCompiler) -> None:
     states has an exit trie as large as the vocabulary's (``exit_trie.pyx``);
     one DFA ends only where the whole run ends."""
     for name, productions in flat.rules.items():
-        joined_productions = []
-        for production in productions:
-            joined: list = []
-            for symbol in production:
-                previous = _as_plain_regex(joined[-1]) if joined else None
-                current = _as_plain_regex(symbol)
-                if previous is not None and current is not None and previous[1] == current[1]:
-                    key = ("regex", f"(?:{previous[0]})(?:{current[0]})", "regex", current[1])
-                    if compiler.try_dfa(key, FOLD_MAX_STATES, FOLD_MAX_BYTES) is not None:
-                        joined[-1] = key
-                        continue
-                joined.append(symbol)
-            joined_productions.append(tuple(joined))
-        flat.rules[name] = joined_productions
+        for index, production in enumerate(productions):
+            if len(production) > 1 and _has_adjacent_pair(production):
+                productions[index] = _joined(production, compiler)
+
+
+def _has_adjacent_pair(production: tuple) -> bool:
+    previous = False
+    for symbol in production:
+        current = isinstance(symbol, tuple) and (symbol[0] == "class" or symbol[0] == "regex")
+        if current and previous:
+            return True
+        previous = current
+    return False
+
+
+def _joined(production: tuple, compiler: TerminalCompiler) -> tuple:
+    joined: list = []
+    for symbol in production:
+        previous = _as_plain_regex(joined[-1]) if joined else None
+        current = _as_plain_regex(symbol)
+        if previous is not None and current is not None and previous[1] == current[1]:
+            key = ("regex", f"(?:{previous[0]})(?:{current[0]})", "regex", current[1])
+            if compiler.try_dfa(key, FOLD_MAX_STATES, FOLD_MAX_BYTES) is not None:
+                joined[-1] = key
+                continue
+        joined.append(symbol)
+    return tuple(joined)
 
 
 def _as_plain_regex(symbol) -> tuple[str, bool] | None:
