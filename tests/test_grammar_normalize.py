@@ -254,9 +254,12 @@ def test_fold_that_would_explode_falls_back_quickly():
 
 
 def test_adjacent_regex_terminals_are_joined():
-    # After nullable elimination ([a-z0-9]* may be empty) each production has
-    # at most one regex terminal per run; the language is unchanged.
+    # Adjacent in the source: joined before nullable elimination, so the
+    # optional parts stay inside one DFA.
     grammar = Grammar.from_ebnf('start ::= #"[a-c]" #"[a-z0-9]*" ";" | #"[0-9]" #"[a-c]?" #"x+";')
-    assert grammar.to_ebnf() == ('start ::= #"(?:(?:[0-9])(?:[a-c]?))(?:x+)" | #"(?:[0-9])(?:x+)" '
-                                 '| #"(?:[a-c])(?:[a-z0-9]*)" ";" | #"[a-c]" ";";\n')
+    assert grammar.to_ebnf() == ('start ::= #"(?:(?:[0-9])(?:[a-c]?))(?:x+)" '
+                                 '| #"(?:[a-c])(?:[a-z0-9]*)" ";";\n')
+    # Made adjacent by nullable elimination (b may be empty): joined by the last pass.
+    grammar = Grammar.from_ebnf('start ::= #"[a-c]" b #"[0-9]+"; b ::= "x" | "";')
+    assert '#"(?:[a-c])(?:[0-9]+)"' in grammar.to_ebnf()
     assert [name for name, _ in grammar.pass_sizes][-1] == "join_adjacent_regexes"

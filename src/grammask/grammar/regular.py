@@ -7,8 +7,10 @@ sequences, alternations and repetitions (no rule reference, regex or
 substring terminal).  Example: GBNF ``[1-9] [0-9]{0,15}`` becomes the one DFA
 terminal ``#"[1-9][0-9]{0,15}"`` instead of sixteen helper rules, and
 ``[0-9]+`` stops being a left-recursive rule the Earley core must complete at
-every digit.  ``join_adjacent_regexes`` (the last pass of ``normalize``)
-joins adjacent regex terminals of a production into one the same way.
+every digit.  Adjacent regex terminals of a sequence are joined into one
+the same way, here before their DFAs are built, and by
+``join_adjacent_regexes`` (the last pass of ``normalize``) where nullable
+elimination made them adjacent.
 
 Why it is safe: the Earley core matches a DFA terminal byte by byte and may
 both complete it at any accepting state and continue it, so a DFA terminal
@@ -105,7 +107,9 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
             rebuilt = current
         else:
             folded = [_fold(child, flag, compiler) for child, flag in zip(child_nodes, child_flags)]
-            rebuilt = _rebuild(current, folded)
+            if kind is Sequence:
+                folded = _join_regex_nodes(folded, compiler)
+            rebuilt = folded[0] if len(folded) == 1 and kind is Sequence else _rebuild(current, folded)
         nodes.append(rebuilt)
         flags.append((regular, has_repeat))
     return _fold(nodes[0], flags[0], compiler)
@@ -138,7 +142,24 @@ def join_adjacent_regexes(flat, compiler: TerminalCompiler) -> None:
                 productions[index] = _joined(production, compiler)
 
 
-def _has_adjacent_pair(production: tuple) -> bool:
+def _join_regex_nodes(items: list, compiler: TerminalCompiler) -> list:
+    """``join_adjacent_regexes`` on a sequence's items, before any of their
+    DFAs is built (the pass after normalization catches what nullable
+    elimination makes adjacent)."""
+    symbols = [("regex", item.pattern, item.kind, item.case_insensitive)
+               if item.__class__ is Regex else item for item in items]
+    if not _has_adjacent_pair(symbols):
+        return items
+    joined = []
+    for symbol in _joined(tuple(symbols), compiler):
+        if isinstance(symbol, tuple):
+            joined.append(Regex(symbol[1], symbol[2], symbol[3]))
+        else:
+            joined.append(symbol)
+    return joined
+
+
+def _has_adjacent_pair(production) -> bool:
     previous = False
     for symbol in production:
         current = isinstance(symbol, tuple) and (symbol[0] == "class" or symbol[0] == "regex")
@@ -221,6 +242,6 @@ def _quantifier(low: int, high: Optional[int]) -> str:
 def _rebuild(node: Node, children: list[Node]) -> Node:
     if isinstance(node, Repeat):
         return node if children[0] is node.item else Repeat(children[0], node.min, node.max, node.span)
-    if all(child is item for child, item in zip(children, node.items)):
+    if len(children) == len(node.items) and all(child is item for child, item in zip(children, node.items)):
         return node
     return type(node)(tuple(children), node.span)
