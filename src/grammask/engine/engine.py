@@ -52,6 +52,7 @@ from grammask import bitset
 from grammask._core.earley import EarleyRecognizer
 from grammask._core.mask_computer import pop_probe, push_probe
 from grammask.config import Config
+from grammask.engine import forced
 from grammask.engine.compiled import CompiledGrammar, compile
 from grammask.engine.logits import apply_mask, check_logits, write_bitmask
 from grammask.errors import (
@@ -415,6 +416,21 @@ class Engine:
         bits = self._current_bits()
         token_id = int(token_id)
         return 0 <= token_id < self.compiled.vocab.size and bitset.has(bits, token_id)
+
+    def forced_bytes(self, max_bytes: int = 256) -> bytes:
+        """The bytes every continuation of the output starts with (at most
+        ``max_bytes``; empty when the output is complete or branches next).
+        The engine is unchanged (``grammask.engine.forced``)."""
+        return forced.forced_bytes(self, max_bytes)
+
+    def compute_forced_tokens(self, max_tokens: int = 64) -> list:
+        """The token ids every allowed continuation starts with (jump-forward
+        tokens; at most ``max_tokens``, never EOS): with a canonical filter,
+        what the model's tokenizer would produce for the forced text, up to
+        where that tokenization still depends on what follows.  Accepting
+        them in order always succeeds; the engine itself is unchanged
+        (``grammask.engine.forced``)."""
+        return forced.forced_tokens(self, max_tokens)
 
     def fill_bitmask(self, bitmask, row: int = 0) -> None:
         """Write the mask into row ``row`` of an int32 [rows, ceil(V/32)]
