@@ -1,13 +1,23 @@
 """Configuration of grammar compilation and decoding, with every documented limit.
 
 ``Config`` is frozen and hashable: it is part of the compile cache key.  Each
-limit is a field; ``LimitExceeded`` errors name the field to raise.
+limit is a field; ``LimitExceeded`` errors name the field to raise.  Every
+field is checked when the Config is made (``InvalidArgumentType`` for a
+wrong type, ``InvalidArgument`` for a value out of range, both naming the
+field), so a bad value never reaches a compile.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Optional
+
+from grammask.errors import InvalidArgument, InvalidArgumentType
+
+_MINIMUM = {"canonical_lookahead": 0, "canonical_lookahead_budget": 1, "mask_cache_entries": 0,
+            "max_dfa_states": 2, "max_dfa_bytes": 1, "max_rules": 1, "max_nesting": 1,
+            "max_repetition": 0, "max_earley_items": 1, "max_rollback_bytes": 0}
+"""The smallest value each integer field takes (``max_rollback_bytes`` may also be None)."""
 
 
 @dataclass(frozen=True)
@@ -70,8 +80,29 @@ class Config:
     max_earley_items: int = 50_000_000
     """Live Earley items in one recognizer (memory guard)."""
 
-    max_rollback_bytes: Optional[int] = None
-    """How far back ``Engine.rollback`` may go, in bytes of output.  None keeps
-    every Earley set (about 200 bytes of memory per output byte on JSON);
-    a number lets the recognizer compact older sets away (kbnf's and
-    ZapFormat's compaction), so long outputs keep bounded memory."""
+    max_rollback_bytes: Optional[int] = 4096
+    """How far back ``Engine.rollback`` may go, in bytes of output (4096:
+    several hundred tokens, enough for speculative decoding).  The
+    recognizer compacts older Earley sets away (kbnf's and ZapFormat's
+    compaction) and the engine forgets older steps, so a long output keeps
+    bounded memory (the output's own bytes aside).  None keeps everything
+    (about 200 bytes of memory per output byte on JSON) and allows rolling
+    back to the start."""
+
+    def __post_init__(self):
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.name == "canonical":
+                if value is not None and not isinstance(value, bool):
+                    raise InvalidArgumentType(f"Config.canonical must be True, False or None, got {value!r}")
+            elif field.type in (bool, "bool"):
+                if not isinstance(value, bool):
+                    raise InvalidArgumentType(f"Config.{field.name} must be a bool, got {value!r}")
+            elif field.name in _MINIMUM:
+                if value is None and field.name == "max_rollback_bytes":
+                    continue
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise InvalidArgumentType(f"Config.{field.name} must be an int, got {value!r}")
+                if value < _MINIMUM[field.name]:
+                    raise InvalidArgument(
+                        f"Config.{field.name} must be >= {_MINIMUM[field.name]}, got {value}")

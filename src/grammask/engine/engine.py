@@ -11,18 +11,23 @@ Data layout
     The mask is a token bitset ``bits[ceil(V/32)]`` (``grammask.bitset``:
     bit ``t % 32`` of word ``t // 32`` is token t); ``fill_bitmask`` writes
     it as int32 (same bits, xgrammar's layout); ids and logits masks are
-    derived from it.  ``_steps`` holds one entry per accepted step (a token,
-    EOS, or a byte string): ``(token_id or None, n_bytes, data or None,
-    canonical state before the step)``, ``data`` None only for EOS; rollback
-    pops entries and the recognizer's bytes and restores the canonical state
-    of the first popped entry.
+    derived from it.  ``_steps`` is a deque of the accepted steps still
+    within the rollback window (a token, EOS, or a byte string):
+    ``(token_id or None, n_bytes, canonical state before the step)``, EOS the
+    only token step of 0 bytes; a step is dropped from the left once rolling
+    back to it would pass ``Config.max_rollback_bytes`` (the recognizer
+    compacts its Earley sets by the same window), so memory stays bounded
+    on long outputs.  ``_output`` is the output's bytes, ``_n_steps`` the
+    count of every step.  Rollback pops entries and the recognizer's bytes
+    and restores the canonical state of the first popped entry.
 
 Invariants
     * A rejected token, byte string, or logits array of the wrong size raises
       a typed error and leaves the engine exactly as it was.
     * EOS is allowed exactly when the bytes so far form a sentence; with
       ``Config(eager_end=True)`` it is then the only allowed token.  After EOS
-      has been accepted only EOS stays allowed (so generation loops stop).
+      has been accepted only EOS stays allowed (so generation loops stop),
+      and accepting it again changes nothing.
     * The grammar mask is exact; the canonical filter and its lookahead
       (``grammask.engine.lookahead``) only remove tokens, EOS needs the
       tokens to be canonical as they stand, and both are skipped for a step
@@ -42,7 +47,9 @@ mask from an Earley recognizer over a token trie), the outlines lab (docs/refere
 
 from __future__ import annotations
 
+import collections
 import enum
+import itertools
 import warnings
 from typing import Optional
 
@@ -108,7 +115,10 @@ class Engine:
         config = self.compiled.config
         self._recognizer = EarleyRecognizer(self.compiled.tables, max_items=config.max_earley_items,
                                             rollback_horizon=config.max_rollback_bytes)
-        self._steps: list = []
+        self._steps: collections.deque = collections.deque()
+        self._output = bytearray()
+        self._window_bytes = 0
+        self._n_steps = 0
         self._finished_by_eos = False
         canonical = self.compiled.canonical
         self._canonical_state = canonical.initial_state() if canonical is not None else None
@@ -117,7 +127,7 @@ class Engine:
     def seed_canonical_context(self, context_token_ids) -> None:
         """Seed the canonical filter with the prompt's last tokens (only
         before the first accepted token)."""
-        if self._steps:
+        if self._n_steps:
             raise InvalidArgument("seed_canonical_context must be called before the first token")
         canonical = self.compiled.canonical
         if canonical is not None:
@@ -133,7 +143,10 @@ class Engine:
         clone._bits_valid = self._bits_valid
         clone._stats = dict(self._stats)
         clone._recognizer = self._recognizer.copy()
-        clone._steps = list(self._steps)
+        clone._steps = collections.deque(self._steps)
+        clone._output = bytearray(self._output)
+        clone._window_bytes = self._window_bytes
+        clone._n_steps = self._n_steps
         clone._finished_by_eos = self._finished_by_eos
         clone._canonical_state = self._canonical_state
         return clone
@@ -147,7 +160,7 @@ class Engine:
     @property
     def n_accepted(self) -> int:
         """Steps accepted so far (tokens, EOS and byte strings)."""
-        return len(self._steps)
+        return self._n_steps
 
     def is_finished(self) -> bool:
         """EOS was accepted, or the output is complete and nothing can follow
@@ -173,11 +186,7 @@ class Engine:
 
     def output_bytes(self) -> bytes:
         """The bytes accepted so far."""
-        parts = []
-        for _, _, data, _ in self._steps:
-            if data is not None:
-                parts.append(data)
-        return b"".join(parts)
+        return bytes(self._output)
 
     def stats(self) -> dict:
         stats = dict(self._stats)
@@ -203,6 +212,8 @@ class Engine:
             raise TokenRejected(f"token id {token_id} is outside the vocabulary (size {vocab.size})",
                                 token_id=token_id)
         if self._finished_by_eos:
+            if token_id in vocab.eos_token_ids:
+                return Status.FINISHED  # the mask after EOS is EOS alone: accepting it again is a no-op
             raise TokenRejected(f"token {token_id} after EOS: the output is finished",
                                 token_id=token_id)
         if token_id in vocab.eos_token_ids:
@@ -260,7 +271,11 @@ class Engine:
                 f"continuation follows it); {instead} (Config.accept_non_canonical=True accepts it)")
 
     def try_accept_new_bytes(self, data) -> Status:
-        """Accept raw bytes as one step (all or nothing)."""
+        """Accept raw bytes (bytes, bytearray or memoryview) as one step (all
+        or nothing)."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise InvalidArgumentType(
+                f"try_accept_new_bytes takes bytes, bytearray or memoryview, got {type(data).__name__}")
         data = bytes(data)
         if self._finished_by_eos:
             raise TokenRejected("bytes after EOS: the output is finished", data=data)
@@ -300,18 +315,36 @@ class Engine:
             if not canonical.is_allowed(self._canonical_state, token_id):
                 self._stats["non_canonical_accepts"] += 1  # accept_non_canonical, or a fallback mask
             self._canonical_state = canonical.advance(self._canonical_state, token_id)
-        self._steps.append((token_id, n_bytes, data, previous_canonical))
+        steps = self._steps
+        steps.append((token_id, n_bytes, previous_canonical))
+        if data:
+            self._output += data
+        self._window_bytes += n_bytes
+        self._n_steps += 1
+        horizon = self.compiled.config.max_rollback_bytes
+        if horizon is not None:
+            # A step is kept while rolling back to it stays within the window.
+            while steps and self._window_bytes > horizon:
+                self._window_bytes -= steps.popleft()[1]
         self._stats["n_steps"] += 1
         self._bits_valid = False
 
     def rollback(self, n_tokens: int) -> None:
-        """Undo the last ``n_tokens`` accepted steps."""
+        """Undo the last ``n_tokens`` accepted steps (as far back as
+        ``Config.max_rollback_bytes`` allows)."""
+        if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)):
+            raise InvalidArgumentType(f"rollback takes an int, got {type(n_tokens).__name__}")
         n_tokens = int(n_tokens)
-        if n_tokens < 0 or n_tokens > len(self._steps):
-            raise InvalidArgument(f"cannot roll back {n_tokens} steps: {len(self._steps)} accepted")
+        if n_tokens < 0 or n_tokens > self._n_steps:
+            raise InvalidArgument(f"cannot roll back {n_tokens} steps: {self._n_steps} accepted")
         if n_tokens == 0:
             return
-        popped = self._steps[-n_tokens:]
+        steps = self._steps
+        if n_tokens > len(steps):
+            raise LimitExceeded(
+                "max_rollback_bytes", self._window_bytes, self.compiled.config.max_rollback_bytes,
+                f"cannot roll back {n_tokens} steps: the last {len(steps)} are within the window")
+        popped = list(itertools.islice(steps, len(steps) - n_tokens, len(steps)))
         n_bytes = sum(step[1] for step in popped)
         try:
             self._recognizer.pop(n_bytes)
@@ -319,9 +352,15 @@ class Engine:
             raise LimitExceeded(
                 "max_rollback_bytes", n_bytes, self.compiled.config.max_rollback_bytes,
                 f"cannot roll back {n_tokens} steps ({n_bytes} bytes)") from error
-        del self._steps[-n_tokens:]
-        self._canonical_state = popped[0][3]
-        if any(step[2] is None and step[0] is not None for step in popped):
+        for _ in range(n_tokens):
+            steps.pop()
+        if n_bytes:
+            del self._output[-n_bytes:]
+        self._window_bytes -= n_bytes
+        self._n_steps -= n_tokens
+        self._canonical_state = popped[0][2]
+        if any(step[0] is not None and step[1] == 0 and step[0] in self.compiled.vocab.eos_token_ids
+               for step in popped):
             self._finished_by_eos = False
         self._bits_valid = False
 
@@ -455,5 +494,5 @@ class Engine:
         return status
 
     def __repr__(self) -> str:
-        return (f"Engine(steps={len(self._steps)}, finished={self.is_finished()}, "
+        return (f"Engine(steps={self._n_steps}, finished={self.is_finished()}, "
                 f"can_end={self.can_end()})")
