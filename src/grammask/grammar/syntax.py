@@ -20,14 +20,18 @@ sequence (``Sequence(())``) is the empty string.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from grammask.config import Config
-from grammask.errors import GrammarSyntaxError, LimitExceeded
+from grammask.errors import GrammarSyntaxError, InvalidArgumentType, LimitExceeded
 from grammask.grammar.ast import Alternation, Node, Repeat, Sequence
 from grammask.source import Source, Span
 
 GROUP_CLOSERS = {"group": ")", "option": "]", "repeat": "}"}
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Scanner:
@@ -37,6 +41,14 @@ class Scanner:
         self.source = source
         self.text = source.text
         self.pos = 0
+        if not isinstance(self.text, str):
+            raise InvalidArgumentType(f"grammar text must be a str, got {type(self.text).__name__}")
+        surrogate = _LONE_SURROGATE.search(self.text)
+        if surrogate is not None:
+            printable = Source(_LONE_SURROGATE.sub("\ufffd", self.text), source.name)
+            raise syntax_error(printable, "a lone surrogate code point (U+%04X) has no UTF-8 "
+                               "encoding" % ord(surrogate.group()),
+                               Span(surrogate.start(), surrogate.start() + 1))
 
     def at_end(self) -> bool:
         return self.pos >= len(self.text)

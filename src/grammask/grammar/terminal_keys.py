@@ -29,6 +29,7 @@ from typing import Optional
 from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.grammar.ast import AnyChar, CharClass
+from grammask.grammar.regex_bounds import check_repetitions
 from grammask.source import Span
 
 MAX_CODE_POINT = 0x10FFFF
@@ -200,6 +201,7 @@ class TerminalCompiler:
             if kind == "class":
                 return terminals.compile_regex(class_pattern(key[1]), **limits)
             if kind == "regex":
+                check_repetitions(key[1], self.config.max_repetition, limits["max_states"])
                 return terminals.compile_regex(key[1], kind=key[2], case_insensitive=key[3], **limits)
             if kind == "substrs":
                 return terminals.compile_substrings(key[1], **limits)

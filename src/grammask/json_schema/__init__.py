@@ -61,10 +61,12 @@ character encodings, digit ranges).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
-from grammask.errors import GrammarError, GrammarSyntaxError, GrammarWarning, SchemaUnsupported
+from grammask.errors import (GrammarError, GrammarSyntaxError, GrammarWarning, InvalidArgumentType,
+                             LimitExceeded, SchemaUnsupported)
 from grammask.grammar.ast import GrammarAST
 from grammask.json_schema.options import Options
 from grammask.json_schema.translator import Translator
@@ -86,6 +88,9 @@ def _load(schema: Any) -> Any:
     if isinstance(schema, str):
         try:
             return json.loads(schema)
+        except RecursionError:
+            raise LimitExceeded("max_schema_depth", None, Options.max_schema_depth,
+                                "JSON Schema text nested deeper than the JSON parser allows") from None
         except json.JSONDecodeError as error:
             lines = schema.splitlines() or [""]
             line = lines[error.lineno - 1] if error.lineno - 1 < len(lines) else ""
@@ -99,11 +104,39 @@ def _load(schema: Any) -> Any:
                        f"not {type(schema).__name__}")
 
 
+def _check_values(schema: Any, max_schema_depth: int) -> None:
+    """Reject what no JSON text can hold, before any translation: object keys
+    that are not strings, numbers that are not finite, values that are not
+    JSON, and nesting deeper than 4 * ``max_schema_depth`` + 16 JSON levels
+    (a subschema level takes at most a few JSON levels; deeper input would
+    only meet the limit after deep recursion).  Iterative, so any input
+    depth is safe."""
+    max_depth = 4 * max_schema_depth + 16
+    stack = [(schema, "", 0)]
+    while stack:
+        value, pointer, depth = stack.pop()
+        if depth > max_depth:
+            raise LimitExceeded("max_schema_depth", depth, max_depth,
+                                f"JSON nesting at {pointer or '/'} (JSON levels, 4 per schema level + 16)")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise GrammarError(f"{pointer or '/'}: object keys must be strings, got {key!r}")
+                stack.append((item, f"{pointer}/{key}", depth + 1))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, f"{pointer}/{index}", depth + 1) for index, item in enumerate(value))
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise GrammarError(f"{pointer or '/'}: non-finite number {value!r} is not JSON")
+        elif not (value is None or isinstance(value, (str, int))):
+            raise GrammarError(f"{pointer or '/'}: {type(value).__name__} is not a JSON value")
+
+
 def _options(options: dict) -> Options:
     known = set(Options.__dataclass_fields__)
     unknown = set(options) - known
     if unknown:
-        raise TypeError(f"unknown JSON Schema option(s): {', '.join(sorted(unknown))}")
+        raise InvalidArgumentType(f"unknown JSON Schema option(s): {', '.join(sorted(unknown))}")
     result = Options(**options)
     if result.whitespace not in ("flexible", "compact"):
         raise GrammarError(f"whitespace must be 'flexible' or 'compact', "
@@ -116,8 +149,14 @@ def _options(options: dict) -> Options:
 def translate_schema(schema: Any, **options: Any) -> SchemaTranslation:
     """The grammar AST of a JSON Schema plus the warnings it raised."""
     loaded = _load(schema)
-    translator = Translator(loaded, _options(options))
-    ast = translator.translate()
+    parsed_options = _options(options)
+    _check_values(loaded, parsed_options.max_schema_depth)
+    translator = Translator(loaded, parsed_options)
+    try:
+        ast = translator.translate()
+    except RecursionError:
+        raise LimitExceeded("max_schema_depth", None, parsed_options.max_schema_depth,
+                            "JSON Schema nested deeper than the translator's recursion allows") from None
     return SchemaTranslation(ast=ast, warnings=tuple(translator.warnings), schema=loaded)
 
 

@@ -27,6 +27,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
+from grammask.errors import GrammarError
 from grammask.grammar.ast import Literal, Regex
 from grammask.json_schema.numbers import decimal_digits, to_fraction
 from grammask.json_schema.regex_text import (
@@ -137,7 +138,7 @@ def scalar_node(value: Any):
         return Literal(b"true" if value else b"false")
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"non-finite number {value!r} is not JSON")
+            raise GrammarError(f"non-finite number {value!r} is not JSON")
         return Regex(number_literal_regex(value))
     if isinstance(value, str):
         return string_literal_node(value)

@@ -1,0 +1,50 @@
+"""Hostile inputs: each case of ``tests/support/hostile_cases.py`` in its own
+process, with its time, peak memory and outcome.
+
+The target (issue "Bounded by construction"): every case ends within
+``TIME_BUDGET_S`` (1 s) and ``MEMORY_BUDGET_MB`` (500 MB) with a result or a
+typed ``GrammaskError``.  A case still over budget is killed after
+``--timeout`` seconds and reported as such.
+
+Usage: python benchmarks/bench_hostile.py [--timeout 60] [--out benchmarks/results/bench_hostile.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from _machine import machine_info, write_results  # noqa: E402
+from support.hostile_cases import CASES, MEMORY_BUDGET_MB, TIME_BUDGET_S, as_expected, run_case  # noqa: E402
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds before a case is killed")
+    parser.add_argument("--out", type=pathlib.Path,
+                        default=pathlib.Path(__file__).parent / "results" / "bench_hostile.json")
+    args = parser.parse_args(argv)
+    rows = []
+    print(f"| case | outcome | s | peak MB | within {TIME_BUDGET_S:g} s and {MEMORY_BUDGET_MB} MB |")
+    print("|---|---|---|---|---|")
+    for case in CASES:
+        measured = run_case(case, args.timeout)
+        within = (as_expected(case, measured["outcome"]) and measured["seconds"] <= TIME_BUDGET_S
+                  and measured["peak_mb"] is not None and measured["peak_mb"] <= MEMORY_BUDGET_MB)
+        rows.append({"case": case.name, "expect": case.expect, "within_budget": within, **measured})
+        peak = "-" if measured["peak_mb"] is None else f"{measured['peak_mb']:.0f}"
+        print(f"| {case.name} | {measured['outcome']} | {measured['seconds']:.2f} | {peak} | "
+              f"{'yes' if within else 'NO'} |", flush=True)
+    results = {"machine": machine_info(), "command": " ".join(sys.argv),
+               "budget": {"seconds": TIME_BUDGET_S, "peak_mb": MEMORY_BUDGET_MB, "kill_after_s": args.timeout},
+               "cases": rows}
+    write_results(results, args.out)
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Hostile inputs: small grammars, schemas, regexes and API calls that once
+took minutes or gigabytes, each run in its own process with a time and
+memory budget (``run_case``).
+
+Each case is Python source run in a fresh interpreter after
+``import grammask``; it ends by assigning ``result`` (anything) or by
+raising.  ``expect`` is "result" (must finish without error), the name of
+the ``GrammaskError`` subclass it must raise, or "typed" (any
+``GrammaskError``).  ``bounded`` is False for a case that still exceeds the
+budget: ``benchmarks/bench_hostile.py`` reports it, the tests skip it.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+TIME_BUDGET_S = 1.0
+"""The target: every case ends within this (the tests allow CI noise on top)."""
+
+MEMORY_BUDGET_MB = 500
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    code: str
+    expect: str = "typed"
+    bounded: bool = True
+
+
+def _schema(expression: str) -> str:
+    return f"result = grammask.Grammar.from_json_schema({expression})"
+
+
+CASES = (
+    Case("gbnf nullable repeated body", "result = grammask.Grammar.from_gbnf('root ::= (\"a\"?){0,10000}')",
+         bounded=False),
+    Case("gbnf nested counted repetitions",
+         "result = grammask.Grammar.from_gbnf('root ::= ((\"a\"{0,1000}){0,1000}){0,1000}')", bounded=False),
+    Case("gbnf 900 nested stars, first mask",
+         "g = grammask.Grammar.from_gbnf('root ::= ' + '(' * 900 + '\"a\"' + ')*' * 900)\n"
+         "v = grammask.Vocabulary([None, b'a', b'aa'], eos_token_ids=[0])\n"
+         "result = grammask.Engine(grammask.compile(g, v)).compute_allowed_token_ids()", bounded=False),
+    Case("gbnf chain of 20,000 unit rules",
+         "text = '\\n'.join(f'r{i} ::= r{i + 1}' for i in range(20000)) + '\\nr20000 ::= \"a\"'\n"
+         "result = grammask.Grammar.from_gbnf(text, start='r0')", bounded=False),
+    Case("gbnf group nesting 100,000 deep", "result = grammask.Grammar.from_gbnf('root ::= ' + '(' * 100000 + '\"a\"')",
+         expect="LimitExceeded"),
+    Case("gbnf lone surrogate in a literal", "result = grammask.Grammar.from_gbnf('root ::= \"\\ud800\"')",
+         expect="GrammarSyntaxError"),
+    Case("regex a{0,105000}", "result = grammask.Grammar.from_regex('a{0,105000}')", expect="LimitExceeded"),
+    Case("regex nested counted repetitions", "result = grammask.Grammar.from_regex('((a{0,1000}){0,1000})')",
+         expect="LimitExceeded"),
+    Case("schema arrays nested 14 deep",
+         "s = {'type': 'string'}\nfor _ in range(14): s = {'type': 'array', 'items': s}\n" + _schema("s"),
+         expect="result", bounded=False),
+    Case("schema 2,000 optional properties",
+         _schema("{'type': 'object', 'properties': {f'p{i}': {'type': 'integer'} for i in range(2000)}}"),
+         expect="result", bounded=False),
+    Case("schema 20,000 non-ASCII $defs",
+         _schema("{'$defs': {f'd\\u00e9{i}': {'type': 'integer'} for i in range(20000)}, 'type': 'integer'}"),
+         bounded=False),
+    Case("schema enum of 100,000 integers", _schema("{'enum': list(range(100000))}"), bounded=False),
+    Case("schema 20,000 required properties",
+         _schema("{'type': 'object', 'required': [f'p{i}' for i in range(20000)], "
+                 "'properties': {f'p{i}': {'type': 'integer'} for i in range(20000)}}"), bounded=False),
+    Case("schema nested 5,000 deep",
+         "s = {'type': 'string'}\nfor _ in range(5000): s = {'type': 'array', 'items': s}\n" + _schema("s"),
+         expect="LimitExceeded"),
+    Case("schema text of 100,000 brackets", _schema("'[' * 100000"), expect="LimitExceeded"),
+    Case("schema non-finite const", _schema("{'const': float('nan')}"), expect="GrammarError"),
+    Case("schema non-finite minimum", _schema("{'type': 'number', 'minimum': float('inf')}"),
+         expect="GrammarError"),
+    Case("schema integer property key", _schema("{'type': 'object', 'properties': {1: {'type': 'string'}}}"),
+         expect="GrammarError"),
+    Case("accept 3e9 as bytes",
+         "v = grammask.Vocabulary([None, b'a'], eos_token_ids=[0])\n"
+         "e = grammask.Engine(grammask.compile(grammask.Grammar.from_regex('a+'), v))\n"
+         "result = e.try_accept_new_bytes(3 * 10**9)", expect="InvalidArgumentType"),
+    Case("config with a negative limit", "result = grammask.Config(max_rules=-5)", expect="InvalidArgument"),
+)
+
+_CHILD = """
+import json, sys, time, traceback
+started = time.perf_counter()
+import grammask
+outcome = "result"
+try:
+    exec(compile(sys.stdin.read(), "<case>", "exec"), {"grammask": grammask})
+except grammask.GrammaskError as error:
+    outcome = type(error).__name__
+except BaseException as error:
+    outcome = "untyped:" + type(error).__name__ + ": " + str(error)[:200]
+import resource
+print(json.dumps({"outcome": outcome, "seconds": time.perf_counter() - started,
+                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+SAFETY_CAP_BYTES = 4 << 30
+"""Address-space cap of a case's process, so a case that still blows up
+fails with MemoryError instead of taking the machine down."""
+
+
+def _cap_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (SAFETY_CAP_BYTES, SAFETY_CAP_BYTES))
+
+
+def run_case(case: Case, timeout_s: float) -> dict:
+    """Run ``case`` in a fresh interpreter; returns outcome ("result", an
+    error class name, "untyped:...", "timeout" or "crash"), wall seconds of
+    the case (import excluded) and the process's peak RSS in MB (import
+    included)."""
+    started = time.perf_counter()
+    try:
+        completed = subprocess.run([sys.executable, "-c", _CHILD], input=case.code, capture_output=True,
+                                   text=True, timeout=timeout_s + 10, preexec_fn=_cap_memory)
+    except subprocess.TimeoutExpired:
+        return {"outcome": "timeout", "seconds": round(time.perf_counter() - started, 1), "peak_mb": None}
+    try:
+        reported = json.loads(completed.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"outcome": "crash", "seconds": round(time.perf_counter() - started, 1), "peak_mb": None,
+                "stderr": completed.stderr[-500:]}
+    if reported["seconds"] > timeout_s:
+        reported["outcome"] = "timeout"
+    return {"outcome": reported["outcome"], "seconds": round(reported["seconds"], 3),
+            "peak_mb": round(reported["peak_mb"], 1)}
+
+
+def as_expected(case: Case, outcome: str) -> bool:
+    if case.expect == "typed":
+        return not outcome.startswith(("untyped", "timeout", "crash"))
+    return outcome == case.expect or (case.expect == "GrammarError" and outcome in (
+        "GrammarError", "GrammarSyntaxError", "LimitExceeded", "SchemaUnsupported", "RegexError"))

@@ -1,0 +1,42 @@
+"""Counted repetitions are checked before a DFA is built (regex_bounds.py).
+
+Oracle for "never rejects what fits": the DFA grammask builds for each
+accepted pattern, whose state count stays within the limit given.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import grammask
+from grammask.errors import LimitExceeded
+from grammask.grammar.regex_bounds import check_repetitions
+from grammask.terminals import compile_regex
+
+ACCEPTED = [r"a{0,100}", r"(a{0,100}b{0,100}){0,3}", r"\x{10FFFF}{2}", r"[{0,99999}]", r"\p{Greek}{1,20}",
+            r"(?:[0-9]{1,3}\.){3}[0-9]{1,3}", r"a\{100000\}", r"[]{100000}]", r"[^]{1}]{2}"]
+REJECTED = [(r"a{0,105000}", "max_repetition"), (r"(a{0,1000}){0,1000}", "max_dfa_states"),
+            (r"((a{0,10}){0,10}){0,200}", "max_dfa_states"), (r"(?:x{5000}){3}", "max_dfa_states")]
+
+
+@pytest.mark.parametrize("pattern", ACCEPTED)
+def test_patterns_within_the_limits_pass_and_build(pattern):
+    check_repetitions(pattern, 10_000, 10_000)
+    assert compile_regex(pattern).n_states <= 10_000
+
+
+@pytest.mark.parametrize("pattern, limit", REJECTED)
+def test_patterns_over_the_limits_fail_fast_and_name_the_limit(pattern, limit):
+    started = time.perf_counter()
+    with pytest.raises(LimitExceeded) as info:
+        grammask.Grammar.from_regex(pattern)
+    assert info.value.limit == limit
+    assert time.perf_counter() - started < 5   # was 20-35 s (determinized before the check)
+
+
+def test_the_limits_are_the_config_fields():
+    grammar = grammask.Grammar.from_regex(r"a{0,12000}", config=grammask.Config(max_repetition=20_000,
+                                                                                max_dfa_states=20_000))
+    assert grammar.lnf.dfas[0].n_states > 10_000
