@@ -343,3 +343,33 @@ def test_finite_pattern_strings(pattern, expected):
     assert (None if result is None else sorted(result)) == expected
     for text in result or []:
         assert re.fullmatch(pattern, text)
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "number", "multipleOf": 1, "minimum": 0, "maximum": 1_000_000},
+    {"type": "number", "multipleOf": 1, "exclusiveMinimum": -1e9, "maximum": 1e9},
+    {"type": "number", "multipleOf": 1.0, "minimum": 0.5},
+    {"type": "number", "multipleOf": 1, "exclusiveMaximum": 7},
+])
+def test_multiple_of_one_with_wide_bounds_is_exact(schema):
+    # A regression: 100.1 was accepted (the bounded case gave up after 256
+    # multiples).  Oracle: jsonschema on each text; no warning is raised.
+    import warnings
+
+    import jsonschema
+
+    import grammask
+
+    vocab = grammask.Vocabulary([None] + [bytes([b]) for b in b"0123456789.-eE+"], eos_token_ids=[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = grammask.compile(grammask.Grammar.from_json_schema(schema), vocab)
+    validator = jsonschema.Draft202012Validator(schema)
+    for text in ["100.1", "100", "100.0", "0", "-5", "7", "6", "1000000", "1000001", "1.5", "-0", "0.50"]:
+        engine = grammask.Engine(compiled)
+        try:
+            engine.try_accept_new_bytes(text.encode())
+            accepted = engine.can_end()
+        except grammask.TokenRejected:
+            accepted = False
+        assert accepted == validator.is_valid(json.loads(text)), text

@@ -115,6 +115,11 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
                 return translator.alt([translator.rx(numbers.integer_range(int(v), int(v)))
                                        for v in kept])
             return translator.alt([translator.rx(number_literal_regex(v)) for v in kept])
+    if step == 1 and (low is not None or high is not None):
+        # A number that is a multiple of 1 is an integer: the bounded
+        # integer regex, with its optional ".0" fraction, is exact.
+        regex = numbers.integer_regex(low, high, True)
+        return NEVER if regex is None else translator.rx(regex)
     if low is not None or high is not None:
         translator.warn("multipleOf", pointer, f"multipleOf {step} with bounds and more than "
                                                f"{MAX_ENUMERATED_MULTIPLES} multiples: not "
