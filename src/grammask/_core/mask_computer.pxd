@@ -21,7 +21,7 @@ cdef class MaskComputer:
     cdef dict hubs                               # DFA id -> hub state (see _hub)
     cdef dict hub_keys                           # DFA id -> (hub language digest, an accepting state)
     cdef dict last_built                         # (trie, DFA id) -> (state, TerminalTokens) built last
-    cdef readonly list depth_classes             # per DFA: int32[max_depth + 2, n_states] (state_classes_by_depth)
+    cdef readonly list depth_classes             # per DFA: int32[KEPT_CLASS_ROWS, n_states] (state_classes_by_depth)
     cdef object lock                             # guards the cache's writes
 
     cpdef TerminalTokens terminal_tokens(self, TrieView trie, terminal_id_t terminal_id,

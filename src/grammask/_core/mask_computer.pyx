@@ -56,6 +56,10 @@ from grammask._core.types cimport state_id_t, terminal_id_t, word_t
 
 NARROW_BYTES = NARROW_BYTE_LIMIT
 
+# Rows of state classes kept per DFA for derived token sets: subtrees up to
+# this many bytes high (most of a vocabulary trie) are skipped by class.
+KEPT_CLASS_ROWS = 33
+
 # Hubs with more reachable states than this are shared by DFA digest only
 # (JSON's string body from a key's hub has a handful).
 SUB_AUTOMATON_LIMIT = 64
@@ -105,9 +109,11 @@ def bounded_state_classes(transitions, accepting, Py_ssize_t depth):
 
 def _classes_and_representatives(dfa, Py_ssize_t depth):
     """``state_classes_by_depth`` to ``depth + 1`` (a token's last byte is
-    narrow or not by the byte after it) and the representatives at ``depth``."""
+    narrow or not by the byte after it), of which the first
+    ``KEPT_CLASS_ROWS`` rows are kept (deeper subtrees are compared by exact
+    state), and the representatives at ``depth``."""
     rows = state_classes_by_depth(dfa.transitions, dfa.accepting, depth + 1)
-    return rows, _representatives_of(rows[depth])
+    return np.ascontiguousarray(rows[:KEPT_CLASS_ROWS]), _representatives_of(rows[depth])
 
 
 def _representatives_of(classes):
@@ -170,7 +176,7 @@ cdef class MaskComputer:
         self.hubs = {}
         self.hub_keys = {}
         self.last_built = {}
-        self.store = store if store is not None else TokenSetStore(capacity=None)
+        self.store = store if store is not None else TokenSetStore(capacity=None, budget_bytes=None)
         self.lock = threading.Lock()
         digests = [dfa_digest(dfa) for dfa in tables.lnf.dfas]
         depth = vocab_trie.max_depth

@@ -3,7 +3,7 @@
 What it computes
     A ``TokenSetStore`` keeps the per-terminal token sets
     (``terminal_tokens.pyx``'s ``TerminalTokens``) and the DFA state classes
-    (``mask_computer.bounded_state_classes``) of one vocabulary trie, keyed by
+    (``mask_computer.state_classes_by_depth``) of one vocabulary trie, keyed by
     *content* rather than by grammar: a DFA terminal by the digest of its
     tables (``dfa_digest``), a literal by its bytes.  Terminal DFAs are
     minimal and canonically numbered (``grammask.terminals``), so JSON's
@@ -14,9 +14,10 @@ What it computes
 
 Data layout
     ``_entries``: an LRU ``OrderedDict`` from (trie, terminal content key,
-    state) to ``TerminalTokens``, at most ``capacity`` entries (least
-    recently used dropped first).  ``_classes``: an LRU of
-    (DFA digest, depth) to the state-representative array.  The pools that
+    state) to ``TerminalTokens``, at most ``capacity`` entries and
+    ``budget_bytes`` estimated bytes (least recently used dropped first).
+    ``_classes``: an LRU of (DFA digest, depth) to the state-class tables,
+    at most 64 MB.  The pools that
     let equal dense bitsets and equal exit tries be stored once are weak:
     they hold nothing an entry does not.
 
@@ -41,7 +42,27 @@ DEFAULT_CAPACITY = 4096
 """Token-set entries kept per vocabulary (a dense set is 4 bytes per 32
 tokens, 16 KB for a 131k vocabulary, and equal sets are stored once)."""
 
-_CLASS_CAPACITY = 4096
+DEFAULT_BUDGET_BYTES = 128 << 20
+"""Bytes of token-set entries kept per vocabulary (estimated: arrays plus 16
+bytes per exit-trie node); least recently used entries go first."""
+
+_CLASS_BUDGET_BYTES = 64 << 20
+"""Bytes of cached state-class tables per vocabulary."""
+
+
+def _entry_bytes(entry) -> int:
+    size = 0
+    for array in (entry.inside_ids, entry.inside_bits, entry.exit_nodes, entry.narrow_ids,
+                  entry.closing_ids, entry.closing_space_ids):
+        if array is not None:
+            size += array.nbytes
+    if entry.exit_trie is not None:
+        size += 16 * entry.exit_trie.n_nodes
+    return size
+
+
+def _classes_bytes(value) -> int:
+    return sum(part.nbytes for part in value) if isinstance(value, tuple) else value.nbytes
 
 
 def dfa_digest(dfa) -> bytes:
@@ -59,9 +80,13 @@ def dfa_digest(dfa) -> bytes:
 class TokenSetStore:
     """Content-addressed token sets of one vocabulary, shared by its grammars."""
 
-    def __init__(self, capacity: int | None = DEFAULT_CAPACITY):
+    def __init__(self, capacity: int | None = DEFAULT_CAPACITY,
+                 budget_bytes: int | None = DEFAULT_BUDGET_BYTES):
         self.capacity = capacity
+        self.budget_bytes = budget_bytes
         self.builds = 0
+        self._bytes = 0
+        self._class_bytes = 0
         self.bitset_pool = weakref.WeakValueDictionary()
         self.trie_pool = weakref.WeakValueDictionary()
         self._entries: OrderedDict = OrderedDict()
@@ -82,9 +107,11 @@ class TokenSetStore:
             entry = build(*args, self.bitset_pool, self.trie_pool)
             self.builds += 1
             self._entries[key] = entry
-            if self.capacity is not None:
-                while len(self._entries) > self.capacity:
-                    self._entries.popitem(last=False)
+            self._bytes += _entry_bytes(entry)
+            while len(self._entries) > 1 and (
+                    (self.capacity is not None and len(self._entries) > self.capacity)
+                    or (self.budget_bytes is not None and self._bytes > self.budget_bytes)):
+                self._bytes -= _entry_bytes(self._entries.popitem(last=False)[1])
             return entry
 
     def state_classes(self, digest: bytes, depth: int, build):
@@ -97,9 +124,11 @@ class TokenSetStore:
                 return value
         value = build()
         with self._lock:
-            self._classes[key] = value
-            while len(self._classes) > _CLASS_CAPACITY:
-                self._classes.popitem(last=False)
+            if key not in self._classes:
+                self._classes[key] = value
+                self._class_bytes += _classes_bytes(value)
+            while len(self._classes) > 1 and self._class_bytes > _CLASS_BUDGET_BYTES:
+                self._class_bytes -= _classes_bytes(self._classes.popitem(last=False)[1])
         return value
 
     def clear(self) -> None:
@@ -107,5 +136,7 @@ class TokenSetStore:
         with self._lock:
             self._entries.clear()
             self._classes.clear()
+            self._bytes = 0
+            self._class_bytes = 0
             self.bitset_pool = weakref.WeakValueDictionary()
             self.trie_pool = weakref.WeakValueDictionary()
