@@ -14,6 +14,12 @@ Nodes are frozen dataclasses; children are tuples.  Byte-level meaning:
   ``"regex"`` (whole match), ``"early_end"`` (KBNF ``#e``: ends at the first
   match), ``"complement"`` (KBNF ``#ex``: any string containing no match).
 - ``Substrings``: any substring of ``text`` (KBNF ``#substrs``).
+- ``TokenTerminal``: exactly one token of the model's vocabulary, matched at
+  the token level (Koo et al.'s terminal labels): ``kind`` ``"paragraph"``
+  (``paragraph_token!``: one text token without a line break) or ``"any"``
+  (``any!``: any one text token).  Its language depends on the vocabulary,
+  so the byte-level grammar carries a reserved byte in its place
+  (``grammask.grammar.token_terminals``).
 - ``RuleRef``: a nonterminal by name.
 - ``Sequence`` (concatenation; zero items = the empty string),
   ``Alternation`` (at least one item), ``Repeat`` (``min`` to ``max`` copies,
@@ -64,6 +70,12 @@ class Substrings:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenTerminal:
+    kind: str
+    span: Optional[Span] = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class RuleRef:
     name: str
     span: Optional[Span] = field(default=None, compare=False)
@@ -89,7 +101,8 @@ class Repeat:
     span: Optional[Span] = field(default=None, compare=False)
 
 
-Node = Union[Literal, CharClass, AnyChar, Regex, Substrings, RuleRef, Sequence, Alternation, Repeat]
+Node = Union[Literal, CharClass, AnyChar, Regex, Substrings, TokenTerminal, RuleRef, Sequence,
+             Alternation, Repeat]
 
 
 @dataclass(frozen=True, slots=True)
