@@ -5,7 +5,9 @@ What it computes
     arrays), a vocabulary (token bytes, EOS and special ids) and a Config into
     an immutable ``CompiledGrammar``: the Earley core's flat tables, the token
     trie, a ``MaskComputer`` (per-terminal token sets, filled lazily under a
-    lock), the canonical filter when exact for the vocabulary's tokenizer,
+    lock), the token-level steps of its token terminals
+    (``grammask.engine.token_terminals``), the canonical filter when exact for
+    the vocabulary's tokenizer and the grammar has no token terminals,
     its lookahead (``grammask.engine.lookahead``), and a cache of whole masks.
     ``clear_caches()`` forgets every process-wide cache.
 
@@ -41,7 +43,8 @@ from grammask.engine import vocab_tables
 from grammask.engine.lookahead import CanonicalLookahead
 from grammask.engine.lru import LRU
 from grammask.engine.vocab_tables import vocabulary_tables
-from grammask.errors import VocabularyError
+from grammask.engine.token_terminals import TokenTerminals
+from grammask.errors import InvalidArgument, VocabularyError
 from grammask.vocab import Vocabulary
 
 _COMPILED = LRU(32)
@@ -71,8 +74,14 @@ class CompiledGrammar:
                                           store=tables.token_sets)
         self.n_words = n_words(vocab.size)
         self.eos_token_ids = np.asarray(vocab.eos_token_ids, dtype=np.int32)
-        if config.canonical is False or (config.canonical is None
-                                         and vocab.tokenizer_kind in OPT_IN_CANONICAL_KINDS):
+        kinds = getattr(grammar, "token_terminal_kinds", frozenset())
+        self.token_terminals = TokenTerminals(kinds, tables) if kinds else None
+        if kinds and config.canonical:
+            raise InvalidArgument(
+                "Config(canonical=True) with token terminals (paragraph_token!, any!): such a grammar "
+                "chooses tokens itself; use canonical=None (the filter is then off) or False")
+        if config.canonical is False or kinds or (config.canonical is None
+                                                  and vocab.tokenizer_kind in OPT_IN_CANONICAL_KINDS):
             self.canonical = None
         else:
             self.canonical = tables.canonical_filter()

@@ -13,8 +13,11 @@ Data layout
     it as int32 (same bits, xgrammar's layout); ids and logits masks are
     derived from it.  ``_steps`` is a deque of the accepted steps still
     within the rollback window (a token, EOS, or a byte string):
-    ``(token_id or None, n_bytes, canonical state before the step)``, EOS the
-    only token step of 0 bytes; a step is dropped from the left once rolling
+    ``(token_id or None, bytes pushed into the recognizer, canonical state
+    before the step, output bytes)``, EOS the only token step of 0 bytes
+    (the pushed and output counts differ only for a token accepted by a
+    token terminal, ``grammask.engine.token_terminals``, which pushes one
+    reserved byte); a step is dropped from the left once rolling
     back to it would pass ``Config.max_rollback_bytes`` (the recognizer
     compacts its Earley sets by the same window), so memory stays bounded
     on long outputs.  ``_output`` is the output's bytes, ``_n_steps`` the
@@ -239,6 +242,17 @@ class Engine:
             raise TokenRejected(
                 f"token {token_id} rejected: the output is complete and eager_end is set",
                 token_id=token_id, data=data)
+        terminals = self.compiled.token_terminals
+        if terminals is not None and (terminals.holds_reserved(data) or not self._grammar_allows(data)):
+            byte = terminals.reserved_byte_for(self._recognizer, token_id)
+            if byte is not None:
+                self._recognizer.push_bytes(bytes([byte]))
+                self._push_step(token_id, 1, data)
+                return self._status()
+            if terminals.holds_reserved(data):
+                raise TokenRejected(
+                    f"token {token_id} ({data!r}) rejected: it holds a byte reserved for token terminals "
+                    "and no token terminal here matches it", token_id=token_id, data=data)
         if self._canonical_checked() and not self.is_token_allowed(token_id) and self._grammar_allows(data):
             raise TokenRejected(self._non_canonical_message(token_id, data), token_id=token_id, data=data)
         self._push_data(data, token_id)
@@ -284,6 +298,10 @@ class Engine:
         if self.compiled.config.eager_end and self._recognizer.is_accepting():
             raise TokenRejected("bytes rejected: the output is complete and eager_end is set",
                                 data=data)
+        terminals = self.compiled.token_terminals
+        if terminals is not None and terminals.holds_reserved(data):
+            raise TokenRejected("bytes rejected: they hold a byte reserved for the grammar's token "
+                                "terminals, which only whole tokens match", data=data)
         self._push_data(data, None)
         return self._status()
 
@@ -309,6 +327,8 @@ class Engine:
         return n_pushed
 
     def _push_step(self, token_id: Optional[int], n_bytes: int, data: Optional[bytes]) -> None:
+        """Record a step that pushed ``n_bytes`` into the recognizer and
+        appended ``data`` to the output."""
         previous_canonical = self._canonical_state
         canonical = self.compiled.canonical
         if canonical is not None and token_id is not None and data is not None:
@@ -316,7 +336,7 @@ class Engine:
                 self._stats["non_canonical_accepts"] += 1  # accept_non_canonical, or a fallback mask
             self._canonical_state = canonical.advance(self._canonical_state, token_id)
         steps = self._steps
-        steps.append((token_id, n_bytes, previous_canonical))
+        steps.append((token_id, n_bytes, previous_canonical, len(data) if data else 0))
         if data:
             self._output += data
         self._window_bytes += n_bytes
@@ -354,8 +374,9 @@ class Engine:
                 f"cannot roll back {n_tokens} steps ({n_bytes} bytes)") from error
         for _ in range(n_tokens):
             steps.pop()
-        if n_bytes:
-            del self._output[-n_bytes:]
+        n_output = sum(step[3] for step in popped)
+        if n_output:
+            del self._output[-n_output:]
         self._window_bytes -= n_bytes
         self._n_steps -= n_tokens
         self._canonical_state = popped[0][2]
@@ -400,6 +421,8 @@ class Engine:
                 return
         n_fallbacks = self._stats["canonical_fallbacks"]
         compiled.mask_computer.fill(self._recognizer, bits, self._narrow)
+        if compiled.token_terminals is not None:
+            compiled.token_terminals.apply(self._recognizer, bits)
         may_end = self._recognizer.is_accepting()
         if compiled.canonical is not None:
             may_end = self._apply_canonical(bits, may_end)

@@ -53,13 +53,14 @@ def forced_bytes(engine, max_bytes: int = 256) -> bytes:
     if engine.is_finished():
         return b""
     probe = engine.copy()
+    terminals = engine.compiled.token_terminals
     forced = bytearray()
     while len(forced) < max_bytes:
         if probe._recognizer.is_accepting():
             break
         allowed = bitset.byte_set_values(probe._recognizer.allowed_first_bytes())
-        if len(allowed) != 1:
-            break
+        if len(allowed) != 1 or (terminals is not None and terminals.stands_for_token(allowed[0])):
+            break  # several bytes, or one token terminal: not one forced byte
         probe.try_accept_new_bytes(bytes(allowed))
         forced.append(allowed[0])
     return bytes(forced)

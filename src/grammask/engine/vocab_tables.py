@@ -5,8 +5,9 @@ What it computes
     vocabulary: its token trie (and the trie's C view for the mask walk),
     the one-byte tokens (``byte_tokens``) the canonical lookahead tries first,
     the per-terminal token sets every grammar for it shares
-    (``token_sets``, a ``TokenSetStore``), and its canonical filter (or
-    None), built on first use.  A 131k-token
+    (``token_sets``, a ``TokenSetStore``), the token sets of token terminals
+    (``token_terminal_bits``, ``grammask.engine.token_terminals``) and its
+    canonical filter (or None), each built on first use.  A 131k-token
     vocabulary's trie takes seconds, so tables are built once per
     vocabulary and shared by every grammar.
 
@@ -16,8 +17,8 @@ Data layout
     spelling exactly byte b, or -1.
 
 Invariants
-    Tables are immutable once built, except the canonical filter, built at
-    most once under a lock.  ``clear()`` only forgets tables; grammars
+    Tables are immutable once built, except the canonical filter and the
+    token terminals' bitsets, each built at most once under a lock.  ``clear()`` only forgets tables; grammars
     compiled from them keep theirs.
 """
 
@@ -28,6 +29,7 @@ import threading
 from grammask._core.token_set_store import TokenSetStore
 from grammask._core.trie_walk import TrieView
 from grammask.engine.lru import LRU
+from grammask.engine.token_terminals import token_set, tokens_holding
 from grammask.vocab import TokenTrie, Vocabulary
 
 _TABLES = LRU(8)
@@ -41,10 +43,28 @@ class VocabularyTables:
         self.trie_view = TrieView.from_token_trie(self.trie)
         self.byte_tokens = _byte_tokens(vocab)
         self.token_sets = TokenSetStore()
+        self._token_terminal_bits: dict = {}
         self._canonical = None
         self._canonical_built = False
         self._lock = threading.Lock()
         self._vocab = vocab
+
+    def token_terminal_bits(self, kind: str):
+        """The read-only bitset of the tokens a token terminal of ``kind`` matches."""
+        return self._cached_bits(("kind", kind), lambda: token_set(self._vocab, kind))
+
+    def tokens_holding(self, byte: int):
+        """The read-only bitset of the tokens whose bytes contain ``byte``."""
+        return self._cached_bits(("byte", byte), lambda: tokens_holding(self._vocab, byte))
+
+    def _cached_bits(self, key, build):
+        with self._lock:
+            bits = self._token_terminal_bits.get(key)
+            if bits is None:
+                bits = build()
+                bits.flags.writeable = False
+                self._token_terminal_bits[key] = bits
+            return bits
 
     def canonical_filter(self):
         """The vocabulary's canonical filter, or None when none is exact for it."""

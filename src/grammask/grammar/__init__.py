@@ -10,6 +10,7 @@ and fingerprint are derived on first use; the object never changes after.
 - ``lnf``: the LNF arrays consumed by the Earley core
 - ``warnings``: messages about unused rules (also emitted with ``warnings.warn``)
 - ``start_accepts_empty``: the empty string is a sentence
+- ``token_terminal_kinds``: the token terminals used (``grammar/token_terminals.py``)
 - ``fingerprint``: sha256 hex of the canonical LNF (names, arrays, terminal keys)
 - ``pass_sizes``: grammar size after each normalization pass
 - ``to_ebnf()``: the normalized grammar as KBNF (re-parses to the same grammar;
@@ -43,6 +44,7 @@ from grammask.grammar.gbnf import parse_gbnf
 from grammask.grammar.kbnf import parse_kbnf
 from grammask.grammar.lnf import LNF, build_lnf, lnf_fingerprint
 from grammask.grammar.normalize import normalize
+from grammask.grammar.token_terminals import check_reserved_bytes, kinds_in
 from grammask.grammar.validate import validate
 
 __all__ = ["Grammar", "builtin", "builtin_names"]
@@ -60,6 +62,9 @@ class Grammar:
         normalized = normalize(ast, self._config)
         self._pass_sizes = normalized.pass_sizes
         self._lnf = build_lnf(normalized.flat, normalized.compiler)
+        self._token_terminal_kinds = kinds_in(ast)
+        if self._token_terminal_kinds:
+            check_reserved_bytes(ast)
         self._text: str | None = None
         self._fingerprint: str | None = None
 
@@ -118,6 +123,11 @@ class Grammar:
     @property
     def warnings(self) -> list[str]:
         return list(self._warnings)
+
+    @property
+    def token_terminal_kinds(self) -> frozenset:
+        """Kinds of token terminals (``paragraph_token!``, ``any!``) the grammar uses."""
+        return self._token_terminal_kinds
 
     @property
     def start_accepts_empty(self) -> bool:

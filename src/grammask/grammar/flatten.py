@@ -39,8 +39,10 @@ from grammask.grammar.ast import (
     RuleRef,
     Sequence,
     Substrings,
+    TokenTerminal,
 )
 from grammask.grammar.terminal_keys import TerminalCompiler, class_key
+from grammask.grammar.token_terminals import reserved_literal
 
 Symbol = Union[str, tuple]
 Production = tuple
@@ -165,6 +167,8 @@ def terminal_key(node: Node) -> Optional[tuple]:
         return ("regex", node.pattern, node.kind, node.case_insensitive)
     if isinstance(node, Substrings):
         return ("substrs", node.text)
+    if isinstance(node, TokenTerminal):
+        return ("lit", reserved_literal(node))
     return None
 
 

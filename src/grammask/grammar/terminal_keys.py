@@ -30,6 +30,7 @@ from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.grammar.ast import AnyChar, CharClass
 from grammask.grammar.regex_bounds import check_repetitions
+from grammask.grammar.token_terminals import KIND_OF_BYTE, SPELLING
 from grammask.source import Span
 
 MAX_CODE_POINT = 0x10FFFF
@@ -143,10 +144,27 @@ def kbnf_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def _literal_kbnf(value: bytes) -> str:
+    """A literal as KBNF: strings, with the bytes reserved for token terminals
+    printed as the token terminals they stand for."""
+    pieces, text = [], bytearray()
+    for byte in value:
+        if byte in KIND_OF_BYTE:
+            if text:
+                pieces.append(kbnf_string(_utf8(bytes(text))))
+                text.clear()
+            pieces.append(SPELLING[KIND_OF_BYTE[byte]])
+        else:
+            text.append(byte)
+    if text:
+        pieces.append(kbnf_string(_utf8(bytes(text))))
+    return pieces[0] if len(pieces) == 1 else "(" + " ".join(pieces) + ")"
+
+
 def key_to_kbnf(key: tuple) -> str:
     kind = key[0]
     if kind == "lit":
-        return kbnf_string(_utf8(key[1]))
+        return _literal_kbnf(key[1])
     if kind == "class":
         return "#" + kbnf_string(class_pattern(key[1]))
     if kind == "regex":
