@@ -91,12 +91,15 @@ def group_rules_by_name(ast: GrammarAST) -> dict[str, Node]:
             for name, items in bodies.items()}
 
 
-def flatten_by_precedence(node: Node) -> Node:
+def flatten_by_precedence(node: Node, max_repetition: Optional[int] = None) -> Node:
     """Pre: any AST node.  Post: the same language, with no Sequence directly
     inside a Sequence, no Alternation directly inside an Alternation, no
     one-item Sequence or Alternation, no empty Literal inside a Sequence, no
-    ``{1,1}`` Repeat, and no Repeat of the empty string (it is the empty
-    string).  Iterative post-order rebuild; unchanged subtrees are reused."""
+    ``{1,1}`` Repeat, no Repeat of the empty string (it is the empty
+    string), and no Repeat directly inside a Repeat where one Repeat says
+    the same (``collapse_nested_repeat``; a collapsed bound over
+    ``max_repetition`` raises ``LimitExceeded``).  Iterative post-order
+    rebuild; unchanged subtrees are reused."""
     stack: list[tuple[Node, bool]] = [(node, False)]
     results: list[Node] = []
     while stack:
@@ -118,6 +121,9 @@ def flatten_by_precedence(node: Node) -> Node:
                     results.append(Sequence((), current.span))
                 elif current.min == 1 and current.max == 1:
                     results.append(item)
+                elif item.__class__ is Repeat and (collapsed := collapse_nested_repeat(
+                        item, current, max_repetition)) is not None:
+                    results.append(collapsed)
                 elif item is current.item:
                     results.append(current)
                 else:
@@ -128,6 +134,28 @@ def flatten_by_precedence(node: Node) -> Node:
         else:
             results.append(current)
     return results[0]
+
+
+def collapse_nested_repeat(inner: Repeat, outer: Repeat, max_repetition: Optional[int]) -> Optional[Repeat]:
+    """``(X{a,b}){m,n}`` as one Repeat of X when that is the same language
+    (n >= 1), else None: with a = 0 every count up to b * n is reached, so
+    it is ``X{0,b*n}`` (``X*`` when b or n is unbounded); with b unbounded
+    and (m >= 1 or a <= 1) every count from a * m on is reached, so it is
+    ``X{a*m,}``.  This keeps ``("a"?){0,10000}`` and 900 nested stars from
+    expanding (or determinizing) one nullable copy per count."""
+    low, high = inner.min, inner.max
+    if high is None and (outer.min >= 1 or low <= 1):
+        return Repeat(inner.item, low * outer.min, None, outer.span)
+    if low == 0:
+        if high is None or outer.max is None:
+            return Repeat(inner.item, 0, None, outer.span)
+        bound = high * outer.max
+        if max_repetition is not None and bound > max_repetition:
+            raise LimitExceeded("max_repetition", bound, max_repetition,
+                                f"a nested repetition {{0,{high}}} inside {{{outer.min},{outer.max}}} "
+                                f"repeats its item up to {bound} times")
+        return Repeat(inner.item, 0, bound, outer.span)
+    return None
 
 
 def _is_empty_string(node: Node) -> bool:

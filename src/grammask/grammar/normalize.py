@@ -263,26 +263,73 @@ def _separate_start(flat: FlatGrammar, names: NameFactory) -> None:
 def remove_unit_rules(flat: FlatGrammar) -> None:
     """Pre: no empty productions.  Post: no production ``A ::= B`` with B a
     nonterminal; A instead has the non-unit productions of every rule it
-    reaches through unit productions (same language)."""
+    reaches through unit productions (same language).
+
+    Rules are closed once per strongly connected component of the unit
+    graph (Tarjan's algorithm, iterative), in reverse topological order, each
+    from its own productions and its successors' closed sets, so a chain of
+    n unit rules costs O(n) plus the size of the result instead of O(n^2)."""
     units = {name: [production[0] for production in productions
                     if len(production) == 1 and isinstance(production[0], str)]
              for name, productions in flat.rules.items()}
-    new_rules: dict[str, list[Production]] = {}
-    for name in flat.rules:
-        closure = [name]
-        seen = {name}
-        for member in closure:
-            for target in units[member]:
-                if target not in seen:
-                    seen.add(target)
-                    closure.append(target)
+    closed: dict[str, dict[Production, None]] = {}
+    for component in _unit_components(units):
+        members = set(component)
         collected: dict[Production, None] = {}
-        for member in closure:
+        for member in component:
             for production in flat.rules[member]:
                 if not (len(production) == 1 and isinstance(production[0], str)):
                     collected[production] = None
-        new_rules[name] = list(collected)
-    flat.rules = new_rules
+            for target in units[member]:
+                if target not in members:
+                    collected.update(closed[target])
+        for member in component:
+            closed[member] = collected
+    flat.rules = {name: list(closed[name]) for name in flat.rules}
+
+
+def _unit_components(units: dict[str, list[str]]) -> list[list[str]]:
+    """Strongly connected components of the unit graph, each listed after
+    every component it reaches (iterative Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    for root in units:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            name, position = work.pop()
+            if position == 0:
+                index[name] = low[name] = len(index)
+                stack.append(name)
+                on_stack.add(name)
+            targets = units[name]
+            while position < len(targets):
+                target = targets[position]
+                position += 1
+                if target not in index:
+                    work.append((name, position))
+                    work.append((target, 0))
+                    break
+                if target in on_stack:
+                    low[name] = min(low[name], index[target])
+            else:
+                if low[name] == index[name]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == name:
+                            break
+                    components.append(component)
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[name])
+    return components
 
 
 def merge_identical_nonterminals(flat: FlatGrammar) -> None:
@@ -412,7 +459,8 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
     compiler = TerminalCompiler(config)
     bodies = group_rules_by_name(ast)
     names = NameFactory(bodies)
-    bodies = {name: fold_regular_repetitions(flatten_by_precedence(body), compiler)
+    bodies = {name: fold_regular_repetitions(flatten_by_precedence(body, config.max_repetition),
+                                             compiler)
               for name, body in bodies.items()}
     flat = flatten_nested_groups(bodies, ast.start, compiler, names, ast.source)
     result = NormalizedGrammar(flat, compiler)
