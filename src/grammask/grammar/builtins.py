@@ -29,9 +29,10 @@ The built-ins (docs/grammar.md, "Built-ins"):
   with min to max items (min 0 admits the empty string).
 - ``delimited_subsequence_of!(delim, item1, ..., itemN)``: a nonempty
   subsequence of the items, in order, each at most once, joined by delim.
-  2N - 1 helper rules of at most two productions each (never 2^N):
-  ``S_i ::= item_i R_i+1 | S_i+1`` (``S_N ::= item_N``) and
-  ``R_i ::= delim item_i R_i+1 | R_i+1`` (``R_N ::= delim item_N | ""``).
+  Fewer than N helper rules of three productions each (never 2^N): over a
+  balanced split of the item range, ``Sub(l, r) ::= Sub(l, m) | Sub(m+1, r)
+  | Sub(l, m) delim Sub(m+1, r)``; after unit-rule removal O(N log N)
+  productions (a right-linear chain would give N^2 / 2).
 
 Layout: helper rules get names ``<rule>__<tag><k>`` that collide with no
 word of the grammar text (so none with a rule name), and are appended after
@@ -238,29 +239,36 @@ class BuiltinExpander:
         return Repeat(one_or_more, 0, 1, span) if low == 0 else one_or_more
 
     def _delimited_subsequence_of(self, arguments, span):
+        # Balanced split of the item range: Sub(l, r), the nonempty in-order
+        # subsequences of items l..r, is Sub(l, m) | Sub(m+1, r) |
+        # Sub(l, m) delim Sub(m+1, r).  2N - 1 rules of 3 productions; a
+        # chain Start_i ::= item_i Rest | Start_i+1 would be as small, but
+        # remove_unit_rules closes a chain of N units into N^2 / 2
+        # productions, this tree into O(N log N).
         delim = self._shared(arguments[0], "delim")
         items = [self._shared(item, "item") for item in arguments[1:]]
-        n_items = len(items)
-        starts = [self.names.fresh(self.rule_name, "subseq") for _ in range(n_items)]
-        rests = [None] + [self.names.fresh(self.rule_name, "rest") for _ in range(1, n_items)]
-        for index in range(n_items - 1, -1, -1):
-            item = items[index]
-            if index == n_items - 1:
-                start_body: Node = item
-            else:
-                start_body = Alternation((Sequence((item, RuleRef(rests[index + 1], span)), span),
-                                          RuleRef(starts[index + 1], span)), span)
-            self.helper_rules.append(Rule(starts[index], start_body, span))
-            if index == 0:
+        root_name = self.names.fresh(self.rule_name, "subseq")
+        stack = [(0, len(items) - 1, root_name)]
+        while stack:
+            low, high, name = stack.pop()
+            if low == high:
+                self.helper_rules.append(Rule(name, items[low], span))
                 continue
-            taken = Sequence((delim, item), span)
-            if index == n_items - 1:
-                rest_body: Node = Alternation((taken, Sequence((), span)), span)
-            else:
-                rest_body = Alternation((Sequence((delim, item, RuleRef(rests[index + 1], span)), span),
-                                         RuleRef(rests[index + 1], span)), span)
-            self.helper_rules.append(Rule(rests[index], rest_body, span))
-        return RuleRef(starts[0], span)
+            middle = (low + high) // 2
+            left, right = (self._range_ref(low, middle, items, stack, span),
+                           self._range_ref(middle + 1, high, items, stack, span))
+            body = Alternation((left, right, Sequence((left, delim, right), span)), span)
+            self.helper_rules.append(Rule(name, body, span))
+        return RuleRef(root_name, span)
+
+    def _range_ref(self, low: int, high: int, items: list[Node], stack: list, span: Span) -> Node:
+        """The node for Sub(low, high): the item itself for one item, else a
+        reference to a new helper rule queued on ``stack``."""
+        if low == high:
+            return items[low]
+        name = self.names.fresh(self.rule_name, "subseq")
+        stack.append((low, high, name))
+        return RuleRef(name, span)
 
     # --- helpers -----------------------------------------------------------------
 
