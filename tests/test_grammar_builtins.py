@@ -337,3 +337,14 @@ def test_errors(dialect, text, error, line, column, fragment):
 def test_except_of_a_literal_is_one_complement_regex():
     body = parse_kbnf("start ::= except!('a.b', 2);").rules[0].body
     assert body == Regex(r"a\.b|\A\z|(?s:.){3}", "complement")
+
+
+def test_token_terminal_without_engine_support_fails_fast():
+    """Until TokenTerminal has a byte-level terminal, building a Grammar with
+    any! raises at once (it used to loop forever in flatten_nested_groups)."""
+    from grammask.errors import GrammarError
+
+    try:
+        Grammar.from_ebnf("start ::= 'a' any!;")
+    except GrammarError:
+        pass
