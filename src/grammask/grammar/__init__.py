@@ -1,7 +1,8 @@
 """The grammar front end and the public ``Grammar`` class.
 
 ``Grammar`` holds a validated AST and its normalized form: parse (``kbnf.py``,
-``gbnf.py``; or an AST from a program) -> ``validate.py`` -> ``normalize.py``
+``gbnf.py``, with built-ins ``name!(...)`` expanded by ``builtins.py``;
+or an AST from a program) -> ``validate.py`` -> ``normalize.py``
 (named passes) -> ``lnf.py`` (flat arrays).  Everything that can fail is
 computed once, at construction, so every error surfaces there; the printout
 and fingerprint are derived on first use; the object never changes after.

@@ -26,7 +26,10 @@ Nodes are frozen dataclasses; children are tuples.  Byte-level meaning:
   ``max=None`` for unbounded: ``?`` is (0, 1), ``*`` (0, None), ``+`` (1, None)).
 - ``Rule``: one definition ``name ::= body``; several rules with one name are
   alternatives of that name.
-- ``GrammarAST``: rules in source order, the start name, the Source (or None).
+- ``GrammarAST``: rules in source order, the start name, the Source (or None),
+  and ``builtin_references``: (rule, name) pairs meaning rule ``rule`` uses
+  the rule ``name`` outside its body (``except!(name)`` is expanded into the
+  strings of ``name``; validation counts ``name`` as used).
 """
 
 from __future__ import annotations
@@ -117,3 +120,4 @@ class GrammarAST:
     rules: tuple[Rule, ...]
     start: str
     source: Optional[Source] = field(default=None, compare=False)
+    builtin_references: tuple[tuple[str, str], ...] = ()

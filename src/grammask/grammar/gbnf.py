@@ -8,7 +8,9 @@ Syntax (llama.cpp ``grammars/README.md``; docs/design.md section 3)::
     sequence   := (postfixed)*
     postfixed  := primary ('?' | '*' | '+' | '{m}' | '{m,}' | '{m,n}')*
     primary    := name | '"' chars '"' | '[' '^'? (char ('-' char)?)* ']' | '.'
-                | '(' alternates ')'
+                | '(' alternates ')' | builtin
+    builtin    := name '!' ('(' alternates (',' alternates)* ')')?
+                                                (builtins.py; integers are bare digits)
     char       := any code point, or an escape \\xHH \\uHHHH \\UHHHHHHHH \\t \\r \\n \\\\ \\" \\[ \\] \\-
     comment    := '#' to end of line
 
@@ -16,7 +18,9 @@ Names are runs of ``[A-Za-z0-9_-]``.  A rule ends at the end of its line,
 except inside parentheses and right after ``::=`` or ``|``, where newlines are
 spaces (llama.cpp's rule).  Literals and classes are over Unicode code points:
 ``"\\xff"`` is U+00FF (two UTF-8 bytes), as in llama.cpp.  Left recursion is
-allowed (llama.cpp refuses it).
+allowed (llama.cpp refuses it).  Built-ins (``except!``, ``text_until!``,
+...) are grammask's extension, shared with KBNF through
+``builtins.BuiltinExpander``; inside their parentheses newlines are spaces.
 
 Built without recursion on ``ExpressionBuilder``; repetition bounds are
 checked against ``Config.max_repetition``.
@@ -28,6 +32,7 @@ import re
 
 from grammask.config import Config
 from grammask.grammar.ast import AnyChar, CharClass, GrammarAST, Literal, Rule, RuleRef
+from grammask.grammar.builtins import BuiltinExpander
 from grammask.grammar.syntax import ExpressionBuilder, Scanner, checked_code_point, describe
 from grammask.source import Source, Span
 
@@ -44,6 +49,7 @@ def parse_gbnf(text: str, start: str = "root", config: Config | None = None,
     config = config or Config()
     source = Source(text, name)
     scanner = Scanner(source)
+    expander = BuiltinExpander(source, config)
     rules: list[Rule] = []
     _skip_space(scanner, newlines=True)
     while not scanner.at_end():
@@ -56,14 +62,16 @@ def parse_gbnf(text: str, start: str = "root", config: Config | None = None,
             raise scanner.error(f"expected '::=' after rule name '{rule_name}', found {describe(scanner.peek())}")
         scanner.pos += 3
         _skip_space(scanner, newlines=True)
-        body = _parse_body(scanner, config)
+        expander.rule_name = rule_name
+        body = _parse_body(scanner, config, expander)
         rules.append(Rule(rule_name, body, Span(rule_start, scanner.pos)))
         _skip_space(scanner, newlines=True)
-    return GrammarAST(tuple(rules), start, source)
+    rules, references = expander.finish(rules)
+    return GrammarAST(tuple(rules), start, source, references)
 
 
-def _parse_body(scanner: Scanner, config: Config):
-    builder = ExpressionBuilder(scanner, config, scanner.pos)
+def _parse_body(scanner: Scanner, config: Config, expander: BuiltinExpander):
+    builder = ExpressionBuilder(scanner, config, scanner.pos, expander)
     while True:
         _skip_space(scanner, newlines=builder.depth > 0)
         char = scanner.peek()
@@ -79,6 +87,9 @@ def _parse_body(scanner: Scanner, config: Config):
             builder.add(AnyChar(Span(position, scanner.pos)))
         elif is_word_char(char):
             word = _read_word(scanner)
+            if scanner.peek() == "!":
+                _read_builtin(scanner, builder, expander, word, position)
+                continue
             _skip_space(scanner, newlines=False)
             if scanner.startswith("::="):
                 if builder.depth:
@@ -99,6 +110,9 @@ def _parse_body(scanner: Scanner, config: Config):
             builder.bar()
             scanner.pos += 1
             _skip_space(scanner, newlines=True)
+        elif char == ",":
+            builder.comma()
+            scanner.pos += 1
         elif char in "?*+":
             scanner.pos += 1
             low, high = {"?": (0, 1), "*": (0, None), "+": (1, None)}[char]
@@ -109,6 +123,22 @@ def _parse_body(scanner: Scanner, config: Config):
         else:
             raise scanner.error(f"expected a name, a string, '[', '.', '(', '|', an operator or the end of "
                                 f"the line, found {describe(char)}")
+
+
+def _read_builtin(scanner: Scanner, builder: ExpressionBuilder, expander: BuiltinExpander,
+                  name: str, position: int) -> None:
+    """At the '!' after ``name``: a built-in with no arguments is added now;
+    otherwise its argument list is opened (closed by ')' like a group)."""
+    expander.check_name(name, position, scanner.pos + 1)
+    scanner.pos += 1
+    if expander.takes_arguments(name):
+        _skip_space(scanner, newlines=False)
+        if scanner.peek() != "(":
+            raise scanner.error(f"expected '(' after '{name}!', found {describe(scanner.peek())}")
+        builder.open_builtin(name, position)
+        scanner.pos += 1
+    else:
+        builder.add(expander(name, (), Span(position, scanner.pos)))
 
 
 def _read_braces(scanner: Scanner) -> tuple[int, int | None]:

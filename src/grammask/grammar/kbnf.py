@@ -7,9 +7,11 @@ Syntax (docs/design.md section 3)::
     expression := sequence ('|' sequence)*
     sequence   := (postfixed)*                 (empty: the empty string)
     postfixed  := primary ('?' | '*' | '+')*
-    primary    := name | string | regex | '(' expression ')'
+    primary    := name | string | regex | builtin | '(' expression ')'
                 | '[' expression ']'           (option)
                 | '{' expression '}'           (repetition, zero or more)
+    builtin    := name '!' ('(' expression (',' expression)* ')')?
+                                               (builtins.py; integers are bare digits)
     string     := '...' | "..."                with escapes \\n \\r \\t \\0 \\\\ \\' \\"
                                                 \\xHH \\uHHHH \\u{H..} \\UHHHHHHHH
     regex      := '#' ('' | 'e' | 'ex' | 'substrs') string
@@ -21,6 +23,9 @@ alternatives of that name.  Inside ``#"..."`` the escapes above are decoded
 ``#"\\d+"`` and ``#"\\\\d+"`` both mean the regex ``\\d+``.  Regex terminals
 are anchored at both ends; ``#e`` ends at its first match, ``#ex`` matches
 any string containing no match, ``#substrs`` any substring of its text.
+Built-ins (``except!``, ``any!``, ``text_until!``, ...) are expanded by
+``builtins.BuiltinExpander``, shared with the GBNF parser; the ``!`` follows
+the name directly, and white space may come before ``(``.
 
 The parser is a loop over tokens feeding ``ExpressionBuilder`` (no
 recursion), so nesting depth is bounded by ``Config.max_nesting`` only.
@@ -32,6 +37,7 @@ import re
 
 from grammask.config import Config
 from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef, Substrings
+from grammask.grammar.builtins import BuiltinExpander
 from grammask.grammar.syntax import ExpressionBuilder, Scanner, checked_code_point, describe
 from grammask.source import Source, Span
 
@@ -49,6 +55,7 @@ def parse_kbnf(text: str, start: str = "start", config: Config | None = None,
     config = config or Config()
     source = Source(text, name)
     scanner = Scanner(source)
+    expander = BuiltinExpander(source, config)
     rules: list[Rule] = []
     _skip_trivia(scanner)
     while not scanner.at_end():
@@ -64,15 +71,17 @@ def parse_kbnf(text: str, start: str = "start", config: Config | None = None,
         else:
             raise scanner.error(f"expected '::=' or '=' after rule name '{rule_name}', "
                                 f"found {describe(scanner.peek())}")
-        body = _parse_body(scanner, config)
+        expander.rule_name = rule_name
+        body = _parse_body(scanner, config, expander)
         rules.append(Rule(rule_name, body, Span(rule_start, scanner.pos)))
         _skip_trivia(scanner)
-    return GrammarAST(tuple(rules), start, source)
+    rules, references = expander.finish(rules)
+    return GrammarAST(tuple(rules), start, source, references)
 
 
-def _parse_body(scanner: Scanner, config: Config):
+def _parse_body(scanner: Scanner, config: Config, expander: BuiltinExpander):
     _skip_trivia(scanner)
-    builder = ExpressionBuilder(scanner, config, scanner.pos)
+    builder = ExpressionBuilder(scanner, config, scanner.pos, expander)
     while True:
         _skip_trivia(scanner)
         char = scanner.peek()
@@ -92,6 +101,9 @@ def _parse_body(scanner: Scanner, config: Config):
         elif is_name_char(char):
             word = _read_name(scanner)
             end = scanner.pos
+            if scanner.peek() == "!":
+                _read_builtin(scanner, builder, expander, word, position)
+                continue
             _skip_trivia(scanner)
             if scanner.startswith("::="):
                 raise scanner.error(f"expected ';' to end the previous rule before the definition of "
@@ -106,6 +118,9 @@ def _parse_body(scanner: Scanner, config: Config):
         elif char == "|":
             builder.bar()
             scanner.pos += 1
+        elif char == ",":
+            builder.comma()
+            scanner.pos += 1
         elif char in "?*+":
             scanner.pos += 1
             low, high = {"?": (0, 1), "*": (0, None), "+": (1, None)}[char]
@@ -113,6 +128,22 @@ def _parse_body(scanner: Scanner, config: Config):
         else:
             raise scanner.error(f"expected a name, a string, a regex, '(', '[', '{{', '|' or ';', "
                                 f"found {describe(char)}")
+
+
+def _read_builtin(scanner: Scanner, builder: ExpressionBuilder, expander: BuiltinExpander,
+                  name: str, position: int) -> None:
+    """At the '!' after ``name``: a built-in with no arguments is added now;
+    otherwise its argument list is opened (closed by ')' like a group)."""
+    expander.check_name(name, position, scanner.pos + 1)
+    scanner.pos += 1
+    if expander.takes_arguments(name):
+        _skip_trivia(scanner)
+        if scanner.peek() != "(":
+            raise scanner.error(f"expected '(' after '{name}!', found {describe(scanner.peek())}")
+        builder.open_builtin(name, position)
+        scanner.pos += 1
+    else:
+        builder.add(expander(name, (), Span(position, scanner.pos)))
 
 
 def _read_regex(scanner: Scanner):

@@ -7,8 +7,11 @@ column, a caret excerpt and what was expected.
 
 ``ExpressionBuilder`` assembles the right-hand side of one rule without
 recursion: it keeps an explicit stack of open groups (``(``, and KBNF's
-``[`` and ``{``), each holding its finished alternatives and the sequence
-being read.  Postfix operators wrap the last item of the current sequence.
+``[`` and ``{``, and the argument lists of built-ins ``name!(a, b)``), each
+holding its finished alternatives and the sequence being read; a built-in's
+frame also holds its finished arguments, and closing it hands the name and
+the arguments to the ``expand`` callback (``builtins.BuiltinExpander``).
+Postfix operators wrap the last item of the current sequence.
 The stack depth is the nesting depth, checked against ``Config.max_nesting``,
 so a 10,000-deep expression raises ``LimitExceeded`` instead of overflowing
 Python's stack.
@@ -28,7 +31,7 @@ from grammask.errors import GrammarSyntaxError, InvalidArgumentType, LimitExceed
 from grammask.grammar.ast import Alternation, Node, Repeat, Sequence
 from grammask.source import Source, Span
 
-GROUP_CLOSERS = {"group": ")", "option": "]", "repeat": "}"}
+GROUP_CLOSERS = {"group": ")", "option": "]", "repeat": "}", "builtin": ")"}
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -124,14 +127,18 @@ class _Frame:
     alternatives: list[Node] = field(default_factory=list)
     items: list[Node] = field(default_factory=list)
     seq_start: int = 0
+    name: str = ""
+    name_start: int = 0
+    arguments: list[Node] = field(default_factory=list)
 
 
 class ExpressionBuilder:
     """Builds one rule body from a flat stream of items and operators."""
 
-    def __init__(self, scanner: Scanner, config: Config, body_start: int):
+    def __init__(self, scanner: Scanner, config: Config, body_start: int, expand=None):
         self.scanner = scanner
         self.config = config
+        self.expand = expand
         self.frames = [_Frame("rule", body_start, seq_start=body_start)]
 
     @property
@@ -152,6 +159,29 @@ class ExpressionBuilder:
             raise LimitExceeded("max_nesting", self.depth + 1, self.config.max_nesting,
                                 f"group nesting at line {self.scanner.source.line_column(position)[0]}")
         self.frames.append(_Frame(kind, position, seq_start=position + 1))
+
+    def open_builtin(self, name: str, name_start: int) -> None:
+        """Open the argument list of ``name!(``; the scanner is at ``(``."""
+        self.open("builtin")
+        self.frames[-1].name = name
+        self.frames[-1].name_start = name_start
+
+    def comma(self) -> None:
+        """End one argument of the innermost built-in; the scanner is at ``,``."""
+        frame = self.frames[-1]
+        if frame.kind != "builtin":
+            inside = " inside a group" if any(f.kind == "builtin" for f in self.frames) else ""
+            raise self.scanner.error(f"unexpected ','{inside}: a comma only separates the arguments "
+                                     f"of a built-in such as delimited_list!(item, ',')")
+        frame.arguments.append(self._argument(frame, self.scanner.pos))
+        frame.alternatives, frame.items = [], []
+        frame.seq_start = self.scanner.pos + 1
+
+    def _argument(self, frame: _Frame, end: int) -> Node:
+        if not frame.items and not frame.alternatives:
+            raise self.scanner.error(f"expected an argument of '{frame.name}!' before "
+                                     f"{describe(self.scanner.peek())}")
+        return self._alternation(frame, end)
 
     def bar(self) -> None:
         frame = self.frames[-1]
@@ -180,6 +210,12 @@ class ExpressionBuilder:
             expected = "';' or end of rule" if frame.kind == "rule" else f"'{GROUP_CLOSERS[frame.kind]}'"
             raise self.scanner.error(f"unbalanced '{closer}': expected {expected}")
         end = self.scanner.pos + 1
+        if frame.kind == "builtin":
+            if frame.items or frame.alternatives or frame.arguments:
+                frame.arguments.append(self._argument(frame, self.scanner.pos))
+            self.frames.pop()
+            self.add(self.expand(frame.name, tuple(frame.arguments), Span(frame.name_start, end)))
+            return
         body = self._alternation(frame, self.scanner.pos)
         span = Span(frame.open_pos, end)
         if frame.kind == "option":

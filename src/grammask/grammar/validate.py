@@ -87,6 +87,9 @@ def validate(ast: GrammarAST, config: Config) -> list[str]:
             elif isinstance(node, Regex) and node.kind not in REGEX_KINDS:
                 raise GrammarError(f"unknown regex kind {node.kind!r} in rule '{rule.name}'; "
                                    f"expected one of {', '.join(REGEX_KINDS)}")
+    for user, name in ast.builtin_references:
+        if user in references and name in defined:
+            references[user].add(name)
     if ast.start not in defined:
         raise GrammarError(f"the start symbol '{ast.start}' is not defined by any rule"
                            f"{_close_match(ast.start, defined)} (choose another with start=...)")
