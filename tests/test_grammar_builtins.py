@@ -339,12 +339,20 @@ def test_except_of_a_literal_is_one_complement_regex():
     assert body == Regex(r"a\.b|\A\z|(?s:.){3}", "complement")
 
 
-def test_token_terminal_without_engine_support_fails_fast():
-    """Until TokenTerminal has a byte-level terminal, building a Grammar with
-    any! raises at once (it used to loop forever in flatten_nested_groups)."""
-    from grammask.errors import GrammarError
+def test_token_terminals_from_both_dialects_mask_whole_tokens():
+    import grammask
 
-    try:
-        Grammar.from_ebnf("start ::= 'a' any!;")
-    except GrammarError:
-        pass
+    kbnf = Grammar.from_ebnf("start ::= 'Name: ' paragraph_token! any! '\\n';")
+    gbnf = Grammar.from_gbnf('root ::= "Name: " paragraph_token! any! "\\n"')
+    assert kbnf.to_ebnf().replace("start", "root") == gbnf.to_ebnf()
+    pieces = [b"<eos>", b"Name: ", b"Bob", b" Smith", b"\n", b"x\ny"]
+    vocab = grammask.Vocabulary(pieces, eos_token_ids=[0], special_token_ids=[0])
+    engine = grammask.Engine(kbnf, vocab)
+    engine.try_accept_new_token(1)
+    assert engine.compute_allowed_token_ids().tolist() == [1, 2, 3]   # no line break inside
+    engine.try_accept_new_token(2)
+    assert engine.compute_allowed_token_ids().tolist() == [1, 2, 3, 4, 5]   # any one token
+    engine.try_accept_new_token(5)
+    assert engine.compute_allowed_token_ids().tolist() == [4]
+    engine.try_accept_new_token(4)
+    assert engine.can_end() and engine.output_bytes() == b"Name: Bobx\ny\n"

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from grammask.errors import GrammarError, LimitExceeded
+from grammask.errors import LimitExceeded
 from grammask.grammar.ast import (
     Alternation,
     AnyChar,
@@ -236,11 +236,6 @@ def flatten_nested_groups(bodies: dict[str, Node], start: str, compiler: Termina
                     flat.rules[helper] = []
                     flat.repeats[helper] = spec
                 return repeat_helpers[spec]
-            if not isinstance(node, (Sequence, Alternation)):
-                # A leaf without a terminal key would become a helper rule
-                # holding itself, forever (TokenTerminal until it gets a key).
-                raise GrammarError(f"{type(node).__name__} in rule '{owner}' (e.g. any! or "
-                                   f"paragraph_token!) has no byte-level terminal yet")
             return group(node)
 
         def group(node: Node) -> str:
