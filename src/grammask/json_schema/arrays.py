@@ -30,11 +30,15 @@ from __future__ import annotations
 from typing import Any
 
 from grammask.errors import LimitExceeded
+from grammask.grammar.ast import CharClass, Literal, Regex, RuleRef
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.keywords import child_pointer, count_keyword
 from grammask.json_schema.merge import merge_schemas
 
 MAX_EXPLICIT_POSITIONS = 10_000
+
+LEAVES = (RuleRef, Literal, Regex, CharClass)
+"""Nodes small enough to write twice rather than name."""
 
 
 def array_node(translator, schema: dict, pointer: str) -> Any:
@@ -75,6 +79,11 @@ def array_node(translator, schema: dict, pointer: str) -> Any:
         return NEVER
     if max_items == 0:
         return empty
+
+    if not position_nodes and not isinstance(item_node, LEAVES):
+        # The item is written twice (first item, then each ", item"): as one
+        # rule, so arrays nested d deep stay O(d) instead of doubling per level.
+        item_node = translator.define(translator.fresh_name(f"{pointer}_item"), item_node)
 
     def node_at(index: int):
         return position_nodes[index] if index < len(position_nodes) else item_node
