@@ -16,8 +16,11 @@ numpy, C-contiguous):
   used by ``to_ebnf``.
 
 Invariants (checked by ``check_invariants``): no empty production, non-empty
-literals, every DFA terminal matches some non-empty string, no unit production, every nonterminal reachable and productive
-(except the start of the language ``{""}``, which has no production).
+literals, every DFA terminal matches some non-empty string, no cycle of unit
+productions (a unit production ``A ::= B`` is left only where inlining would
+copy more than ``UNIT_INLINE_LIMIT`` productions, normalize.py), every
+nonterminal reachable and productive (except the start of the language
+``{""}``, which has no production).
 Terminal ids are given in order of first use; DFA ids likewise.
 """
 
@@ -221,8 +224,22 @@ def check_invariants(lnf: LNF) -> list[str]:
         symbols = lnf.symbols_of(production_id)
         if not symbols:
             problems.append(f"production {production_id} is empty")
-        if len(symbols) == 1 and symbols[0][0] == SYMBOL_NONTERMINAL:
-            problems.append(f"production {production_id} is a unit production")
+    units: dict[int, list[int]] = {}
+    for nonterminal in range(lnf.n_nonterminals):
+        for production_id in lnf.productions_of(nonterminal):
+            symbols = lnf.symbols_of(production_id)
+            if len(symbols) == 1 and symbols[0][0] == SYMBOL_NONTERMINAL:
+                units.setdefault(nonterminal, []).append(symbols[0][1])
+    for nonterminal in units:
+        stack, seen = list(units[nonterminal]), set()
+        while stack:
+            target = stack.pop()
+            if target == nonterminal:
+                problems.append(f"nonterminal {nonterminal} derives itself by unit productions")
+                break
+            if target not in seen:
+                seen.add(target)
+                stack.extend(units.get(target, ()))
     for terminal_id in range(lnf.n_terminals):
         if lnf.terminal_kinds[terminal_id] == TERMINAL_LITERAL and not lnf.literal(terminal_id):
             problems.append(f"terminal {terminal_id} is an empty literal")

@@ -5,7 +5,8 @@ The passes of ``flatten.py`` produce a ``FlatGrammar``; the passes here clean
 it until it satisfies the LNF invariants of docs/internals.md:
 
 - no empty production (``start_accepts_empty`` records the empty sentence),
-- no unit production ``A ::= B``,
+- no unit production ``A ::= B`` (but to a rule of more than
+  ``UNIT_INLINE_LIMIT`` productions),
 - every nonterminal reachable from the start and productive,
 - nullable terminals (regexes matching the empty string) only appear where
   skipping them was also spelled out, so the core never completes a DFA
@@ -158,15 +159,34 @@ def nullable_symbols(flat: FlatGrammar, compiler: TerminalCompiler) -> set[Symbo
     terminals = {symbol for productions in flat.rules.values() for production in productions
                  for symbol in production if symbol.__class__ is not str}
     nullable: set[Symbol] = {key for key in terminals if compiler.is_nullable(key)}
-    candidates = [(name, production) for name, productions in flat.rules.items() for production in productions
-                  if all(symbol.__class__ is str or symbol in nullable for symbol in production)]
-    changed = True
-    while changed:
-        changed = False
-        for name, production in candidates:
-            if name not in nullable and all(symbol in nullable for symbol in production):
-                nullable.add(name)
-                changed = True
+    # Worklist (linear in the grammar's size): each candidate production
+    # counts its symbols not yet known nullable; a name becomes nullable when
+    # one of its productions reaches zero.
+    missing: list[int] = []
+    owners: list[str] = []
+    waiting: dict[str, list[int]] = {}
+    ready: list[str] = []
+    for name, productions in flat.rules.items():
+        for production in productions:
+            if not all(symbol.__class__ is str or symbol in nullable for symbol in production):
+                continue
+            names = [symbol for symbol in production if symbol.__class__ is str]
+            index = len(owners)
+            owners.append(name)
+            missing.append(len(names))
+            for symbol in names:
+                waiting.setdefault(symbol, []).append(index)
+            if not names:
+                ready.append(name)
+    while ready:
+        name = ready.pop()
+        if name in nullable:
+            continue
+        nullable.add(name)
+        for index in waiting.get(name, ()):
+            missing[index] -= 1
+            if missing[index] == 0:
+                ready.append(owners[index])
     return nullable
 
 
@@ -260,15 +280,25 @@ def _separate_start(flat: FlatGrammar, names: NameFactory) -> None:
     flat.rules[inner] = list(flat.rules[flat.start])
 
 
+UNIT_INLINE_LIMIT = 32
+"""A unit production ``A ::= B`` is kept when B's closed productions are more
+than this (a chain of optional members would otherwise give each rule all of
+the chain's productions, n^2 / 2 in all)."""
+
+
 def remove_unit_rules(flat: FlatGrammar) -> None:
     """Pre: no empty productions.  Post: no production ``A ::= B`` with B a
-    nonterminal; A instead has the non-unit productions of every rule it
-    reaches through unit productions (same language).
+    nonterminal unless B has more than ``UNIT_INLINE_LIMIT`` productions and
+    is not in a unit cycle with A; A instead has the non-unit productions of
+    every rule it reaches through the unit productions removed (same
+    language).
 
     Rules are closed once per strongly connected component of the unit
     graph (Tarjan's algorithm, iterative), in reverse topological order, each
     from its own productions and its successors' closed sets, so a chain of
-    n unit rules costs O(n) plus the size of the result instead of O(n^2)."""
+    n unit rules costs O(n) plus the size of the result, and the result
+    is at most ``UNIT_INLINE_LIMIT + 1`` times the productions and unit
+    productions it started with."""
     units = {name: [production[0] for production in productions
                     if len(production) == 1 and isinstance(production[0], str)]
              for name, productions in flat.rules.items()}
@@ -281,7 +311,11 @@ def remove_unit_rules(flat: FlatGrammar) -> None:
                 if not (len(production) == 1 and isinstance(production[0], str)):
                     collected[production] = None
             for target in units[member]:
-                if target not in members:
+                if target in members:
+                    continue
+                if len(closed[target]) > UNIT_INLINE_LIMIT:
+                    collected[(target,)] = None
+                else:
                     collected.update(closed[target])
         for member in component:
             closed[member] = collected
@@ -435,7 +469,7 @@ PASSES: tuple[Pass, ...] = (
          "nullable terminal for its non-empty matches); the empty sentence is "
          "start_accepts_empty; literals merged again"),
     Pass("remove_unit_rules", lambda state: remove_unit_rules(state.flat),
-         "no unit production A ::= B"),
+         f"no unit production A ::= B unless B has over {UNIT_INLINE_LIMIT} productions; no unit cycle"),
     Pass("remove_useless_rules",
          lambda state: remove_useless_rules(state.flat, state.compiler, after_nullable=True),
          "every rule productive and reachable from the start; every terminal "
@@ -465,10 +499,17 @@ def normalize(ast: GrammarAST, config: Config) -> NormalizedGrammar:
     flat = flatten_nested_groups(bodies, ast.start, compiler, names, ast.source)
     result = NormalizedGrammar(flat, compiler)
     result.pass_sizes.append(("flatten_nested_groups", flat.sizes()))
+    _check_rules(flat, config, "flatten_nested_groups")
     state = PassState(flat, compiler, names, config)
     for step in PASSES:
         step.run(state)
         result.pass_sizes.append((step.name, flat.sizes()))
-    if len(flat.rules) > config.max_rules:
-        raise LimitExceeded("max_rules", len(flat.rules), config.max_rules, "rules after normalization")
+        _check_rules(flat, config, step.name)
     return result
+
+
+def _check_rules(flat: FlatGrammar, config: Config, after: str) -> None:
+    """``max_rules`` after each step, so a large grammar stops at the first
+    pass that makes it too large rather than after the last."""
+    if len(flat.rules) > config.max_rules:
+        raise LimitExceeded("max_rules", len(flat.rules), config.max_rules, f"rules after {after}")

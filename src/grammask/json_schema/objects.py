@@ -66,6 +66,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         required = []  # draft 3: warned about by the translator
     if not isinstance(required, list) or not all(isinstance(r, str) for r in required):
         raise translator.error(pointer, "required must be an array of strings")
+    required_names = set(required)
     patterns = schema.get("patternProperties", {})
     if not isinstance(patterns, dict):
         raise translator.error(pointer, "patternProperties must be an object")
@@ -95,7 +96,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     for name, sub in properties.items():
         declared.append(name)
         if not name_allowed(name):
-            if name in required:
+            if name in required_names:
                 return NEVER
             continue
         sub_pointer = child_pointer(pointer, "properties", name)
@@ -103,7 +104,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         if matching:
             sub = merge_schemas(translator, [sub] + matching, sub_pointer)
         value = translator.node(sub, sub_pointer)
-        is_required = name in required
+        is_required = name in required_names
         if value is NEVER:
             if is_required:
                 return NEVER
@@ -329,14 +330,19 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         graph[state] = edges(state)
         pending.extend(target for _, target in graph[state] if target is not None)
     productive: set = set()
-    changed = True
-    while changed:
-        changed = False
-        for state, out in graph.items():
-            if state not in productive and any(kind == "end" or target in productive
-                                               for kind, target in out):
-                productive.add(state)
-                changed = True
+    predecessors: dict = {}
+    ready = []
+    for state, out in graph.items():
+        for kind, target in out:
+            if kind == "end":
+                ready.append(state)
+            else:
+                predecessors.setdefault(target, []).append(state)
+    while ready:  # backwards from the ends: linear in the graph
+        state = ready.pop()
+        if state not in productive:
+            productive.add(state)
+            ready.extend(predecessors.get(state, ()))
     if min_count == 0 and not any(m[2] for m in members):
         empty = translator.seq(translator.lit("{"), translator.ws(), translator.lit("}"))
     else:
