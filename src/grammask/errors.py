@@ -93,20 +93,22 @@ class LimitExceeded(GrammarError):
     """A documented size limit was hit.
 
     ``limit`` names the limit (the name of the ``Config`` field or keyword
-    argument that raises it), ``given`` is the size that was asked for and
-    ``maximum`` the current limit.  The message says how to raise it.
+    argument that raises it; an upper-case name is a fixed constant of
+    grammask that no setting changes), ``given`` is the size that was asked
+    for and ``maximum`` the current limit.  The message says how to raise
+    it, or that it cannot be raised.
     """
 
     def __init__(self, limit: str, given: int | None, maximum: int | None, what: str = ""):
         self.limit = limit
         self.given = given
         self.maximum = maximum
+        self.settable = not limit.isupper()
         detail = f"{what}: " if what else ""
         size = f"{given} > {maximum}" if given is not None else f"limit {maximum}"
-        super().__init__(
-            f"{detail}limit '{limit}' exceeded ({size}); "
-            f"raise it with {limit}=... if this input is trusted"
-        )
+        advice = (f"raise it with {limit}=... if this input is trusted" if self.settable else
+                  "this is a fixed limit of grammask, not a setting: make the input smaller")
+        super().__init__(f"{detail}limit '{limit}' exceeded ({size}); {advice}")
 
 
 class VocabularyError(GrammaskError, ValueError):
