@@ -23,9 +23,11 @@ What it measures
     that and compact JSON.  Per run: tokens, forced tokens, llama.cpp eval
     calls, prompt and total seconds; per setting and mode the medians of
     seconds per output and of decode tokens/s (tokens / (total - prompt)),
-    the forced share, the on/off ratios, and whether the outputs were the
-    same text.  The machine is shared and noisy: compare on and off within
-    one run.
+    the forced share and eval calls per token, the on/off ratios (of the
+    medians, and the median of the per-run ratios: each run does both modes
+    back to back, which cancels slow drifts of a shared machine), and
+    whether the outputs were the same text (a batch is evaluated with other
+    kernels than single tokens, so greedy outputs may part).
 
 Usage: python benchmarks/bench_forced.py [--sample 60] [--out benchmarks/results/bench_forced.json]
        python benchmarks/bench_forced.py --demo [--runs 5] [--out benchmarks/results/bench_forced_demo.json]
@@ -89,6 +91,16 @@ DEMO_SETTINGS = {"demo": ({"canonical": None}, {}),
                  "canonical_compact": ({"canonical": True}, {"whitespace": "compact"})}
 
 
+def _decode_rate(row: dict) -> float:
+    """Generated tokens per second after the prompt's evaluation."""
+    return row["tokens"] / (row["total_s"] - row["prompt_s"])
+
+
+def _eval_seconds(row: dict) -> float:
+    """Seconds per llama.cpp eval call after the prompt (sampling included)."""
+    return (row["total_s"] - row["prompt_s"]) / max(row["evals"] - 1, 1)
+
+
 def demo(runs: int, max_tokens: int) -> dict:
     """The llama-cpp-python demo with forcing off and on (see the module docstring)."""
     from grammask.integrations.llama_cpp import compile_for, generate, load_model
@@ -120,14 +132,18 @@ def demo(runs: int, max_tokens: int) -> dict:
             summary[mode] = {
                 "tokens": statistics.median(row["tokens"] for row in rows),
                 "forced_share": round(sum(row["forced"] for row in rows) / max(sum(row["tokens"] for row in rows), 1), 4),
-                "evals": statistics.median(row["evals"] for row in rows),
+                "evals_per_token": round(sum(row["evals"] for row in rows) / max(sum(row["tokens"] for row in rows), 1), 4),
                 "seconds_per_output": round(statistics.median(row["total_s"] for row in rows), 3),
-                "decode_tokens_per_s": round(statistics.median(
-                    row["tokens"] / (row["total_s"] - row["prompt_s"]) for row in rows), 2),
+                "decode_tokens_per_s": round(statistics.median(_decode_rate(row) for row in rows), 2),
                 "grammask_s": round(statistics.median(row["grammask_s"] + row["forced_s"] for row in rows), 3)}
+        pairs = list(zip(calls["on"], calls["off"]))      # the two modes of one run, back to back
         summary["on_over_off"] = {
             "seconds_per_output": round(summary["on"]["seconds_per_output"] / summary["off"]["seconds_per_output"], 3),
-            "decode_tokens_per_s": round(summary["on"]["decode_tokens_per_s"] / summary["off"]["decode_tokens_per_s"], 3)}
+            "decode_tokens_per_s": round(summary["on"]["decode_tokens_per_s"] / summary["off"]["decode_tokens_per_s"], 3),
+            "decode_tokens_per_s_paired": round(statistics.median(
+                _decode_rate(on) / _decode_rate(off) for on, off in pairs), 3),
+            "seconds_per_eval_paired": round(statistics.median(
+                _eval_seconds(on) / _eval_seconds(off) for on, off in pairs), 3)}
         summary["same_text"] = texts["on"] == texts["off"]
         settings[name] = {"config": config_options, "schema_options": schema_options, "summary": summary,
                           "calls": calls, "texts": {mode: sorted(found) for mode, found in texts.items()}}
