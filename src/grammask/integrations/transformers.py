@@ -87,7 +87,8 @@ def generate(model, engine_or_compiled, input_ids, *, max_new_tokens: int = 256,
     otherwise softmax sampling with ``torch.Generator`` seeded by ``seed``.
     ``force_tokens``: forced tokens are appended without sampling and go
     through the model in the next forward pass with the sampled token.
-    Returns a ``GenerationResult`` (``data`` is None: parse ``text``); an
+    ``seed_prompt_context``: hand the prompt to the canonical filter (when
+    the engine has accepted nothing yet).  Returns a ``GenerationResult`` (``data`` is None: parse ``text``); an
     output cut by ``max_new_tokens`` is ``complete=False`` with an
     ``IncompleteOutputWarning`` unless ``warn=False``."""
     if max_new_tokens < 1:
