@@ -214,8 +214,9 @@ def _print_timing(seconds: dict, result) -> None:
         f"grammar compile   {seconds.get('compile_s', 0.0):8.3f} s",
         f"generation        {timings['generate_s']:8.3f} s  ({result.n_tokens} tokens, "
         f"{result.n_tokens / timings['generate_s']:.1f} tokens/s; prompt {timings['prompt_s']:.3f} s)",
-        f"forced tokens     {result.n_forced:8d}    ({100.0 * result.n_forced / n_tokens:.1f}% of the output, "
-        f"{timings['forced_s']:.3f} s, {timings['n_evals']} llama.cpp eval calls)",
+        f"forced tokens     {result.n_forced:8d}    ({100.0 * result.n_forced / n_tokens:.1f}% of the output; "
+        f"probes {timings['forced_s']:.3f} s, their masks reused below; "
+        f"{timings['n_evals']} llama.cpp eval calls)",
         f"grammask masks    {timings['grammask_s']:8.3f} s  ({per_token_ms:.2f} ms per token, "
         f"{100.0 * timings['grammask_s'] / timings['generate_s']:.1f}% of generation)",
         f"finish            {result.finish_reason}, complete={result.complete}, "
