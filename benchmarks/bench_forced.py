@@ -1,7 +1,8 @@
-"""Share of forced (jump-forward) tokens in real JSON instances (MaskBench).
+"""Forced (jump-forward) tokens: their share in real JSON instances
+(MaskBench), and the wall-clock gain in the llama-cpp-python demo.
 
 What it measures
-    Over a stratified sample of ``../shared/workloads/maskbench`` (the same
+    MaskBench (default): over a stratified sample of ``../shared/workloads/maskbench`` (the same
     sampling as ``bench_maskbench.py``), each valid instance is written as
     compact JSON and as pretty JSON (``indent=2``), tokenized canonically by
     Llama-3's ``encode``, and replayed on a grammask Engine with the default
@@ -13,7 +14,23 @@ What it measures
     that forced something, mismatches, and the time per ``compute_forced_tokens``
     call; also the forced *bytes* share (``forced_bytes()``, tokenizer aside).
 
+    ``--demo``: the demo of ``./run demo`` (SmolLM2-135M through
+    llama-cpp-python, ``n_threads=1``, ``examples/schemas/person.json``, the
+    Ada Lovelace prompt, 160 tokens, greedy) with
+    ``generate(..., force_tokens=False)`` and ``True``, alternating, several
+    runs each, in three settings: the demo as it is (no canonical filter:
+    opt-in for GGUF vocabularies), with ``Config(canonical=True)``, and with
+    that and compact JSON.  Per run: tokens, forced tokens, llama.cpp eval
+    calls, prompt and total seconds; per setting and mode the medians of
+    seconds per output and of decode tokens/s (tokens / (total - prompt)),
+    the forced share and eval calls per token, the on/off ratios (of the
+    medians, and the median of the per-run ratios: each run does both modes
+    back to back, which cancels slow drifts of a shared machine), and
+    whether the outputs were the same text (a batch is evaluated with other
+    kernels than single tokens, so greedy outputs may part).
+
 Usage: python benchmarks/bench_forced.py [--sample 60] [--out benchmarks/results/bench_forced.json]
+       python benchmarks/bench_forced.py --demo [--runs 5] [--out benchmarks/results/bench_forced_demo.json]
 """
 
 from __future__ import annotations
@@ -21,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import statistics
 import sys
 import time
 import warnings
@@ -65,14 +83,94 @@ def measure_instance(compiled, tokenizer, text: str, budget_s: float) -> dict:
     return counts
 
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DEMO_PROMPT = ("Extract the person: Ada Lovelace, born 1815 in London, was a mathematician who wrote "
+               "the first published algorithm.")
+DEMO_SETTINGS = {"demo": ({"canonical": None}, {}),
+                 "canonical": ({"canonical": True}, {}),
+                 "canonical_compact": ({"canonical": True}, {"whitespace": "compact"})}
+
+
+def _decode_rate(row: dict) -> float:
+    """Generated tokens per second after the prompt's evaluation."""
+    return row["tokens"] / (row["total_s"] - row["prompt_s"])
+
+
+def _eval_seconds(row: dict) -> float:
+    """Seconds per llama.cpp eval call after the prompt (sampling included)."""
+    return (row["total_s"] - row["prompt_s"]) / max(row["evals"] - 1, 1)
+
+
+def demo(runs: int, max_tokens: int) -> dict:
+    """The llama-cpp-python demo with forcing off and on (see the module docstring)."""
+    from grammask.integrations.llama_cpp import compile_for, generate, load_model
+
+    llm = load_model(n_ctx=2048, n_threads=1)
+    schema = json.loads((ROOT / "examples" / "schemas" / "person.json").read_text())
+    settings = {}
+    for name, (config_options, schema_options) in DEMO_SETTINGS.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compiled, _ = compile_for(llm, schema, grammask.Config(**config_options), **schema_options)
+        calls = {"off": [], "on": []}
+        texts = {"off": set(), "on": set()}
+        for run in range(runs + 1):          # run 0 warms the caches and is not recorded
+            for mode in (("off", "on") if run % 2 else ("on", "off")):
+                result = generate(llm, compiled, DEMO_PROMPT, max_tokens=max_tokens, json_output=True,
+                                  force_tokens=mode == "on", warn=False)
+                timings = result.timings
+                if run == 0:
+                    continue
+                texts[mode].add(result.text)
+                calls[mode].append({
+                    "tokens": result.n_tokens, "forced": result.n_forced, "evals": timings["n_evals"],
+                    "complete": result.complete, "prompt_s": round(timings["prompt_s"], 4),
+                    "total_s": round(timings["generate_s"], 4), "grammask_s": round(timings["grammask_s"], 4),
+                    "forced_s": round(timings["forced_s"], 4)})
+        summary = {}
+        for mode, rows in calls.items():
+            summary[mode] = {
+                "tokens": statistics.median(row["tokens"] for row in rows),
+                "forced_share": round(sum(row["forced"] for row in rows) / max(sum(row["tokens"] for row in rows), 1), 4),
+                "evals_per_token": round(sum(row["evals"] for row in rows) / max(sum(row["tokens"] for row in rows), 1), 4),
+                "seconds_per_output": round(statistics.median(row["total_s"] for row in rows), 3),
+                "decode_tokens_per_s": round(statistics.median(_decode_rate(row) for row in rows), 2),
+                "grammask_s": round(statistics.median(row["grammask_s"] + row["forced_s"] for row in rows), 3)}
+        pairs = list(zip(calls["on"], calls["off"]))      # the two modes of one run, back to back
+        summary["on_over_off"] = {
+            "seconds_per_output": round(summary["on"]["seconds_per_output"] / summary["off"]["seconds_per_output"], 3),
+            "decode_tokens_per_s": round(summary["on"]["decode_tokens_per_s"] / summary["off"]["decode_tokens_per_s"], 3),
+            "decode_tokens_per_s_paired": round(statistics.median(
+                _decode_rate(on) / _decode_rate(off) for on, off in pairs), 3),
+            "seconds_per_eval_paired": round(statistics.median(
+                _eval_seconds(on) / _eval_seconds(off) for on, off in pairs), 3)}
+        summary["same_text"] = texts["on"] == texts["off"]
+        settings[name] = {"config": config_options, "schema_options": schema_options, "summary": summary,
+                          "calls": calls, "texts": {mode: sorted(found) for mode, found in texts.items()}}
+        print(f"{name}: {json.dumps(summary)}", file=sys.stderr)
+    return settings
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=pathlib.Path, default=DATA)
     parser.add_argument("--sample", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--budget", type=float, default=20.0, help="CPU seconds per instance")
-    parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path(__file__).parent / "results" / "bench_forced.json")
+    parser.add_argument("--demo", action="store_true", help="the llama-cpp-python demo, forcing off vs on")
+    parser.add_argument("--runs", type=int, default=5, help="--demo: recorded runs per mode and setting")
+    parser.add_argument("--max-tokens", type=int, default=160, help="--demo: the demo's token budget")
+    parser.add_argument("--out", type=pathlib.Path, default=None,
+                        help="default benchmarks/results/bench_forced.json (bench_forced_demo.json with --demo)")
     args = parser.parse_args(argv)
+    results_dir = pathlib.Path(__file__).parent / "results"
+    if args.demo:
+        results = {"machine": machine_info(), "command": " ".join(sys.argv),
+                   "config": {"runs": args.runs, "max_tokens": args.max_tokens, "n_threads": 1,
+                              "prompt": DEMO_PROMPT, "schema": "examples/schemas/person.json"},
+                   "settings": demo(args.runs, args.max_tokens)}
+        write_results(results, args.out or results_dir / "bench_forced_demo.json")
+        return results
     import tokenizers
 
     tokenizer = tokenizers.Tokenizer.from_file(tokenizer_path())
@@ -117,7 +215,7 @@ def main(argv=None) -> dict:
     results = {"machine": machine_info(), "command": " ".join(sys.argv),
                "config": {"sample": args.sample, "seed": args.seed, "budget_s": args.budget},
                "summary": summary, "schemas": per_schema}
-    write_results(results, args.out)
+    write_results(results, args.out or results_dir / "bench_forced.json")
     print(json.dumps(summary, indent=2))
     return results
 

@@ -91,6 +91,20 @@ def test_generate_person_json_with_smollm2(capsys):
         assert step in err
 
 
+def test_generate_with_forced_tokens_reports_them(capsys):
+    import jsonschema
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 30},
+                                               "age": {"type": "integer"}},
+              "required": ["name", "age"], "additionalProperties": False}
+    code, out, err = run_cli(
+        capsys, "generate", "--schema", json.dumps(schema), "--whitespace", "compact", "--canonical",
+        "--force-tokens", "--max-tokens", "40", "--timing", "--prompt", "Alice is 31. As JSON please.")
+    assert code == cli.EXIT_OK, err
+    jsonschema.validate(json.loads(out), schema)
+    forced = regex.search(r"forced tokens +([0-9]+) ", err)
+    assert forced and int(forced.group(1)) > 0, err
+
+
 def test_generate_truncated_output_exits_3(capsys):
     code, out, err = run_cli(capsys, "generate", "--regex", "[a-z]{30}", "--max-tokens", "2", "--quiet",
                              "--prompt", "Write letters.")

@@ -265,3 +265,61 @@ def test_json_policy_drops_leading_whitespace_only_when_optional(llm, person_com
     scores = np.zeros(llm.n_vocab(), dtype=np.float32)
     mandatory(prompt, scores)
     assert np.isfinite(scores).any(), "never an empty mask: the whitespace is needed here"
+
+
+FIXED_KEYS_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 30}, "age": {"type": "integer"},
+                   "city": {"type": "string", "maxLength": 30}},
+    "required": ["name", "age", "city"],
+    "additionalProperties": False,
+}
+
+
+def test_forced_tokens_are_counted_and_the_output_stays_valid(llm):
+    import jsonschema
+    for whitespace in ("compact", "flexible"):
+        result = generate(llm, FIXED_KEYS_SCHEMA, "Alice is 31 and lives in Paris. As JSON please.",
+                          max_tokens=64, force_tokens=True, schema_options={"whitespace": whitespace})
+        assert result.complete, result.text
+        jsonschema.validate(json.loads(result.text), FIXED_KEYS_SCHEMA)
+        assert result.n_forced <= result.n_tokens and result.timings["n_forced"] == result.n_forced
+        if whitespace == "compact":     # '{"name":"' and the other keys are forced
+            assert result.n_forced > 0
+        # one llama.cpp eval for the prompt, then one per sampled token (its forced tokens with it)
+        assert result.timings["n_evals"] == 1 + result.n_tokens - result.n_forced
+        # the engine accepted exactly the generated tokens: llama.cpp's own detokenizer agrees
+        assert llm.detokenize(result.token_ids) == result.engine.output_bytes()
+    plain = generate(llm, FIXED_KEYS_SCHEMA, "Alice is 31 and lives in Paris. As JSON please.",
+                     max_tokens=64, schema_options={"whitespace": "compact"})
+    assert plain.n_forced == 0 and plain.timings["n_evals"] == plain.n_tokens + 1
+
+
+def test_forced_tokens_respect_max_tokens(llm):
+    # With the canonical filter (opt-in for GGUF vocabularies) the literal's
+    # tokenization is llama.cpp's own, so its tokens are forced.
+    grammar = grammask.Grammar.from_gbnf('root ::= "The answer is forty-two, said the computer: " [0-9]+')
+    config = grammask.Config(canonical=True)
+    literal = "The answer is forty-two, said the computer:"
+    result = generate(llm, grammar, "What is the answer?", max_tokens=3, force_tokens=True, warn=False,
+                      config=config)
+    assert result.n_tokens == 3 and result.n_forced == 3
+    assert result.finish_reason == "length" and not result.complete
+    assert result.token_ids == llm.tokenize(literal.encode(), add_bos=False)[:3]
+    result = generate(llm, grammar, "What is the answer?", max_tokens=40, force_tokens=True, config=config)
+    assert result.complete and regex.fullmatch(literal + " [0-9]+", result.text)
+    assert result.n_forced >= len(llm.tokenize(literal.encode(), add_bos=False)) - 1
+    assert result.token_ids == llm.tokenize(result.text.encode(), add_bos=False)
+
+
+def test_generate_decodes_like_create_chat_completion(llm, person_compiled):
+    # The oracle is llama-cpp-python's own loop with the processor: same
+    # prompt (the model's chat handler), same sampler chain, same tokens.
+    prompt = "Bob is 45 and lives in Berlin. As JSON please."
+    processor = GrammaskLogitsProcessor(person_compiled, max_tokens=48, end_json_at_close=True)
+    llm.reset()
+    llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], max_tokens=49,
+                               temperature=0.0,
+                               logits_processor=llama_cpp.LogitsProcessorList([processor]))
+    result = generate(llm, person_compiled, prompt, max_tokens=48, json_output=True, warn=False)
+    assert result.token_ids == processor.generated_token_ids

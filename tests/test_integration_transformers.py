@@ -19,7 +19,8 @@ import transformers
 import regex
 
 import grammask
-from grammask.integrations.transformers import GrammaskLogitsProcessor
+from grammask.integrations import IncompleteOutputWarning
+from grammask.integrations.transformers import GrammaskLogitsProcessor, generate
 
 BYTE_TOKENS = [bytes([value]) for value in range(256)] + [b"ab", b"-1", b"xyz", b'{"', b'":', b"true"]
 EOS_ID = len(BYTE_TOKENS)
@@ -211,3 +212,55 @@ def test_canonical_filter_seeded_with_each_rows_prompt(llama3_tokenizer, llama3_
     # grammar forces "ed"); such rows fall back to the grammar mask and are
     # counted in stats(); with this seed two rows never needed the fallback.
     assert n_checked >= 2
+
+
+FIXED_KEYS_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 8},
+                   "age": {"type": "integer", "minimum": 0, "maximum": 130}},
+    "required": ["name", "age"], "additionalProperties": False,
+}
+
+
+def test_generate_with_forced_tokens_on_llama3(llama3_tokenizer, llama3_vocab):
+    """Forced tokens with the canonical filter: the output validates
+    (json + jsonschema) and its ids are the tokenizer's own encoding."""
+    import jsonschema
+    eos_ids = list(llama3_vocab.eos_token_ids)
+    model = tiny_model(llama3_vocab.size, eos_ids, eos_ids[0], seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grammar = grammask.Grammar.from_json_schema(FIXED_KEYS_SCHEMA, whitespace="compact")
+    compiled = grammask.compile(grammar, llama3_vocab)
+    prompt = llama3_tokenizer.encode("Person as JSON:\n", add_special_tokens=False).ids
+    for seed in range(3):
+        result = generate(model, compiled, prompt, max_new_tokens=60, force_tokens=True,
+                          temperature=1.0, seed=seed)
+        assert result.complete, result.text
+        jsonschema.validate(json.loads(result.text), FIXED_KEYS_SCHEMA)
+        assert result.n_forced > 0          # '{"name":"' and '","age":' at least
+        if result.engine.stats()["canonical_fallbacks"] == 0:
+            assert llama3_tokenizer.encode(result.text, add_special_tokens=False).ids == result.token_ids
+        # one forward pass per sampled token (the final EOS included): forced ones ride along
+        assert result.timings["n_forward"] == result.n_tokens - result.n_forced + 1
+    plain = generate(model, compiled, prompt, max_new_tokens=60, temperature=1.0, seed=0)
+    assert plain.n_forced == 0 and plain.timings["n_forward"] == plain.n_tokens + 1
+
+
+def test_generate_forced_tokens_count_against_the_budget(llama3_tokenizer, llama3_vocab):
+    model = tiny_model(llama3_vocab.size, list(llama3_vocab.eos_token_ids), 0, seed=1)
+    literal = "The quick brown fox jumps over the lazy dog"
+    compiled = grammask.compile(grammask.Grammar.from_regex(literal + "[0-9]"), llama3_vocab)
+    prompt_text = "Say it:\n"     # the output starts a pre-token of its own
+    prompt = llama3_tokenizer.encode(prompt_text, add_special_tokens=False).ids
+    with pytest.warns(IncompleteOutputWarning):
+        result = generate(model, compiled, prompt, max_new_tokens=3, force_tokens=True)
+    expected = llama3_tokenizer.encode(literal, add_special_tokens=False).ids
+    assert result.token_ids == expected[:3] and result.n_forced == 3
+    assert result.finish_reason == "length" and not result.complete
+    assert result.timings["n_forward"] == 0
+    result = generate(model, compiled, prompt, max_new_tokens=20, force_tokens=True)
+    assert result.complete and regex.fullmatch(literal + "[0-9]", result.text)
+    assert result.n_forced >= len(expected) - 1
+    assert llama3_tokenizer.encode(prompt_text + result.text, add_special_tokens=False).ids == \
+        prompt + result.token_ids

@@ -142,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--threads", type=int, default=1,
                           help="llama.cpp threads (default 1: the setting for 2-core machines)")
     generate.add_argument("--n-ctx", type=int, default=2048, help="context length (default 2048)")
+    generate.add_argument("--force-tokens", action="store_true",
+                          help="append forced (jump-forward) tokens without sampling, in one batch")
     generate.add_argument("--timing", action="store_true", help="print timings on stderr")
     generate.add_argument("--quiet", action="store_true", help="no progress lines")
 
@@ -191,7 +193,7 @@ def cmd_generate(args) -> int:
         warnings.simplefilter("ignore", IncompleteOutputWarning)
         result = generate(llm, compiled, args.prompt, max_tokens=args.max_tokens, chat=not args.raw,
                           system=args.system, temperature=args.temperature, seed=args.seed,
-                          json_output=is_json)
+                          json_output=is_json, force_tokens=args.force_tokens)
     print(result.text)
     if args.timing:
         _print_timing(progress.seconds, result)
@@ -211,7 +213,10 @@ def _print_timing(seconds: dict, result) -> None:
         f"vocabulary        {seconds.get('vocabulary_s', 0.0):8.3f} s",
         f"grammar compile   {seconds.get('compile_s', 0.0):8.3f} s",
         f"generation        {timings['generate_s']:8.3f} s  ({result.n_tokens} tokens, "
-        f"{result.n_tokens / timings['generate_s']:.1f} tokens/s)",
+        f"{result.n_tokens / timings['generate_s']:.1f} tokens/s; prompt {timings['prompt_s']:.3f} s)",
+        f"forced tokens     {result.n_forced:8d}    ({100.0 * result.n_forced / n_tokens:.1f}% of the output; "
+        f"probes {timings['forced_s']:.3f} s, their masks reused below; "
+        f"{timings['n_evals']} llama.cpp eval calls)",
         f"grammask masks    {timings['grammask_s']:8.3f} s  ({per_token_ms:.2f} ms per token, "
         f"{100.0 * timings['grammask_s'] / timings['generate_s']:.1f}% of generation)",
         f"finish            {result.finish_reason}, complete={result.complete}, "

@@ -4,22 +4,51 @@
   llama-cpp-python (``Llama.create_completion`` / ``create_chat_completion``),
   model loading helpers and the one-call ``generate``.
 - ``grammask.integrations.transformers``: a batched ``LogitsProcessor`` for
-  ``model.generate``.
+  ``model.generate``, and a one-sequence ``generate`` loop.
 
 Each submodule imports its runtime on import, so this package itself stays
 free of heavy dependencies.  Shared here: ``resolve_grammar`` (what both
-integrations and the CLI accept as a grammar) and
-``IncompleteOutputWarning`` (the truncation caveat, defined in
-``grammask.errors``).
+integrations and the CLI accept as a grammar), ``GenerationResult`` (what
+both ``generate`` helpers return) and ``IncompleteOutputWarning`` (the
+truncation caveat, defined in ``grammask.errors``).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from grammask.config import Config
 from grammask.errors import IncompleteOutputWarning
+
+
+@dataclass
+class GenerationResult:
+    """What the ``generate`` helpers return.
+
+    ``text``: the output (decoded from the exact token bytes); ``data``: the
+    parsed JSON when a JSON Schema was used and the output is complete;
+    ``complete``: the output is a complete sentence of the grammar;
+    ``finish_reason``: ``"stop"`` (the model or the grammar ended it) or
+    ``"length"`` (max tokens); ``token_ids``: the generated tokens (EOS
+    left out); ``n_forced``: how many of them were forced
+    (``force_tokens=True``); ``timings``: seconds (compile, prompt,
+    generation, grammask's masks, forced tokens) and counts (forced tokens,
+    model calls), per helper; ``engine``: the engine after the output."""
+
+    text: str
+    data: Any
+    complete: bool
+    finish_reason: str
+    token_ids: list[int]
+    n_forced: int = 0
+    timings: dict = field(default_factory=dict)
+    engine: Any = None
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.token_ids)
 
 
 def resolve_grammar(grammar_or_schema: Any, config: Optional[Config] = None, **schema_options):
@@ -50,4 +79,4 @@ def resolve_grammar(grammar_or_schema: Any, config: Optional[Config] = None, **s
         f"got {type(grammar_or_schema).__name__}")
 
 
-__all__ = ["IncompleteOutputWarning", "resolve_grammar"]
+__all__ = ["GenerationResult", "IncompleteOutputWarning", "resolve_grammar"]

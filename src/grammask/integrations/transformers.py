@@ -1,6 +1,13 @@
-"""transformers integration: a batched LogitsProcessor for ``model.generate``.
+"""transformers integration: a batched LogitsProcessor for ``model.generate``,
+and a one-sequence ``generate`` loop with forced tokens.
 
 What it computes
+    ``generate(model, engine_or_compiled, input_ids)`` decodes one sequence
+    with the model's KV cache, masking each step's logits with an Engine;
+    with ``force_tokens=True`` the forced (jump-forward) tokens
+    (``Engine.compute_forced_tokens``) are accepted without sampling and fed
+    with the next forward pass, all in one call, and counted in
+    ``n_forced``.
     ``GrammaskLogitsProcessor(engine_or_compiled)`` masks ``scores``
     ([batch, V'] with V' >= the vocabulary size; extra columns of a padded
     embedding are disallowed) so that each row's output stays a prefix of a
@@ -25,6 +32,14 @@ State (data layout)
     each row takes a copy of the engine of the previous row it extends; when
     no row extends any previous row a new generation starts (engines reset).
 
+``generate``'s loop
+    Per step: forced tokens (when asked; at most what ``max_new_tokens``
+    leaves), then one forward pass over the tokens not yet in the cache (the
+    prompt, or the last sampled token and the forced ones after it), mask
+    the last position's logits, pick (greedy, or sampling at
+    ``temperature`` with a seeded generator), accept, stop at EOS.  The
+    engine has accepted every generated token, so ``complete`` is exact.
+
 Invariants
     * ``engines[row]`` has accepted exactly ``input_ids[row, prompt_length:]``
       up to and including its first EOS.
@@ -37,11 +52,120 @@ when accepting).
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Optional
 
 import numpy as np
 import torch
 from transformers import LogitsProcessor
+
+from grammask.errors import IncompleteOutputWarning
+from grammask.integrations import GenerationResult
+
+
+def _engine_from(engine_or_compiled):
+    """A fresh Engine: a copy of ``engine_or_compiled`` or one on the CompiledGrammar."""
+    from grammask.engine import CompiledGrammar, Engine
+
+    if isinstance(engine_or_compiled, Engine):
+        return engine_or_compiled.copy()
+    if isinstance(engine_or_compiled, CompiledGrammar):
+        return Engine(engine_or_compiled)
+    raise TypeError(f"expected a grammask.Engine or CompiledGrammar, "
+                    f"got {type(engine_or_compiled).__name__}")
+
+
+def generate(model, engine_or_compiled, input_ids, *, max_new_tokens: int = 256,
+             force_tokens: bool = False, temperature: float = 0.0, seed: Optional[int] = None,
+             seed_prompt_context: bool = True, warn: bool = True) -> GenerationResult:
+    """One constrained sequence from a causal LM (``model(input_ids,
+    past_key_values=..., use_cache=True)``).
+
+    ``engine_or_compiled``: a ``grammask.Engine`` (a copy of its state is
+    continued) or a ``CompiledGrammar``.  ``input_ids``: the prompt's ids (a
+    list, or a tensor of shape [n] or [1, n]).  ``temperature`` 0 is greedy;
+    otherwise softmax sampling with ``torch.Generator`` seeded by ``seed``.
+    ``force_tokens``: forced tokens are appended without sampling and go
+    through the model in the next forward pass with the sampled token.
+    ``seed_prompt_context``: hand the prompt to the canonical filter (when
+    the engine has accepted nothing yet).  Returns a ``GenerationResult`` (``data`` is None: parse ``text``); an
+    output cut by ``max_new_tokens`` is ``complete=False`` with an
+    ``IncompleteOutputWarning`` unless ``warn=False``."""
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    prompt = torch.as_tensor(input_ids).reshape(-1).tolist()
+    if not prompt:
+        raise ValueError("generate needs a non-empty prompt")
+    engine = _engine_from(engine_or_compiled)
+    if seed_prompt_context and engine.n_accepted == 0:
+        engine.seed_canonical_context(prompt)
+    eos_ids = frozenset(engine.vocab.eos_token_ids)
+    generator = torch.Generator().manual_seed(seed) if seed is not None else None
+    device = next(model.parameters()).device
+    cache_name = _cache_argument(model)
+    timings = {"grammask_s": 0.0, "forced_s": 0.0, "n_forward": 0, "n_forced": 0}
+    generated: list[int] = []
+    feed = list(prompt)
+    past = None
+    finish_reason = "stop"
+    started = time.perf_counter()
+    while True:
+        if force_tokens:
+            t0 = time.perf_counter()
+            forced = engine.compute_forced_tokens(max_tokens=max_new_tokens - len(generated))
+            for token_id in forced:
+                engine.try_accept_new_token(token_id)
+            timings["forced_s"] += time.perf_counter() - t0
+            timings["n_forced"] += len(forced)
+            generated += forced
+            feed += forced
+        if len(generated) >= max_new_tokens:
+            finish_reason = "length"
+            break
+        with torch.no_grad():
+            output = model(input_ids=torch.tensor([feed], device=device), use_cache=True,
+                           **{cache_name: past})
+        timings["n_forward"] += 1
+        past = output[cache_name]
+        logits = output.logits[0, -1].float()
+        t0 = time.perf_counter()
+        engine.mask_logits(logits)
+        timings["grammask_s"] += time.perf_counter() - t0
+        token_id = _pick(logits, temperature, generator)
+        t0 = time.perf_counter()
+        engine.try_accept_new_token(token_id)
+        timings["grammask_s"] += time.perf_counter() - t0
+        if token_id in eos_ids:
+            break
+        generated.append(token_id)
+        feed = [token_id]
+    timings["generate_s"] = time.perf_counter() - started
+    timings["tokens_per_s"] = len(generated) / timings["generate_s"] if timings["generate_s"] else 0.0
+    complete = engine.is_finished() or engine.can_end()
+    if not complete and warn:
+        warnings.warn(
+            f"generation stopped after {len(generated)} tokens ({finish_reason}) before the output "
+            f"was complete: the text is a valid prefix only; raise max_new_tokens",
+            IncompleteOutputWarning, stacklevel=2)
+    return GenerationResult(text=engine.output_bytes().decode("utf-8", errors="replace"), data=None,
+                            complete=complete, finish_reason=finish_reason, token_ids=generated,
+                            n_forced=timings["n_forced"], timings=timings, engine=engine)
+
+
+def _cache_argument(model) -> str:
+    """The KV cache's name in ``model.forward`` and its output: ``cache``
+    (transformers >= 5.24) or ``past_key_values`` (before)."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def _pick(logits: torch.Tensor, temperature: float, generator) -> int:
+    """Greedy at temperature 0, else a softmax sample (masked logits are -inf)."""
+    if temperature <= 0.0:
+        return int(torch.argmax(logits))
+    probabilities = torch.softmax(logits / temperature, dim=-1).cpu()
+    return int(torch.multinomial(probabilities, 1, generator=generator))
 
 
 class GrammaskLogitsProcessor(LogitsProcessor):
@@ -55,15 +179,7 @@ class GrammaskLogitsProcessor(LogitsProcessor):
 
     def __init__(self, engine_or_compiled, *, pad_token_id: Optional[int] = None,
                  seed_prompt_context: bool = True):
-        from grammask.engine import CompiledGrammar, Engine
-
-        if isinstance(engine_or_compiled, Engine):
-            self._template = engine_or_compiled.copy()
-        elif isinstance(engine_or_compiled, CompiledGrammar):
-            self._template = Engine(engine_or_compiled)
-        else:
-            raise TypeError(f"expected a grammask.Engine or CompiledGrammar, "
-                            f"got {type(engine_or_compiled).__name__}")
+        self._template = _engine_from(engine_or_compiled)
         self.pad_token_id = pad_token_id
         self.seed_prompt_context = seed_prompt_context
         eos_ids = list(self._template.vocab.eos_token_ids)
