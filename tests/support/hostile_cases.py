@@ -97,9 +97,20 @@ except grammask.GrammaskError as error:
     outcome = type(error).__name__
 except BaseException as error:
     outcome = "untyped:" + type(error).__name__ + ": " + str(error)[:200]
-import resource
+def peak_kb():
+    # VmHWM is this program's own peak; ru_maxrss would also count the
+    # parent's memory at fork time, which survives exec on Linux.
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"outcome": outcome, "seconds": time.perf_counter() - started,
-                  "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_mb": peak_kb() / 1024}))
 """
 
 SAFETY_CAP_BYTES = 4 << 30
