@@ -75,7 +75,7 @@ from grammask.grammar.ast import (
     TokenTerminal,
 )
 from grammask.grammar.flatten import NameFactory
-from grammask.grammar.syntax import syntax_error
+from grammask.grammar.syntax import describe, syntax_error
 from grammask.grammar.terminal_keys import regex_escape
 from grammask.source import Source, Span
 
@@ -125,6 +125,21 @@ class BuiltinExpander:
         self.pending: list[_PendingExcept] = []
 
     # --- called by the parsers ---------------------------------------------------
+
+    def read(self, scanner, builder, name: str, position: int, skip) -> None:
+        """At the '!' after ``name`` (either dialect; ``skip`` skips its
+        spacing): a built-in with no arguments is added to ``builder`` now;
+        otherwise its argument list is opened (closed by ')' like a group)."""
+        self.check_name(name, position, scanner.pos + 1)
+        scanner.pos += 1
+        if self.takes_arguments(name):
+            skip()
+            if scanner.peek() != "(":
+                raise scanner.error(f"expected '(' after '{name}!', found {describe(scanner.peek())}")
+            builder.open_builtin(name, position)
+            scanner.pos += 1
+        else:
+            builder.add(self(name, (), Span(position, scanner.pos)))
 
     def check_name(self, name: str, start: int, end: int) -> BuiltinSpec:
         spec = BUILTINS.get(name)

@@ -88,7 +88,7 @@ def _parse_body(scanner: Scanner, config: Config, expander: BuiltinExpander):
         elif is_word_char(char):
             word = _read_word(scanner)
             if scanner.peek() == "!":
-                _read_builtin(scanner, builder, expander, word, position)
+                expander.read(scanner, builder, word, position, lambda: _skip_space(scanner, newlines=False))
                 continue
             _skip_space(scanner, newlines=False)
             if scanner.startswith("::="):
@@ -123,22 +123,6 @@ def _parse_body(scanner: Scanner, config: Config, expander: BuiltinExpander):
         else:
             raise scanner.error(f"expected a name, a string, '[', '.', '(', '|', an operator or the end of "
                                 f"the line, found {describe(char)}")
-
-
-def _read_builtin(scanner: Scanner, builder: ExpressionBuilder, expander: BuiltinExpander,
-                  name: str, position: int) -> None:
-    """At the '!' after ``name``: a built-in with no arguments is added now;
-    otherwise its argument list is opened (closed by ')' like a group)."""
-    expander.check_name(name, position, scanner.pos + 1)
-    scanner.pos += 1
-    if expander.takes_arguments(name):
-        _skip_space(scanner, newlines=False)
-        if scanner.peek() != "(":
-            raise scanner.error(f"expected '(' after '{name}!', found {describe(scanner.peek())}")
-        builder.open_builtin(name, position)
-        scanner.pos += 1
-    else:
-        builder.add(expander(name, (), Span(position, scanner.pos)))
 
 
 def _read_braces(scanner: Scanner) -> tuple[int, int | None]:

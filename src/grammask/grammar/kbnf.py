@@ -102,7 +102,7 @@ def _parse_body(scanner: Scanner, config: Config, expander: BuiltinExpander):
             word = _read_name(scanner)
             end = scanner.pos
             if scanner.peek() == "!":
-                _read_builtin(scanner, builder, expander, word, position)
+                expander.read(scanner, builder, word, position, lambda: _skip_trivia(scanner))
                 continue
             _skip_trivia(scanner)
             if scanner.startswith("::="):
@@ -128,22 +128,6 @@ def _parse_body(scanner: Scanner, config: Config, expander: BuiltinExpander):
         else:
             raise scanner.error(f"expected a name, a string, a regex, '(', '[', '{{', '|' or ';', "
                                 f"found {describe(char)}")
-
-
-def _read_builtin(scanner: Scanner, builder: ExpressionBuilder, expander: BuiltinExpander,
-                  name: str, position: int) -> None:
-    """At the '!' after ``name``: a built-in with no arguments is added now;
-    otherwise its argument list is opened (closed by ')' like a group)."""
-    expander.check_name(name, position, scanner.pos + 1)
-    scanner.pos += 1
-    if expander.takes_arguments(name):
-        _skip_trivia(scanner)
-        if scanner.peek() != "(":
-            raise scanner.error(f"expected '(' after '{name}!', found {describe(scanner.peek())}")
-        builder.open_builtin(name, position)
-        scanner.pos += 1
-    else:
-        builder.add(expander(name, (), Span(position, scanner.pos)))
 
 
 def _read_regex(scanner: Scanner):
