@@ -66,7 +66,7 @@ CASES = (
     Case("schema 20,000 non-ASCII $defs",
          _schema("{'$defs': {f'd\\u00e9{i}': {'type': 'integer'} for i in range(20000)}, 'type': 'integer'}"),
          expect="result"),
-    Case("schema enum of 100,000 integers", _schema("{'enum': list(range(100000))}"), bounded=False),
+    Case("schema enum of 100,000 integers", _schema("{'enum': list(range(100000))}"), expect="result"),
     Case("schema 20,000 required properties",
          _schema("{'type': 'object', 'required': [f'p{i}' for i in range(20000)], "
                  "'properties': {f'p{i}': {'type': 'integer'} for i in range(20000)}}"), bounded=False),

@@ -49,7 +49,8 @@ per scope after merging (``merge.resolve_unevaluated``).
 Module map, each importing only modules listed after it (no import cycle):
 ``translator`` (dispatch, ``$ref`` rules, warnings, depth guard);
 ``applicators`` (anyOf, oneOf, not, if/then/else); ``objects``; ``arrays``;
-``const_nodes`` (enum/const); ``string_nodes``; ``number_nodes``;
+``const_nodes`` (enum/const); ``literal_sets`` (large literal sets as
+trie-shaped regexes); ``string_nodes``; ``number_nodes``;
 ``merge`` (allOf); ``builder`` (node helpers, rules, node guard, any-order
 objects); ``keywords`` (keyword groups, types, counts, pointers);
 ``options``; ``refs`` ($ref/$id/$anchor); ``values`` (JSON values as
@@ -124,12 +125,18 @@ def _check_values(schema: Any, max_schema_depth: int) -> None:
                     raise GrammarError(f"{pointer or '/'}: object keys must be strings, got {key!r}")
                 stack.append((item, f"{pointer}/{key}", depth + 1))
         elif isinstance(value, (list, tuple)):
-            stack.extend((item, f"{pointer}/{index}", depth + 1) for index, item in enumerate(value))
+            for index, item in enumerate(value):
+                if item.__class__ not in _PLAIN_SCALARS:  # scalars need no pointer unless bad
+                    stack.append((item, f"{pointer}/{index}", depth + 1))
         elif isinstance(value, float):
             if not math.isfinite(value):
                 raise GrammarError(f"{pointer or '/'}: non-finite number {value!r} is not JSON")
         elif not (value is None or isinstance(value, (str, int))):
             raise GrammarError(f"{pointer or '/'}: {type(value).__name__} is not a JSON value")
+
+
+_PLAIN_SCALARS = frozenset((str, int, bool, type(None)))
+"""Classes of values that are always valid JSON (a float may be non-finite)."""
 
 
 def _options(options: dict) -> Options:

@@ -3,8 +3,25 @@
 What it computes: ``enum_node(translator, schema, types, pointer)`` keeps
 the enum/const members that satisfy the sibling keywords Python can check
 (``values.simple_constraints_hold``: type, lengths, bounds, pattern), warns
-when other siblings are left unchecked, and returns the alternation of
-``const_node`` of each member.  ``const_node(translator, value, pointer)``
+when other siblings are left unchecked, and returns their alternation.  Up
+to ``LITERAL_SET_MIN - 1`` members, each member is its ``const_node``; from
+``LITERAL_SET_MIN`` on, the scalar members are pooled (``_pooled_scalars``)
+so the cost is linear in the members' text, not one terminal per member:
+
+- integer values: runs of at least ``INTEGER_RUN_MIN`` consecutive integers
+  as digit ranges (``numbers.integer_range``), the others as the literal
+  set of their decimal texts (``-0`` with ``0``), all followed by the
+  integer-valued tail ``(?:\\.0+)?``;
+- other numbers: the literal set of ``integer.fraction`` texts followed by
+  ``0*`` (trailing zeros);
+- ``null``, ``true``, ``false``, strings of plain printable ASCII (one
+  spelling each) and the ``json.dumps`` exponent spelling of a number (such
+  as ``1e-07``): one literal set;
+
+each literal set by ``literal_sets.literal_set_regexes``.  These are the
+spellings ``values.scalar_node`` accepts for each member, so both encodings
+accept the same texts.  Strings needing escapes and containers stay one
+``const_node`` each.  ``const_node(translator, value, pointer)``
 is the node for one JSON value: scalars by ``values.scalar_node`` (numbers
 by value, strings in their canonical spellings), arrays element by element,
 objects with their members in any order up to ``MAX_ANY_ORDER_REQUIRED``
@@ -16,13 +33,25 @@ member, never another value.
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
+from grammask.errors import GrammarError
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, rule_hint
 from grammask.json_schema.keywords import VALIDATION_KEYWORDS
+from grammask.json_schema.literal_sets import literal_set_regexes
+from grammask.json_schema.numbers import INTEGER_ZERO_FRACTION, decimal_digits, integer_range, to_fraction
+from grammask.json_schema.regex_text import is_plain_text
 from grammask.json_schema.values import (
     json_equal, scalar_node, simple_constraints_hold, string_literal_node,
 )
+
+LITERAL_SET_MIN = 16
+"""Enums with at least this many kept members pool their scalar members."""
+
+INTEGER_RUN_MIN = 4
+"""Consecutive integers from this many on are one digit range."""
 
 _CHECKED_KEYWORDS = ("enum", "const", "type", "minLength", "maxLength", "pattern", "minimum",
                      "maximum", "exclusiveMinimum", "exclusiveMaximum")
@@ -49,7 +78,61 @@ def enum_node(translator, schema: dict, types: list[str], pointer: str) -> Any:
                       if k in VALIDATION_KEYWORDS and k not in _CHECKED_KEYWORDS]
     if other_keywords and kept:
         translator.warn(other_keywords[0], pointer, "not checked against enum/const members")
-    return translator.alt([const_node(translator, value, pointer) for value in kept])
+    if len(kept) < LITERAL_SET_MIN:
+        return translator.alt([const_node(translator, value, pointer) for value in kept])
+    pooled, others = _pooled_scalars(translator, kept)
+    return translator.alt(pooled + [const_node(translator, value, pointer) for value in others])
+
+
+def _pooled_scalars(translator, values: list) -> tuple[list, list]:
+    """The nodes of the pooled members of ``values`` (module docstring), and
+    the members left out."""
+    integers: set[int] = set()
+    fractions: set[str] = set()
+    plain: set[str] = set()
+    others = []
+    for value in values:
+        if value.__class__ is int:
+            integers.add(value)
+        elif value is None or isinstance(value, bool):
+            plain.add(json.dumps(value))
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                raise GrammarError(f"non-finite number {value!r} is not JSON")
+            fraction = to_fraction(value)
+            if fraction.denominator == 1:
+                integers.add(int(fraction))
+            else:
+                integer_part, fraction_digits = decimal_digits(abs(fraction))
+                fractions.add(("-" if fraction < 0 else "") + f"{integer_part}.{fraction_digits}")
+            dumped = json.dumps(value)
+            if "e" in dumped or "E" in dumped:
+                plain.add(dumped)
+        elif isinstance(value, int):
+            integers.add(int(value))
+        elif isinstance(value, str) and is_plain_text(value):
+            plain.add(f'"{value}"')
+        else:
+            others.append(value)
+    ranges, integer_texts = [], []
+    ordered = sorted(integers)
+    start = 0
+    for index in range(1, len(ordered) + 1):
+        if index < len(ordered) and ordered[index] == ordered[index - 1] + 1:
+            continue
+        run = ordered[start:index]
+        if len(run) >= INTEGER_RUN_MIN:
+            ranges.append(integer_range(run[0], run[-1]))
+        else:
+            integer_texts.extend(str(number) for number in run)
+            if 0 in run:
+                integer_texts.append("-0")
+        start = index
+    nodes = [translator.rx(f"(?:{body}){INTEGER_ZERO_FRACTION}")
+             for body in ranges + literal_set_regexes(integer_texts)]
+    nodes += [translator.rx(f"(?:{body})0*") for body in literal_set_regexes(fractions)]
+    nodes += [translator.rx(body) for body in literal_set_regexes(plain)]
+    return nodes, others
 
 
 def const_node(translator, value: Any, pointer: str) -> Any:

@@ -36,6 +36,8 @@ from grammask.json_schema.regex_text import (
 
 JSON_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer")
 
+_BOUND_KEYWORDS = frozenset(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
+
 
 def json_type_of(value: Any) -> str:
     if value is None:
@@ -100,8 +102,9 @@ def simple_constraints_hold(value: Any, schema: dict) -> bool:
     """Whether ``value`` passes the sibling keywords checked on the Python side."""
     types = schema.get("type")
     if types is not None:
-        names = [types] if isinstance(types, str) else list(types)
-        if not any(value_has_type(value, name) for name in names):
+        names = (types,) if isinstance(types, str) else types
+        actual = json_type_of(value)
+        if actual not in names and not (actual == "integer" and "number" in names):
             return False
     if isinstance(value, str):
         length = len(value)
@@ -116,7 +119,8 @@ def simple_constraints_hold(value: Any, schema: dict) -> bool:
                     return False
             except re.error:
                 return True
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+    if (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and not _BOUND_KEYWORDS.isdisjoint(schema)):
         number = Fraction(value)
         checks = (("minimum", lambda bound: number >= bound),
                   ("maximum", lambda bound: number <= bound),
