@@ -10,7 +10,7 @@ fraction), plus the exact ``json.dumps`` spelling when that uses an exponent
 (``1e-07``).  Arrays and objects are built from these by
 ``const_nodes.const_node``.
 
-Also: ``json_type_of(value)`` and ``value_has_type`` (``1.0`` has type
+Also: ``json_type_of(value)`` (``1.0`` has type
 integer, ``True`` is not a number), and ``simple_constraints_hold``, the
 Python-side check of enum members against the sibling keywords the
 translator can evaluate directly (length, bounds, pattern, type).
@@ -55,13 +55,6 @@ def json_type_of(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     raise TypeError(f"not a JSON value: {value!r}")
-
-
-def value_has_type(value: Any, type_name: str) -> bool:
-    actual = json_type_of(value)
-    if type_name == "number":
-        return actual in ("number", "integer")
-    return actual == type_name
 
 
 def json_equal(a: Any, b: Any) -> bool:
