@@ -353,5 +353,28 @@ class Scanner:
             return (end,)
         return (end,) + tuple(end + boundary for boundary in self.boundaries(text[end:]))
 
+    def iter_boundaries(self, text: str):
+        """``boundaries(text)`` one at a time, found lazily: a caller that
+        stops at the first boundary past some offset (the canonical filter's
+        feasibility check stops after its region) scans no further.  For a
+        restartable pattern each match is a ``search`` from the previous end
+        (the same match as on the rest alone); else one ``finditer`` pass."""
+        if not self.restartable:
+            yield from self.boundaries_by_finditer(text)
+            return
+        search = self.compiled.search
+        position, n_text = 0, len(text)
+        while position < n_text:
+            match = search(text, position)
+            if match is None:
+                return
+            end = match.end()
+            if end == position:
+                for match in self.compiled.finditer(text, position):
+                    yield match.end()
+                return
+            yield end
+            position = end
+
     def boundaries_by_finditer(self, text: str) -> tuple:
         return tuple(match.end() for match in self.compiled.finditer(text))
