@@ -202,3 +202,14 @@ def test_long_output_keeps_bounded_state_by_default(compiled, vocab):
     unbounded.try_accept_new_bytes(b"[" + b"12," * 3000 + b"1")
     unbounded.rollback(1)
     assert unbounded.output_bytes() == b""
+
+
+def test_is_token_allowed_takes_only_ints(compiled):
+    """Regression (tests/test_api_fuzz.py): None, str, bytes and floats
+    raised untyped TypeError / ValueError or were truncated to an id."""
+    engine = grammask.Engine(compiled)
+    for bad in (None, "1", b"1", 1.5, True):
+        with pytest.raises(InvalidArgumentType):
+            engine.is_token_allowed(bad)
+    assert not engine.is_token_allowed(10**20) and not engine.is_token_allowed(-1)
+    assert engine.is_token_allowed(np.int64(1))

@@ -16,7 +16,8 @@ from grammask.errors import InvalidArgument, InvalidArgumentType
 
 _MINIMUM = {"canonical_lookahead": 0, "canonical_lookahead_budget": 1, "mask_cache_entries": 0,
             "max_dfa_states": 2, "max_dfa_bytes": 1, "max_rules": 1, "max_nesting": 1,
-            "max_repetition": 0, "max_earley_items": 1, "max_rollback_bytes": 0}
+            "max_repetition": 0, "max_earley_items": 1, "max_earley_work_per_byte": 1,
+            "max_earley_work_per_mask": 1, "max_rollback_bytes": 0}
 """The smallest value each integer field takes (``max_rollback_bytes`` may also be None)."""
 
 
@@ -79,6 +80,28 @@ class Config:
 
     max_earley_items: int = 50_000_000
     """Live Earley items in one recognizer (memory guard)."""
+
+    max_earley_work_per_byte: int = 1_000_000
+    """Earley work of one set: one byte accepted, or one byte or terminal end
+    that a mask's token-trie walk tries.  A unit is one item read or written
+    while the set is built: a scan item of the previous set, an item a
+    completion looks through (plus one per completion), a predicted item;
+    about 10 ns each on the shared 2-core EPYC (8-15), so 1,000,000 bounds
+    a byte near 10 ms.  JSON spends 10-100 units a byte (the first byte of a large
+    schema more: its predictions cover much of the grammar); a highly
+    ambiguous grammar (``s ::= s s s | ...``) about n² at byte n."""
+
+    max_earley_work_per_mask: int = 10_000_000
+    """Earley work (units as in ``max_earley_work_per_byte``) of computing
+    one mask: every byte and terminal end the token-trie walk pushes, and
+    the canonical lookahead's probes.  Past it the mask raises
+    ``LimitExceeded`` and the engine is unchanged.  10,000,000 units bound
+    a mask near 0.1 s; real JSON schemas on Llama-3 spend up to about
+    200,000 (``stats()["max_mask_work"]``, canonical lookahead on; under
+    2,000 without it), while the ambiguous 4-rule grammar of
+    ``tests/test_earley_work_budget.py`` on 293 tokens spends 1,500,000 at
+    byte 20 (22 ms) and 6,500,000 at byte 40 (86 ms); unbounded, its mask
+    took 1.3 s at byte 120 and 4.9 s at byte 200."""
 
     max_rollback_bytes: Optional[int] = 4096
     """How far back ``Engine.rollback`` may go, in bytes of output (4096:

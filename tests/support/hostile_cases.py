@@ -84,6 +84,14 @@ CASES = (
          "e = grammask.Engine(grammask.compile(grammask.Grammar.from_regex('a+'), v))\n"
          "result = e.try_accept_new_bytes(3 * 10**9)", expect="InvalidArgumentType"),
     Case("config with a negative limit", "result = grammask.Config(max_rules=-5)", expect="InvalidArgument"),
+    Case("gbnf ambiguous 4 rules, mask after 200 bytes",
+         "import itertools\n"
+         "g = grammask.Grammar.from_gbnf('root ::= s\\ns ::= s s s | s t | t s | \"a\" | w | \"\"\\n'\n"
+         "                               't ::= s s | w \"a\" | \"\"\\nw ::= [abc]*')\n"
+         "pieces = [bytes(t) for n in range(1, 6) for t in itertools.product(b'abc', repeat=n)][:292]\n"
+         "e = grammask.Engine(grammask.compile(g, grammask.Vocabulary([None, *pieces], eos_token_ids=[0])))\n"
+         "e.try_accept_new_bytes(b'a' * 200)\n"
+         "result = e.compute_allowed_token_ids()", expect="LimitExceeded"),
 )
 
 _CHILD = """

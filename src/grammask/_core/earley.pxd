@@ -69,8 +69,15 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef Py_ssize_t rollback_floor       # lowest set index that may become the top again
     cdef Py_ssize_t n_dropped_sets       # sets removed by compaction (bytes before the kept ones)
     cdef uint64_t compaction_epoch
-    cdef int error_code                  # 0 ok, 1 max_items exceeded, 2 out of memory
+    cdef int error_code                  # 0 ok, 1 max_items exceeded, 2 out of memory,
+                                         # 3 max_work_per_set, 4 work_budget exceeded
     cdef Py_ssize_t n_items_requested    # items a push needed when max_items was hit
+    # Work (units: see _spend in earley.pyx), checked while sets are built
+    cdef uint64_t max_work_per_set       # units one Earley set may cost
+    cdef uint64_t work_budget            # units all sets built since limit_work() may cost
+    cdef readonly uint64_t work_spent    # units spent since limit_work() (or creation)
+    cdef uint64_t set_work_start         # work_spent when the set being built began
+    cdef object work_budget_name         # the Config field named when work_budget is exceeded
 
     # Scratch (never copied): dedup of items of the set being built
     cdef int32_t* dedup_slots            # item index relative to the set start
@@ -114,9 +121,11 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef uint64_t key_last[2]
 
     # Byte-recognizer interface.  try_push_byte / push_terminal_end* also
-    # return False (state unchanged) when max_items or memory ran out: then
-    # error_code != 0, and raise_pending_error() (with the GIL) raises
-    # LimitExceeded / MemoryError and clears it.
+    # return False (state unchanged) when max_items, a work limit or memory
+    # ran out: then error_code != 0, and raise_pending_error() (with the
+    # GIL) raises LimitExceeded / MemoryError and clears it.  Until then the
+    # error stays pending and every push fails at once, so a walk that
+    # ignores failed pushes cannot lose it.
     cdef bint try_push_byte(self, uint8_t byte) noexcept nogil
     cdef void pop_bytes(self, Py_ssize_t n_bytes) noexcept nogil
     cdef bint accepting(self) noexcept nogil

@@ -111,6 +111,9 @@ import weakref
 cdef int ERROR_NONE = 0
 cdef int ERROR_LIMIT = 1
 cdef int ERROR_MEMORY = 2
+cdef int ERROR_WORK_SET = 3
+cdef int ERROR_WORK_BUDGET = 4
+cdef uint64_t UNLIMITED = 0xFFFFFFFFFFFFFFFF
 cdef int64_t LEO_NONE = -1
 cdef int64_t LEO_ERROR = -2
 cdef int64_t LOW32 = 0xFFFFFFFF
@@ -159,6 +162,23 @@ cdef inline int64_t _pair_key(int64_t origin, int32_t nt) noexcept nogil:
     return (origin << 32) | <int64_t>nt
 
 
+cdef inline bint _spend(EarleyRecognizer self, uint64_t units) noexcept nogil:
+    """Count ``units`` of work for the set being built; False, error_code
+    set, once the set passes max_work_per_set or everything since
+    ``limit_work`` passes work_budget.  A unit is one item read or written
+    while a set is built: a scan item of the top set, an item of an origin
+    set that a completion looks through (plus one for the completion
+    itself), a predicted item."""
+    self.work_spent += units
+    if self.work_spent - self.set_work_start > self.max_work_per_set:
+        self.error_code = ERROR_WORK_SET
+        return False
+    if self.work_spent > self.work_budget:
+        self.error_code = ERROR_WORK_BUDGET
+        return False
+    return True
+
+
 cdef inline Py_ssize_t _pow2_at_least(Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t capacity = 64
     while capacity < n:
@@ -171,8 +191,11 @@ cdef class EarleyRecognizer(ByteRecognizer):
     """Earley recognizer over one LNF grammar, consuming bytes.
 
     ``EarleyRecognizer(lnf, max_items=Config.max_earley_items,
-    rollback_horizon=None)``: ``lnf`` is an LNF object or its prebuilt
-    ``CompiledTables`` (build those once per grammar and share them).
+    rollback_horizon=None, max_work_per_set=Config.max_earley_work_per_byte)``:
+    ``lnf`` is an LNF object or its prebuilt ``CompiledTables`` (build those
+    once per grammar and share them).  ``max_work_per_set`` bounds the work
+    of building one Earley set (units: ``_spend``); ``limit_work`` also
+    bounds the work of every set built until the next call.
     ``rollback_horizon``: None keeps every Earley set (``pop`` can go back to
     the start, memory grows with the input); an int n compacts automatically
     while keeping the last n bytes poppable (``compact`` can also be called).
@@ -224,12 +247,19 @@ cdef class EarleyRecognizer(ByteRecognizer):
         free(self.key_item_sigs)
         free(self.key_scratch)
 
-    def __init__(self, lnf, max_items=None, rollback_horizon=None, *, use_leo=True):
+    def __init__(self, lnf, max_items=None, rollback_horizon=None, max_work_per_set=None, *,
+                 use_leo=True):
         self.tables = compiled_tables(lnf)
         self.grammar = &self.tables.view
         self.max_items = Config.max_earley_items if max_items is None else int(max_items)
         if self.max_items < 1:
             raise ValueError("max_items must be positive")
+        if max_work_per_set is None:
+            max_work_per_set = Config.max_earley_work_per_byte
+        if int(max_work_per_set) < 1:
+            raise ValueError("max_work_per_set must be positive")
+        self.max_work_per_set = int(max_work_per_set)
+        self.limit_work(None)
         if rollback_horizon is not None and int(rollback_horizon) < 0:
             raise ValueError("rollback_horizon must be None or >= 0")
         self.rollback_horizon = None if rollback_horizon is None else int(rollback_horizon)
@@ -295,14 +325,33 @@ cdef class EarleyRecognizer(ByteRecognizer):
             return -1
         return 2 * self.n_sets + <Py_ssize_t>self.rollback_horizon + 256
 
+    def limit_work(self, budget, name="max_earley_work_per_mask"):
+        """Bound the work (units: ``_spend``) of every set built from now
+        until the next call to ``budget`` units in all (None: unbounded);
+        past it a push fails and raises LimitExceeded naming ``name``."""
+        if budget is not None and int(budget) < 1:
+            raise ValueError("a work budget must be positive")
+        self.work_budget = UNLIMITED if budget is None else int(budget)
+        self.work_budget_name = name
+        self.work_spent = 0
+        self.set_work_start = 0
+
     cdef raise_pending_error(self):
         """Raise the error a nogil call recorded (LimitExceeded naming
-        max_earley_items, or MemoryError), clearing it; no-op if none."""
+        max_earley_items, max_earley_work_per_byte or the work budget's
+        field, or MemoryError), clearing it; no-op if none."""
         cdef int code = self.error_code
         self.error_code = ERROR_NONE
         if code == ERROR_LIMIT:
             raise LimitExceeded("max_earley_items", self.n_items_requested, self.max_items,
                                 f"Earley items after {self.n_bytes} bytes")
+        if code == ERROR_WORK_SET:
+            raise LimitExceeded("max_earley_work_per_byte", self.work_spent - self.set_work_start,
+                                self.max_work_per_set,
+                                f"Earley work of one byte after {self.n_bytes} bytes")
+        if code == ERROR_WORK_BUDGET:
+            raise LimitExceeded(self.work_budget_name, self.work_spent, self.work_budget,
+                                f"Earley work after {self.n_bytes} bytes")
         if code == ERROR_MEMORY:
             raise MemoryError("Earley recognizer: out of memory")
 
@@ -320,6 +369,7 @@ cdef class EarleyRecognizer(ByteRecognizer):
         self.next_serial += 1
         self.n_done = 0
         self.n_queued = 0
+        self.set_work_start = self.work_spent
         return self.n_items
 
     cdef bint _add_item(self, int32_t dot, int32_t origin, int32_t progress, int32_t nt,
@@ -363,6 +413,9 @@ cdef class EarleyRecognizer(ByteRecognizer):
             self.n_completion_steps += 1
             nt = <int32_t>(key & LOW32)
             origin = <int32_t>(key >> 32)
+            if not _spend(self, 1 + self.set_starts[origin + 1] - self.set_nt_starts[origin]):
+                self.n_items = set_start
+                return False
             if self.use_leo:
                 top = _leo_top(self, origin, nt)
                 if top == LEO_ERROR:
@@ -413,6 +466,9 @@ cdef class EarleyRecognizer(ByteRecognizer):
         while n_stack > 0:
             n_stack -= 1
             b = self.predict_stack[n_stack]
+            if not _spend(self, tables.nonterminal_production_offsets[b + 1]
+                          - tables.nonterminal_production_offsets[b]):
+                return False
             if not _reserve_items(self, tables.nonterminal_production_offsets[b + 1]
                                   - tables.nonterminal_production_offsets[b]):
                 return False
@@ -485,11 +541,15 @@ cdef class EarleyRecognizer(ByteRecognizer):
         cdef int32_t state, next_state
         cdef int64_t global_state
         cdef bint ok
-        self.error_code = ERROR_NONE
+        if self.error_code != ERROR_NONE:
+            return False
         set_start = self._begin_set()
         if set_start < 0:
             return False
         scan_end = self.set_nt_starts[top]
+        if not _spend(self, scan_end - self.set_starts[top]):
+            self.n_items = set_start
+            return False
         # Phase 1: scan.  Items of the top set are read by index: appending to
         # the new set may move the buffer.
         for idx in range(self.set_starts[top], scan_end):
@@ -616,7 +676,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
                 return False
             if not tables.state_accepting[dfa.state_base + terminal_state]:
                 return False
-        self.error_code = ERROR_NONE
+        if self.error_code != ERROR_NONE:
+            return False
         set_start = self._begin_set()
         if set_start < 0:
             return False
@@ -735,6 +796,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
         clone.tables = self.tables
         clone.grammar = &clone.tables.view
         clone.max_items = self.max_items
+        clone.max_work_per_set = self.max_work_per_set
+        clone.limit_work(None)
         clone.rollback_horizon = self.rollback_horizon
         clone.use_leo = self.use_leo
         clone._allocate(max(self.n_items, 64), max(self.n_sets, 64))

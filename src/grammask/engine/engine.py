@@ -26,7 +26,10 @@ Data layout
 
 Invariants
     * A rejected token, byte string, or logits array of the wrong size raises
-      a typed error and leaves the engine exactly as it was.
+      a typed error and leaves the engine exactly as it was; so does a step
+      past a work limit (``LimitExceeded``: ``Config.max_earley_work_per_byte``
+      while accepting, ``Config.max_earley_work_per_mask`` for a mask, which
+      ``stats()["max_mask_work"]`` measures).
     * EOS is allowed exactly when the bytes so far form a sentence; with
       ``Config(eager_end=True)`` it is then the only allowed token.  After EOS
       has been accepted only EOS stays allowed (so generation loops stop),
@@ -106,7 +109,7 @@ class Engine:
         self._narrow = np.zeros(compiled.n_words, dtype=np.uint32) if compiled.lookahead else None
         self._stats = {"n_steps": 0, "canonical_fallbacks": 0, "non_canonical_accepts": 0,
                        "dead_ends": 0, "lookahead_pruned": 0, "lookahead_cutoffs": 0,
-                       "mask_cache_hits": 0}
+                       "mask_cache_hits": 0, "max_mask_work": 0}
         self.reset()
 
     def initialize(self, grammar, vocab: Vocabulary, config: Optional[Config] = None) -> None:
@@ -117,7 +120,8 @@ class Engine:
         """Back to the empty output."""
         config = self.compiled.config
         self._recognizer = EarleyRecognizer(self.compiled.tables, max_items=config.max_earley_items,
-                                            rollback_horizon=config.max_rollback_bytes)
+                                            rollback_horizon=config.max_rollback_bytes,
+                                            max_work_per_set=config.max_earley_work_per_byte)
         self._steps: collections.deque = collections.deque()
         self._output = bytearray()
         self._window_bytes = 0
@@ -420,12 +424,18 @@ class Engine:
                 self._stats["mask_cache_hits"] += 1
                 return
         n_fallbacks = self._stats["canonical_fallbacks"]
-        compiled.mask_computer.fill(self._recognizer, bits, self._narrow)
-        if compiled.token_terminals is not None:
-            compiled.token_terminals.apply(self._recognizer, bits)
-        may_end = self._recognizer.is_accepting()
-        if compiled.canonical is not None:
-            may_end = self._apply_canonical(bits, may_end)
+        recognizer = self._recognizer
+        recognizer.limit_work(compiled.config.max_earley_work_per_mask, "max_earley_work_per_mask")
+        try:
+            compiled.mask_computer.fill(recognizer, bits, self._narrow)
+            if compiled.token_terminals is not None:
+                compiled.token_terminals.apply(recognizer, bits)
+            may_end = recognizer.is_accepting()
+            if compiled.canonical is not None:
+                may_end = self._apply_canonical(bits, may_end)
+            self._stats["max_mask_work"] = max(self._stats["max_mask_work"], recognizer.work_spent)
+        finally:
+            recognizer.limit_work(None)
         if may_end:
             if compiled.config.eager_end:
                 bits[:] = 0
@@ -475,6 +485,10 @@ class Engine:
         return bitset.token_ids(self._current_bits(), self.compiled.vocab.size)
 
     def is_token_allowed(self, token_id: int) -> bool:
+        """Token ``token_id`` is in the current mask (False for an id outside
+        the vocabulary); InvalidArgumentType unless it is an int."""
+        if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)):
+            raise InvalidArgumentType(f"token id must be an int, got {token_id!r}")
         bits = self._current_bits()
         token_id = int(token_id)
         return 0 <= token_id < self.compiled.vocab.size and bitset.has(bits, token_id)
