@@ -24,8 +24,9 @@ run in product with the DFA of the bounds' plain-decimal regex
 (``numbers.decimal_range``, or ``numbers.integer_regex`` for integers),
 states reachable from the start and trimmed to those from which a literal
 can still end (``_product_rules``): O(K * m * bound states) rules, capped at
-MAX_PRODUCT_STATES (beyond it, and for steps whose denominator does not
-divide a power of ten, ``multipleOf`` is warned about and not enforced).
+MAX_PRODUCT_STATES (beyond it, for steps needing more than
+MAX_REMAINDER_STATES remainder states, and for steps whose denominator does
+not divide a power of ten, ``multipleOf`` is warned about and not enforced).
 Without bounds the product has no bound DFA.  Integers: a step ``p/q``
 means multiples of ``p``; a step of 1 is the integer regex.
 
