@@ -5,7 +5,10 @@ over bytes, built by the Rust crate ``grammask._core._dfa_builder`` (regex-autom
 0.4, then trimmed and minimized in Rust; see csrc/dfa/README.md).  Kinds:
 ``regex`` (full match of a Rust-syntax pattern), ``early_end`` (KBNF ``#e``:
 the match ends at its first accepting state), ``complement`` (KBNF ``#ex``:
-valid UTF-8 strings that contain no match), ``literals`` (a set of strings)
+valid UTF-8 strings that contain no match), ``intersection`` (strings
+fully matching each of several patterns, joined by
+``INTERSECTION_SEPARATOR``, NUL, which no part may contain raw: made by the
+JSON Schema translator, e.g. a ``pattern`` with length bounds), ``literals`` (a set of strings)
 and ``substrings`` (KBNF ``#substrs``: substrings of a text that start and
 end on character boundaries).
 
@@ -38,13 +41,16 @@ from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.source import Source, Span
 
-__all__ = ["DFA", "FORMAT_VERSION", "REGEX_KINDS", "compile_regex", "compile_literals",
+__all__ = ["DFA", "FORMAT_VERSION", "INTERSECTION_SEPARATOR", "REGEX_KINDS", "compile_regex", "compile_literals",
            "compile_substrings"]
 
 FORMAT_VERSION = 1
 """Version of the table layout this module understands (the crate reports its own)."""
 
-REGEX_KINDS = ("regex", "early_end", "complement")
+REGEX_KINDS = ("regex", "early_end", "complement", "intersection")
+
+INTERSECTION_SEPARATOR = "\0"
+"""Separates the patterns of an ``intersection`` terminal in its pattern text."""
 
 _DEFAULTS = Config()
 _CACHE_SIZE = 4096
@@ -227,7 +233,8 @@ def compile_regex(pattern: str, *, kind: str = "regex", case_insensitive: bool =
     """Minimal DFA of a Rust-syntax regex, anchored at both ends.
 
     ``kind``: ``"regex"`` (full matches), ``"early_end"`` (ends at the first
-    match) or ``"complement"`` (valid UTF-8 strings containing no match).
+    match), ``"complement"`` (valid UTF-8 strings containing no match) or
+    ``"intersection"`` (full matches of every ``INTERSECTION_SEPARATOR``-joined part).
     Raises ``RegexError`` (invalid or unsupported pattern, with ``position``
     as a character offset) or ``LimitExceeded`` (``max_dfa_states`` /
     ``max_dfa_bytes``).

@@ -6,6 +6,10 @@
 //! - `Kind::Complement` (`#ex"..."`): valid UTF-8 strings containing no match
 //!   of the pattern anywhere (the empty match counts, so a pattern matching ""
 //!   gives the empty language);
+//! - `Kind::Intersection`: strings fully matching every one of several
+//!   patterns, given as one text with the patterns separated by
+//!   `INTERSECTION_SEPARATOR` (NUL, which no pattern may contain raw): the
+//!   product of their minimal tables (`table::intersect`), minimized;
 //! - `literals`: a set of literal strings (a byte trie, or for
 //!   case-insensitive sets an escaped alternation through regex-automata);
 //! - `substrings` (`#substrs"..."`): every substring of a text that starts
@@ -25,7 +29,11 @@ pub enum Kind {
     Regex,
     EarlyEnd,
     Complement,
+    Intersection,
 }
+
+/// Separates the patterns of an `Intersection` terminal in its pattern text.
+pub const INTERSECTION_SEPARATOR: char = '\0';
 
 impl Kind {
     pub fn from_name(name: &str) -> Option<Kind> {
@@ -33,6 +41,7 @@ impl Kind {
             "regex" => Some(Kind::Regex),
             "early_end" => Some(Kind::EarlyEnd),
             "complement" => Some(Kind::Complement),
+            "intersection" => Some(Kind::Intersection),
             _ => None,
         }
     }
@@ -40,6 +49,9 @@ impl Kind {
 
 /// The minimal table of a regex terminal of the given kind.
 pub fn build_regex(pattern: &str, kind: Kind, case_insensitive: bool, limits: &Limits) -> Result<Table, Failure> {
+    if kind == Kind::Intersection {
+        return build_intersection(pattern, case_insensitive, limits);
+    }
     let hir = parse(pattern, case_insensitive)?;
     match kind {
         Kind::Regex => normalize(&full_match_table(&hir, limits)?, limits),
@@ -51,7 +63,23 @@ pub fn build_regex(pattern: &str, kind: Kind, case_insensitive: bool, limits: &L
             let bytes_without_match = normalize(&no_match_inside_table(&hir, limits)?, &relaxed(limits))?;
             normalize(&intersect(&bytes_without_match, &utf8_validator(), limits)?, limits)
         }
+        Kind::Intersection => unreachable!("handled above"),
     }
+}
+
+/// Strings fully matching every pattern of `patterns` (split on
+/// `INTERSECTION_SEPARATOR`); each part is minimized before the product, so
+/// the product's size is bounded by the product of the parts' minimal sizes.
+fn build_intersection(patterns: &str, case_insensitive: bool, limits: &Limits) -> Result<Table, Failure> {
+    let mut result: Option<Table> = None;
+    for part in patterns.split(INTERSECTION_SEPARATOR) {
+        let table = build_regex(part, Kind::Regex, case_insensitive, &relaxed(limits))?;
+        result = Some(match result {
+            None => table,
+            Some(so_far) => normalize(&intersect(&so_far, &table, limits)?, &relaxed(limits))?,
+        });
+    }
+    normalize(&result.expect("split yields at least one part"), limits)
 }
 
 /// Intermediate tables may exceed the final state limit; only bytes bound them.
@@ -282,6 +310,22 @@ mod tests {
     fn complement_of_a_nullable_pattern_is_empty() {
         let table = build_regex("a*", Kind::Complement, false, &limits()).unwrap();
         assert_eq!(table, Table::empty_language());
+    }
+
+    #[test]
+    fn intersection_matches_every_part() {
+        let table = build_regex("[ab]{2,4}\0.*a.*\0(?:aa|b)*", Kind::Intersection, false, &limits()).unwrap();
+        let pieces: Vec<&[u8]> = vec![b"a", b"b", b"c"];
+        for s in all_strings(&pieces, 6) {
+            let t = std::str::from_utf8(&s).unwrap();
+            let pairs_ok = t.replace("aa", "").chars().all(|c| c == 'b');
+            let expected = (2..=4).contains(&t.len()) && !t.contains('c') && t.contains('a') && pairs_ok;
+            assert_eq!(table.fullmatch(&s), expected, "{t:?}");
+        }
+        let one = build_regex("x+", Kind::Intersection, false, &limits()).unwrap();
+        assert_eq!(one, build_regex("x+", Kind::Regex, false, &limits()).unwrap());
+        let empty = build_regex("a\0b", Kind::Intersection, false, &limits()).unwrap();
+        assert_eq!(empty, Table::empty_language());
     }
 
     #[test]

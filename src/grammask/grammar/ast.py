@@ -12,7 +12,9 @@ Nodes are frozen dataclasses; children are tuples.  Byte-level meaning:
 - ``AnyChar``: any one Unicode code point (GBNF ``.``), as UTF-8.
 - ``Regex``: a Rust-syntax regex, anchored at both ends; ``kind`` is
   ``"regex"`` (whole match), ``"early_end"`` (KBNF ``#e``: ends at the first
-  match), ``"complement"`` (KBNF ``#ex``: any string containing no match).
+  match), ``"complement"`` (KBNF ``#ex``: any string containing no match),
+  ``"intersection"`` (strings fully matching each of the NUL-separated
+  patterns; no grammar syntax, made by the JSON Schema translator).
 - ``Substrings``: any substring of ``text`` (KBNF ``#substrs``).
 - ``TokenTerminal``: exactly one token of the model's vocabulary, matched at
   the token level (Koo et al.'s terminal labels): ``kind`` ``"paragraph"``

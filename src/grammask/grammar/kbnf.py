@@ -22,7 +22,10 @@ alternatives of that name.  Inside ``#"..."`` the escapes above are decoded
 (as kbnf does) and any other backslash pair is kept for the regex engine, so
 ``#"\\d+"`` and ``#"\\\\d+"`` both mean the regex ``\\d+``.  Regex terminals
 are anchored at both ends; ``#e`` ends at its first match, ``#ex`` matches
-any string containing no match, ``#substrs`` any substring of its text.
+any string containing no match, ``#&`` (a grammask extension, what
+``to_ebnf`` prints for the JSON Schema translator's intersections) matches
+every one of its ``\0``-separated patterns, ``#substrs`` any substring of
+its text.
 Built-ins (``except!``, ``any!``, ``text_until!``, ...) are expanded by
 ``builtins.BuiltinExpander``, shared with the GBNF parser; the ``!`` follows
 the name directly, and white space may come before ``(``.
@@ -41,7 +44,8 @@ from grammask.grammar.builtins import BuiltinExpander
 from grammask.grammar.syntax import ExpressionBuilder, Scanner, checked_code_point, describe
 from grammask.source import Source, Span
 
-REGEX_PREFIXES = (("#substrs", "substrings"), ("#ex", "complement"), ("#e", "early_end"), ("#", "regex"))
+REGEX_PREFIXES = (("#substrs", "substrings"), ("#ex", "complement"), ("#e", "early_end"),
+                  ("#&", "intersection"), ("#", "regex"))
 SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
 
 
@@ -140,7 +144,8 @@ def _read_regex(scanner: Scanner):
             if kind == "substrings":
                 return Substrings(text, span)
             return Regex(text, kind, False, span)
-    raise scanner.error("expected '#\"regex\"', '#e\"regex\"', '#ex\"regex\"' or '#substrs\"text\"'")
+    raise scanner.error("expected '#\"regex\"', '#e\"regex\"', '#ex\"regex\"', '#&\"regex\\0regex\"' or "
+                        "'#substrs\"text\"'")
 
 
 def _read_string(scanner: Scanner, regex: bool) -> str:

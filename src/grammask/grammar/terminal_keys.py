@@ -9,7 +9,8 @@ key                                 meaning
 ``("lit", bytes)``                  these exact bytes (never empty)
 ``("class", ((lo, hi), ...))``      one code point in the ranges, as UTF-8; ranges
                                     sorted, disjoint, non-adjacent, surrogates removed
-``("regex", pattern, kind, ci)``    a Rust regex, kind regex/early_end/complement
+``("regex", pattern, kind, ci)``    a Rust regex, kind regex/early_end/complement/
+                                    intersection
 ``("substrs", text)``               any substring of ``text``
 ``("literals", (bytes, ...))``      any one of the sorted byte strings (made by
                                     ``compile_literal_alternations``)
@@ -171,7 +172,8 @@ def key_to_kbnf(key: tuple) -> str:
         _, pattern, regex_kind, case_insensitive = key
         if case_insensitive:
             pattern = f"(?i:{pattern})"
-        prefix = {"regex": "#", "early_end": "#e", "complement": "#ex"}[regex_kind]
+        prefix = {"regex": "#", "early_end": "#e", "complement": "#ex",
+                  "intersection": "#&"}[regex_kind]
         return prefix + kbnf_string(pattern)
     if kind == "substrs":
         return "#substrs" + kbnf_string(key[1])

@@ -35,7 +35,9 @@ Options (keyword-only):
   ``max_string_regex_repeat=64``: string lengths up to this are counted
   inside one regex, longer ones by chunks (see ``string_nodes.string_with_length``).
 
-Semantics notes (each tested): ``oneOf`` is translated as ``anyOf`` (a
+Semantics notes (each tested): the declared ``$schema`` decides where
+drafts differ (draft 3-7: ``$ref`` hides its siblings; before 2020-12:
+``items: [..]`` is a tuple, ``prefixItems`` unknown; ``keywords.declared_draft``); ``oneOf`` is translated as ``anyOf`` (a
 warning when branches may overlap); ``format`` is asserted for date, time,
 date-time, email, uuid, uri, uri-reference, ipv4 and hostname (others warn
 and are not enforced: 2020-12's default annotation behaviour); numbers:

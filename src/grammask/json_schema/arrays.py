@@ -1,6 +1,9 @@
 """Arrays: prefixItems / items (also draft-7 ``items: [...]`` + ``additionalItems``),
 minItems / maxItems, a simple form of ``contains``.
 
+Which keywords give the positions depends on the declared draft
+(``keywords.array_positions``): before 2020-12 ``prefixItems`` is ignored.
+
 What it computes: the node for ``type: array`` under a schema.
 
 Construction: position k (0-based) uses ``prefixItems[k]`` while there is
@@ -32,7 +35,7 @@ from typing import Any
 from grammask.errors import LimitExceeded
 from grammask.grammar.ast import CharClass, Literal, Regex, RuleRef
 from grammask.json_schema.builder import NEVER
-from grammask.json_schema.keywords import child_pointer, count_keyword
+from grammask.json_schema.keywords import array_positions, child_pointer, count_keyword
 from grammask.json_schema.merge import merge_schemas
 
 MAX_EXPLICIT_POSITIONS = 10_000
@@ -42,13 +45,7 @@ LEAVES = (RuleRef, Literal, Regex, CharClass)
 
 
 def array_node(translator, schema: dict, pointer: str) -> Any:
-    prefix_keyword = "prefixItems"
-    prefix = schema.get("prefixItems", [])
-    items = schema.get("items", True)
-    items_keyword = "items"
-    if isinstance(items, list):
-        prefix, prefix_keyword = items, "items"
-        items, items_keyword = schema.get("additionalItems", True), "additionalItems"
+    prefix, prefix_keyword, items, items_keyword = array_positions(schema, translator.tuple_items)
     if not isinstance(prefix, list):
         raise translator.error(pointer, "prefixItems must be an array")
     min_items = count_keyword(translator, schema, "minItems", pointer) or 0

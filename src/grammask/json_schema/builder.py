@@ -32,6 +32,7 @@ from grammask.grammar.ast import (
 )
 from grammask.json_schema import numbers, strings
 from grammask.json_schema.options import Options
+from grammask.terminals import INTERSECTION_SEPARATOR
 
 SMALL_REPEAT = 16
 """Counts up to this stay a Repeat node (the front end expands them)."""
@@ -104,6 +105,16 @@ class GrammarBuilder:
     def rx(self, pattern: str) -> Node:
         self.count()
         return Regex(pattern)
+
+    def rx_all(self, patterns: list[str]) -> Node:
+        """Strings fully matching every one of ``patterns`` (one terminal,
+        the product of their DFAs: ``terminals.INTERSECTION_SEPARATOR``)."""
+        if len(patterns) == 1:
+            return self.rx(patterns[0])
+        if any(INTERSECTION_SEPARATOR in pattern for pattern in patterns):
+            raise GrammarError("a pattern of an intersection contains a raw NUL")
+        self.count()
+        return Regex(INTERSECTION_SEPARATOR.join(patterns), "intersection")
 
     def seq(self, *items: Any) -> Any:
         flat: list[Node] = []

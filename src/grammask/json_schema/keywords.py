@@ -4,11 +4,21 @@ What it computes: which keywords constrain an instance (``has_constraints``,
 the keyword groups), the JSON types a schema's ``type`` allows
 (``allowed_types``), count keywords read as non-negative integers
 (``count_keyword``), whether a property name matches a
-``patternProperties`` pattern (``pattern_matches``) and the JSON pointer of
-a subschema (``child_pointer``).
+``patternProperties`` pattern (``pattern_matches``), the JSON pointer of
+a subschema (``child_pointer``), the draft a root schema declares
+(``declared_draft``) and, per draft, an array schema's positional layout
+(``array_positions``).
 
-Invariants: these read schemas and never build grammar nodes; errors are the
-``GrammarError`` of ``translator.error(pointer, message)``.
+Drafts: ``$schema`` naming an older draft selects its rules where they
+differ from 2020-12 in ways the translator sees (``declared_draft``): under
+draft 3, 4, 6 and 7 (``http://json-schema.org/draft-0N/schema``, with or
+without ``#``) ``$ref`` hides its siblings; under those and 2019-09
+(``https://json-schema.org/draft/2019-09/schema``) an array-valued ``items``
+is the tuple form (positions, then ``additionalItems``) and ``prefixItems`` is
+not a keyword.  These are the meta-schema ids ``jsonschema``'s
+``validator_for`` recognizes (an ``https`` draft-07 spelling is none of them).
+Any other ``$schema`` (2020-12, none, unknown) keeps 2020-12 rules, where an
+array-valued ``items`` is still read as the tuple form.
 """
 
 from __future__ import annotations
@@ -35,6 +45,36 @@ APPLICATOR_KEYWORDS = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", 
                        "else", "enum", "const", "type")
 VALIDATION_KEYWORDS = frozenset(STRING_KEYWORDS + NUMBER_KEYWORDS + OBJECT_KEYWORDS
                                 + ARRAY_KEYWORDS + APPLICATOR_KEYWORDS)
+
+
+DECLARED_DRAFT = re.compile(r"^(?:http://json-schema\.org/draft-0([3467])|"
+                            r"https://json-schema\.org/draft/(2019)-09)/schema#?$")
+"""``$schema`` values of the drafts with rules of their own (group 1: 3, 4, 6
+or 7; group 2: 2019)."""
+
+
+def declared_draft(root: Any) -> int | None:
+    """The draft a root schema declares: 3, 4, 6, 7 or 2019 (2019-09); None
+    for 2020-12, an unknown ``$schema`` and none."""
+    declared = root.get("$schema") if isinstance(root, dict) else None
+    match = DECLARED_DRAFT.match(declared) if isinstance(declared, str) else None
+    if match is None:
+        return None
+    return int(match.group(1) or match.group(2))
+
+
+def array_positions(schema: dict, tuple_items: bool) -> tuple[list, str, Any, str]:
+    """(positional schemas, their keyword, schema of the other items, its keyword).
+
+    ``tuple_items`` (drafts before 2020-12): ``items: [..]`` with
+    ``additionalItems``, else ``items`` for every item (``prefixItems`` is
+    not a keyword there).  2020-12: ``prefixItems`` then ``items``, or the
+    tuple form when ``items`` is an array."""
+    items = schema.get("items", True)
+    if isinstance(items, list):
+        return items, "items", schema.get("additionalItems", True), "additionalItems"
+    prefix = [] if tuple_items else schema.get("prefixItems", [])
+    return prefix, "prefixItems", items, "items"
 
 
 def has_constraints(schema: Any) -> bool:

@@ -14,7 +14,9 @@ boolean), so the translator can build a single grammar for it:
 - object cross-effects are exact: a property declared by one operand but
   not by another must also satisfy the other's ``additionalProperties`` (or
   its matching ``patternProperties``); positions of ``prefixItems`` meet the
-  other operand's ``prefixItems`` entry or ``items``;
+  other operand's ``prefixItems`` entry or ``items`` (or, before 2020-12, the
+  tuple form ``items: [..]`` / ``additionalItems``); under draft 3-7 a
+  ``$ref`` operand stands for its target alone (its siblings are ignored);
 - ``anyOf``/``oneOf`` of several operands distribute into a product (capped
   at ``MAX_DISTRIBUTED_BRANCHES``, else a warning and the first is kept).
 
@@ -30,7 +32,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from grammask.json_schema.keywords import pattern_matches
+from grammask.json_schema.keywords import array_positions, pattern_matches
 from grammask.json_schema.values import json_equal
 
 MAX_DISTRIBUTED_BRANCHES = 64
@@ -125,6 +127,8 @@ def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int], base
         if not isinstance(schema, dict):
             raise translator.error(pointer, "allOf operands must be schemas")
         schema = dict(schema)
+        if translator.ref_hides_siblings and "$ref" in schema:
+            schema = {"$ref": schema["$ref"]}  # draft 3-7: $ref hides its siblings
         for keyword in ("$ref", "$dynamicRef"):
             if keyword in schema:
                 n_inlined[0] += 1
@@ -181,7 +185,7 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             result[key] = merged
         elif key in _LAZY_SUBSCHEMAS:
             result[key] = both(current, value)
-        elif key in ("items", "prefixItems"):
+        elif key in ("items", "prefixItems", "additionalItems"):
             continue
         elif key in ("anyOf", "oneOf"):
             if len(current) * len(value) > MAX_DISTRIBUTED_BRANCHES:
@@ -202,7 +206,7 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             translator.warn(key, pointer, f"two different {key!r} values in allOf: only "
                                           f"{current!r} is enforced")
     _merge_object_cross(result, a, b)
-    _merge_array_positions(result, a, b)
+    _merge_array_positions(result, a, b, translator.tuple_items)
     return result
 
 
@@ -236,19 +240,29 @@ def _merge_object_cross(result: dict, a: dict, b: dict) -> None:
         result["properties"] = properties
 
 
-def _merge_array_positions(result: dict, a: dict, b: dict) -> None:
-    if not any(k in d for d in (a, b) for k in ("items", "prefixItems")):
+def _merge_array_positions(result: dict, a: dict, b: dict, tuple_items: bool) -> None:
+    """Position k of the merge meets both operands' schemas for position k;
+    written back in the draft's own layout (``keywords.array_positions``)."""
+    if not any(k in d for d in (a, b) for k in ("items", "prefixItems", "additionalItems")):
         return
-    first_prefix, second_prefix = a.get("prefixItems", []), b.get("prefixItems", [])
-    first_items, second_items = a.get("items", True), b.get("items", True)
+    first_prefix, _, first_items, first_keyword = array_positions(a, tuple_items)
+    second_prefix, _, second_items, second_keyword = array_positions(b, tuple_items)
+    # A declared rest schema, even true, evaluates the items unevaluatedItems would see.
+    rest_declared = first_keyword in a or second_keyword in b
     n_positions = max(len(first_prefix), len(second_prefix))
     prefix = []
     for index in range(n_positions):
         x = first_prefix[index] if index < len(first_prefix) else first_items
         y = second_prefix[index] if index < len(second_prefix) else second_items
         prefix.append(both(x, y))
-    if prefix:
-        result["prefixItems"] = prefix
     items = both(first_items, second_items)
-    if items is not True or "items" in a or "items" in b:
+    for key in ("items", "prefixItems", "additionalItems"):
+        result.pop(key, None)
+    if prefix:
+        # Both layouts read back through array_positions: the tuple form
+        # (items: [..], additionalItems) is understood by every draft.
+        result["items"] = prefix
+        if items is not True or rest_declared:
+            result["additionalItems"] = items
+    elif items is not True or rest_declared:
         result["items"] = items

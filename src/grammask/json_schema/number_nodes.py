@@ -15,12 +15,20 @@ remainder automaton over the digits, written as right-linear rules:
     E_r,j   same, the number may end here
 
 with ``I_r``/``E_r,j`` ending when ``r * 10^(m-j) = 0 (mod K)``; past ``m``
-fraction digits only zeros may follow.  Rules: O(K * m), built for reachable
-states only, capped at MAX_REMAINDER_STATES.  Several steps in one allOf
-merge to their least common multiple (``merge.py``).  With bounds,
-multiples are listed when there are at most ``MAX_ENUMERATED_MULTIPLES`` of
-them, else ``multipleOf`` is not enforced (a warning).  Integers: a step
-``p/q`` means multiples of ``p``.
+fraction digits only zeros may follow (``_Remainders``, read byte by byte,
+with a start state, the sign and a lone ``0`` integer part as extra states).
+Several steps in one allOf merge to their least common multiple
+(``merge.py``).  With bounds, multiples are listed when there are at most
+``MAX_ENUMERATED_MULTIPLES`` of them; otherwise the remainder automaton is
+run in product with the DFA of the bounds' plain-decimal regex
+(``numbers.decimal_range``, or ``numbers.integer_regex`` for integers),
+states reachable from the start and trimmed to those from which a literal
+can still end (``_product_rules``): O(K * m * bound states) rules, capped at
+MAX_PRODUCT_STATES (beyond it, for steps needing more than
+MAX_REMAINDER_STATES remainder states, and for steps whose denominator does
+not divide a power of ten, ``multipleOf`` is warned about and not enforced).
+Without bounds the product has no bound DFA.  Integers: a step ``p/q``
+means multiples of ``p``; a step of 1 is the integer regex.
 
 Invariant: the node accepts exactly the literals (plain decimals, ``-0``,
 zero padding; no exponent forms) whose value is a multiple of the step
@@ -39,9 +47,11 @@ from grammask.json_schema import numbers
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.numbers import MAX_ENUMERATED_MULTIPLES, Bound
 from grammask.json_schema.values import number_literal_regex
+from grammask.terminals import compile_regex
 
 MAX_REMAINDER_STATES = 4000
 MAX_STEP_DECIMALS = 12
+MAX_PRODUCT_STATES = 20_000
 
 
 def read_bounds(translator, schema: dict, pointer: str) -> tuple[Optional[Bound], Optional[Bound]]:
@@ -120,11 +130,6 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
         # integer regex, with its optional ".0" fraction, is exact.
         regex = numbers.integer_regex(low, high, True)
         return NEVER if regex is None else translator.rx(regex)
-    if low is not None or high is not None:
-        translator.warn("multipleOf", pointer, f"multipleOf {step} with bounds and more than "
-                                               f"{MAX_ENUMERATED_MULTIPLES} multiples: not "
-                                               f"enforced")
-        return None
     n_places = 0
     while (10 ** n_places) % step.denominator != 0:
         n_places += 1
@@ -138,74 +143,139 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
                                                f"(> {MAX_REMAINDER_STATES}): not enforced")
         return None
     fraction_allowed = not integer or translator.integer_zero_fraction
-    if modulus == 1:
-        if n_places:
-            return translator.rx(numbers.decimal_places_regex(n_places))
-        return translator.rx(numbers.integer_regex(None, None, fraction_allowed))
-    return _remainder_rules(translator, modulus, n_places, float(step), fraction_allowed)
+    if low is None and high is None:
+        if modulus == 1:
+            if n_places:
+                return translator.rx(numbers.decimal_places_regex(n_places))
+            return translator.rx(numbers.integer_regex(None, None, fraction_allowed))
+        bounds = None
+    else:
+        bounds = numbers.integer_regex(low, high, fraction_allowed) if integer \
+            else numbers.decimal_range(low, high)
+        if bounds is None:
+            return NEVER
+    automaton = _Remainders(modulus, n_places, fraction_allowed)
+    node = _product_rules(translator, automaton, bounds, f"multiple_of_{float(step)}")
+    if node is None:
+        translator.warn("multipleOf", pointer, f"multipleOf {step} within the bounds needs "
+                                               f"more than {MAX_PRODUCT_STATES} states: not "
+                                               f"enforced")
+    return node
 
 
-def _digit_class(digits: list[int]) -> str:
-    if len(digits) == 1:
-        return str(digits[0])
-    return "[" + "".join(str(d) for d in digits) + "]"
+class _Remainders:
+    """The remainder automaton of the module docstring, one byte at a time.
 
+    States are ``(kind, remainder, n_read)``: ``S`` start, ``M`` after the
+    minus sign, ``Z`` integer part ``0``, ``I``/``D``/``E`` as in the module
+    docstring.  ``step`` returns None where no multiple can continue."""
 
-def _remainder_rules(translator, modulus: int, n_places: int, step: float,
-                     fraction_allowed: bool) -> Any:
-    prefix = translator.fresh_name(f"multiple_of_{step}")
-    names: dict[tuple, str] = {}
-    bodies: dict[tuple, list] = {}
+    START = ("S", 0, 0)
 
-    def transitions(state: tuple) -> list[tuple[list[int], tuple]]:
+    def __init__(self, modulus: int, n_places: int, fraction_allowed: bool):
+        self.modulus = modulus
+        self.n_places = n_places
+        self.fraction_allowed = fraction_allowed
+
+    def step(self, state: tuple, byte: int) -> Optional[tuple]:
         kind, remainder, n_read = state
-        targets: dict[tuple, list[int]] = {}
-        if kind == "I":
-            for digit in range(10):
-                targets.setdefault(("I", (remainder * 10 + digit) % modulus, 0), []).append(digit)
-        elif n_read < n_places:
-            for digit in range(10):
-                target = ("E", (remainder * 10 + digit) % modulus, n_read + 1)
-                targets.setdefault(target, []).append(digit)
-        else:
-            targets[("E", remainder, n_places)] = [0]
-        return [(digits, target) for target, digits in targets.items()]
+        digit = byte - 0x30 if 0x30 <= byte <= 0x39 else None
+        if kind in ("S", "M"):
+            if kind == "S" and byte == 0x2D:
+                return ("M", 0, 0)
+            if digit is None:
+                return None
+            return ("Z", 0, 0) if digit == 0 else ("I", digit % self.modulus, 0)
+        if kind in ("Z", "I"):
+            if byte == 0x2E:
+                return ("D", remainder, 0) if self.fraction_allowed else None
+            if kind == "I" and digit is not None:
+                return ("I", (remainder * 10 + digit) % self.modulus, 0)
+            return None
+        if digit is None:
+            return None
+        if n_read < self.n_places:
+            return ("E", (remainder * 10 + digit) % self.modulus, n_read + 1)
+        return ("E", remainder, n_read) if digit == 0 else None
 
-    def may_end(state: tuple) -> bool:
+    def accepts(self, state: tuple) -> bool:
         kind, remainder, n_read = state
-        if kind == "D":
+        if kind in ("S", "M", "D"):
             return False
-        return remainder * 10 ** (n_places - n_read) % modulus == 0
+        return remainder * 10 ** (self.n_places - n_read) % self.modulus == 0
 
-    start_states = {}
-    for digit in range(1, 10):
-        start_states.setdefault(("I", digit % modulus, 0), []).append(digit)
-    pending = list(start_states) + ([("D", 0, 0)] if fraction_allowed else [])
+
+NUMBER_BYTES = b"-.0123456789"
+
+
+def _product_rules(translator, automaton: _Remainders, bounds: Optional[str], hint: str):
+    """Right-linear rules for the literals both ``automaton`` and the regex
+    ``bounds`` (None: no bounds) accept: the product of the two automata,
+    byte by byte, trimmed to the states from which a literal can still end
+    (so every prefix the grammar allows can be completed).  None when the
+    product has more than ``MAX_PRODUCT_STATES`` states."""
+    dfa = None if bounds is None else compile_regex(bounds)
+    start = (automaton.START, None if dfa is None else dfa.start)
+    index = {start: 0}
+    order = [start]
+    edges: list[list[tuple[int, int]]] = []
+    for state in order:
+        out = []
+        remainder_state, bound_state = state
+        for byte in NUMBER_BYTES:
+            next_remainder = automaton.step(remainder_state, byte)
+            if next_remainder is None:
+                continue
+            next_bound = None if dfa is None else dfa.step(bound_state, byte)
+            if next_bound == 0:
+                continue
+            target = (next_remainder, next_bound)
+            if target not in index:
+                if len(order) >= MAX_PRODUCT_STATES:
+                    return None
+                index[target] = len(order)
+                order.append(target)
+            out.append((byte, index[target]))
+        edges.append(out)
+    accepting = [automaton.accepts(r) and (dfa is None or dfa.is_accepting(q)) for r, q in order]
+    live = _co_reachable(edges, accepting)
+    if 0 not in live:
+        return NEVER
+    prefix = translator.fresh_name(hint)
+    names = {}
+    for state_id in sorted(live):
+        names[state_id] = f"{prefix}_{state_id}"
+        translator.used_names.add(names[state_id])
+    for state_id in sorted(live):
+        by_target: dict[int, list[int]] = {}
+        for byte, target in edges[state_id]:
+            if target in live:
+                by_target.setdefault(target, []).append(byte)
+        alternatives = [translator.seq()] if accepting[state_id] else []
+        for target, byte_list in by_target.items():
+            alternatives.append(translator.seq(translator.rx(_byte_class(byte_list)),
+                                               RuleRef(names[target])))
+        translator.define(names[state_id], translator.alt(alternatives))
+    return RuleRef(names[0])
+
+
+def _co_reachable(edges: list[list[tuple[int, int]]], accepting: list[bool]) -> set[int]:
+    """The states from which an accepting state can be reached."""
+    incoming: list[list[int]] = [[] for _ in edges]
+    for source, out in enumerate(edges):
+        for _, target in out:
+            incoming[target].append(source)
+    live = {state for state, flag in enumerate(accepting) if flag}
+    pending = list(live)
     while pending:
-        state = pending.pop()
-        if state in names:
-            continue
-        names[state] = f"{prefix}_{state[0].lower()}{state[1]}_{state[2]}"
-        translator.used_names.add(names[state])
-        edges = transitions(state)
-        if state[0] == "I" and fraction_allowed:
-            edges = edges + [(None, ("D", state[1], 0))]
-        bodies[state] = edges
-        pending.extend(target for _, target in edges if target not in names)
-        if len(names) > MAX_REMAINDER_STATES:
-            raise LimitExceeded("MAX_REMAINDER_STATES", len(names), MAX_REMAINDER_STATES,
-                                "multipleOf remainder automaton")
-    for state, edges in bodies.items():
-        alternatives = [translator.seq()] if may_end(state) else []
-        for digits, target in edges:
-            head = translator.lit(".") if digits is None else translator.rx(_digit_class(digits))
-            alternatives.append(translator.seq(head, RuleRef(names[target])))
-        translator.define(names[state], translator.alt(alternatives))
-    zero = translator.lit("0")
-    if fraction_allowed:
-        zero = translator.seq(zero, translator.repeat(
-            translator.seq(translator.lit("."), RuleRef(names["D", 0, 0])), 0, 1))
-    first = translator.alt([zero] + [
-        translator.seq(translator.rx(_digit_class(digits)), RuleRef(names[state]))
-        for state, digits in start_states.items()])
-    return translator.seq(translator.repeat(translator.lit("-"), 0, 1), first)
+        for source in incoming[pending.pop()]:
+            if source not in live:
+                live.add(source)
+                pending.append(source)
+    return live
+
+
+def _byte_class(byte_list: list[int]) -> str:
+    """A regex for one of the given bytes (digits, ``-`` and ``.`` only)."""
+    text = "".join("\\" + chr(b) if b in (0x2D, 0x2E) else chr(b) for b in byte_list)
+    return text if len(byte_list) == 1 else f"[{text}]"

@@ -1,13 +1,21 @@
 """Nodes for ``type: string``: ``minLength`` / ``maxLength``, ``pattern``, ``format``.
 
 What it computes: ``string_node(translator, schema, pointer)``, the node of
-the JSON strings a schema's string keywords allow.  A ``pattern`` or an
-asserted ``format`` becomes one regex over the string's JSON encoding
+the JSON strings a schema's string keywords allow.  A ``pattern`` and an
+asserted ``format`` each become one regex over the string's JSON encoding
 (``strings.translate_pattern``, ``strings.FORMAT_PATTERNS``); lengths alone
-become ``string_with_length``.  A format grammask does not assert is warned
-about and not enforced (2020-12's default annotation behaviour); ``pattern``
-beside an asserted format is ignored with a warning, and length bounds the
-pattern does not imply are warned about.
+become ``string_with_length``.  Several of them (pattern, format, and the
+length bounds when the pattern's own width does not imply them) become one
+``intersection`` terminal (``GrammarBuilder.rx_all``: the product of their
+DFAs, built by the Rust crate), so each is enforced exactly: the pattern's
+search semantics are already in its regex (``.*`` sides unless anchored),
+and the length regex counts decoded code points in any escape spelling.
+A format grammask does not assert is warned about and not enforced
+(2020-12's default annotation behaviour).  Still warned: when the
+intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
+/ ``max_dfa_bytes``; the product grows with the length bound times the
+pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
+length bounds are dropped, then the pattern beside a format.
 
 Invariant: lengths count code points, in any escape spelling; a terminal
 never ends inside free text (the closing quote sits in the last terminal).
@@ -17,9 +25,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from grammask.errors import LimitExceeded
 from grammask.json_schema import strings
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.regex_text import repeat as repeat_text
+from grammask.terminals import INTERSECTION_SEPARATOR, compile_regex
 
 
 def string_node(translator, schema: dict, pointer: str) -> Any:
@@ -27,34 +37,59 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
     n_max = _non_negative_int(translator, schema, "maxLength", pointer)
     if n_max is not None and n_max < n_min:
         return NEVER
+    constraints = []
     pattern = schema.get("pattern")
+    if pattern is not None:
+        if not isinstance(pattern, str):
+            raise translator.error(pointer, "pattern must be a string")
+        constraints.append(("pattern", pattern, True))
     format_name = schema.get("format")
     if format_name is not None and format_name not in strings.FORMAT_PATTERNS:
         translator.warn("format", pointer, f"format {format_name!r} not enforced")
-        format_name = None
-    constraint = pattern
-    keyword = "pattern"
-    if format_name is not None:
-        if pattern is not None:
-            translator.warn("pattern", pointer, f"ignored: format {format_name!r} is enforced "
-                                                f"instead of both")
-        constraint = strings.FORMAT_PATTERNS[format_name]
-        keyword = "format"
-    if constraint is None:
+    elif format_name is not None:
+        constraints.append(("format", strings.FORMAT_PATTERNS[format_name], False))
+    parts = []
+    implied = True
+    for keyword, constraint, ascii_escapes in constraints:
+        try:
+            content, low, high = strings.translate_pattern(constraint, ascii_escapes=ascii_escapes)
+        except strings.PatternUnsupported as error:
+            translator.warn(keyword, pointer, f"{error}; not enforced")
+            continue
+        parts.append('"' + content + '"')
+        implied = implied and n_min <= low and (n_max is None or (high is not None and high <= n_max))
+    if not parts:
         return string_with_length(translator, n_min, n_max)
-    if not isinstance(constraint, str):
-        raise translator.error(pointer, "pattern must be a string")
-    try:
-        content, low, high = strings.translate_pattern(constraint,
-                                                       ascii_escapes=keyword == "pattern")
-    except strings.PatternUnsupported as error:
-        translator.warn(keyword, pointer, f"{error}; any string of the allowed length accepted")
-        return string_with_length(translator, n_min, n_max)
-    implied = n_min <= low and (n_max is None or (high is not None and high <= n_max))
-    if not implied:
+    if not implied and (n_min > 0 or n_max is not None):
+        node = _all_of(translator, parts + [strings.string_regex(n_min, n_max)])
+        if node is not None:
+            return node
         translator.warn("maxLength" if n_max is not None else "minLength", pointer,
-                        f"length bounds not enforced together with {keyword}")
-    return translator.rx('"' + content + '"')
+                        f"length bounds not enforced together with {_names(constraints)}: "
+                        f"the DFA of their intersection exceeds the DFA size limits")
+    node = _all_of(translator, parts)
+    if node is None:
+        translator.warn("pattern", pointer, "not enforced together with the format: the DFA "
+                                            "of their intersection exceeds the DFA size limits")
+        node = translator.rx(parts[-1])
+    return node
+
+
+def _all_of(translator, parts: list[str]) -> Optional[Any]:
+    """One terminal for the strings matching every regex of ``parts``, or
+    None when the DFA of their intersection exceeds the default DFA limits
+    (``Config.max_dfa_states`` / ``max_dfa_bytes``)."""
+    if len(parts) == 1:
+        return translator.rx(parts[0])
+    try:
+        compile_regex(INTERSECTION_SEPARATOR.join(parts), kind="intersection")
+    except LimitExceeded:
+        return None
+    return translator.rx_all(parts)
+
+
+def _names(constraints: list) -> str:
+    return " and ".join(keyword for keyword, _, _ in constraints)
 
 
 def string_with_length(translator, n_min: int, n_max: Optional[int]) -> Any:

@@ -2,7 +2,9 @@
 
 What it computes: ``Translator(root, options).translate()`` returns a
 ``GrammarAST`` (spans None) whose language is the JSON texts valid against
-the schema (draft 2020-12 semantics, with the documented approximations),
+the schema (draft 2020-12 semantics, or the declared older draft's where
+the translator sees a difference: see ``keywords.declared_draft``; with the
+documented approximations),
 plus the ``GrammarWarning`` list of keywords it could not express exactly.
 The nodes themselves are made by ``builder.GrammarBuilder``, which this
 class extends; each keyword family has its own module.
@@ -14,8 +16,9 @@ definition found empty after a cycle already referenced it is defined as an
 unproductive self-loop, which normalization removes with every alternative
 that uses it).
 
-Dispatch (``node``): boolean schemas; ``$ref`` (alone: the definition's
-rule; with siblings: an ``allOf``); ``allOf`` merged (``merge``);
+Dispatch (``node``): boolean schemas; ``$ref`` (alone, or under draft 3-7
+where its siblings are ignored: the definition's rule; with siblings: an
+``allOf``); ``allOf`` merged (``merge``);
 ``anyOf``/``oneOf``, ``not`` and ``if`` (``applicators``); ``enum``/``const``
 (``const_nodes``); then one alternative per allowed ``type`` built from that
 type's keywords (``objects``, ``arrays``, ``string_nodes``,
@@ -39,7 +42,7 @@ from grammask.json_schema.applicators import apply_not, any_of_node, if_then_els
 from grammask.json_schema.arrays import array_node
 from grammask.json_schema.builder import NEVER, GrammarBuilder
 from grammask.json_schema.const_nodes import enum_node
-from grammask.json_schema.keywords import allowed_types, has_constraints
+from grammask.json_schema.keywords import allowed_types, declared_draft, has_constraints
 from grammask.json_schema.merge import merge_schemas, resolve_unevaluated
 from grammask.json_schema.number_nodes import number_node
 from grammask.json_schema.objects import object_node
@@ -57,8 +60,14 @@ class Translator(GrammarBuilder):
         self.warnings: list[GrammarWarning] = []
         self.depth = 0
         self.base_uri = self.resolver.root_uri
-        declared = root.get("$schema", "") if isinstance(root, dict) else ""
-        self.integer_zero_fraction = not any(f"draft-0{n}/" in str(declared) for n in (3, 4))
+        draft = declared_draft(root)
+        self.ref_hides_siblings = draft in (3, 4, 6, 7)
+        """Whether ``$schema`` names draft 3, 4, 6 or 7, where ``$ref`` hides
+        its siblings (``keywords.declared_draft``)."""
+        self.tuple_items = draft is not None
+        """Whether ``$schema`` names a draft before 2020-12, where ``prefixItems``
+        is not a keyword (``keywords.array_positions``)."""
+        self.integer_zero_fraction = draft not in (3, 4)
         """Whether 1.0 is an integer (drafts 6 and later; not in drafts 3 and 4)."""
 
     def translate(self) -> GrammarAST:
@@ -112,7 +121,7 @@ class Translator(GrammarBuilder):
                 if reference_keyword == "$dynamicRef":
                     self.warn("$dynamicRef", pointer, "resolved like $ref (no dynamic scope)")
                 rest = {k: v for k, v in schema.items() if k != reference_keyword}
-                if not has_constraints(rest):
+                if self.ref_hides_siblings or not has_constraints(rest):
                     return self.reference(reference, pointer)
                 merged = merge_schemas(self, [{reference_keyword: reference}, rest], pointer,
                                        owner=1)
