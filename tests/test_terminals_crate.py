@@ -3,8 +3,8 @@ csrc/dfa/), run from pytest so the README's test command covers them too.
 
 They test the table transformations below the Python layer: regex-automata
 export (match delay, anchors), trimming, Hopcroft minimization, intersection,
-the UTF-8 automaton against ``std::str::from_utf8``, early end, complement,
-literal tries and suffix automata against plain Rust references.
+difference, the UTF-8 automaton against ``std::str::from_utf8``, early end,
+complement, literal tries and suffix automata against plain Rust references.
 """
 
 from __future__ import annotations

@@ -8,7 +8,11 @@ the match ends at its first accepting state), ``complement`` (KBNF ``#ex``:
 valid UTF-8 strings that contain no match), ``intersection`` (strings
 fully matching each of several patterns, joined by
 ``INTERSECTION_SEPARATOR``, NUL, which no part may contain raw: made by the
-JSON Schema translator, e.g. a ``pattern`` with length bounds), ``literals`` (a set of strings)
+JSON Schema translator, e.g. a ``pattern`` with length bounds),
+``difference`` (strings of an intersection, the text before the first
+``DIFFERENCE_SEPARATOR``, U+0001, matching none of the patterns after it,
+separated by it: made by the translator for object keys, e.g. keys matching
+one ``patternProperties`` pattern and no other), ``literals`` (a set of strings)
 and ``substrings`` (KBNF ``#substrs``: substrings of a text that start and
 end on character boundaries).
 
@@ -41,16 +45,20 @@ from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.source import Source, Span
 
-__all__ = ["DFA", "FORMAT_VERSION", "INTERSECTION_SEPARATOR", "REGEX_KINDS", "compile_regex", "compile_literals",
+__all__ = ["DFA", "FORMAT_VERSION", "DIFFERENCE_SEPARATOR", "INTERSECTION_SEPARATOR",
+           "REGEX_KINDS", "compile_regex", "compile_literals",
            "compile_substrings"]
 
 FORMAT_VERSION = 1
 """Version of the table layout this module understands (the crate reports its own)."""
 
-REGEX_KINDS = ("regex", "early_end", "complement", "intersection")
+REGEX_KINDS = ("regex", "early_end", "complement", "intersection", "difference")
 
 INTERSECTION_SEPARATOR = "\0"
 """Separates the patterns of an ``intersection`` terminal in its pattern text."""
+
+DIFFERENCE_SEPARATOR = "\x01"
+"""Separates the kept intersection of a ``difference`` terminal from each removed pattern."""
 
 _DEFAULTS = Config()
 _CACHE_SIZE = 4096
@@ -234,7 +242,9 @@ def compile_regex(pattern: str, *, kind: str = "regex", case_insensitive: bool =
 
     ``kind``: ``"regex"`` (full matches), ``"early_end"`` (ends at the first
     match), ``"complement"`` (valid UTF-8 strings containing no match) or
-    ``"intersection"`` (full matches of every ``INTERSECTION_SEPARATOR``-joined part).
+    ``"intersection"`` (full matches of every ``INTERSECTION_SEPARATOR``-joined part)
+    or ``"difference"`` (full matches of the intersection before the first
+    ``DIFFERENCE_SEPARATOR`` and of no pattern after it).
     Raises ``RegexError`` (invalid or unsupported pattern, with ``position``
     as a character offset) or ``LimitExceeded`` (``max_dfa_states`` /
     ``max_dfa_bytes``).

@@ -1,5 +1,6 @@
 //! The plain DFA table every builder produces and every transformation
-//! consumes, plus the table-level operations (intersection, early end).
+//! consumes, plus the table-level operations (intersection, difference,
+//! early end).
 //!
 //! Layout (what Python receives, see docs/internals.md "Terminal DFAs"):
 //! - `class_map[byte]` is the byte's equivalence class, `0..n_classes`;
@@ -132,11 +133,35 @@ fn refine_classes(a: &[u8; 256], b: &[u8; 256]) -> ([u8; 256], Vec<(usize, usize
 /// a dead component collapse into the dead state 0. The product may grow
 /// past the final state limit while building, so only `max_bytes` bounds it.
 pub fn intersect(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failure> {
+    product(a, b, Operation::Intersection, limits)
+}
+
+/// Product automaton accepting the strings of `a` that `b` rejects. A pair
+/// whose `a` component is dead collapses into the dead state 0; a dead `b`
+/// component is kept (`b` can no longer accept, so the pair follows `a`).
+/// Only `max_bytes` bounds the product while building, as for `intersect`.
+pub fn subtract(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failure> {
+    product(a, b, Operation::Difference, limits)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    Intersection,
+    Difference,
+}
+
+/// The reachable part of the product of `a` and `b` for `operation`; state 0
+/// is the dead pair, state 1 the pair of start states.
+fn product(a: &Table, b: &Table, operation: Operation, limits: &Limits) -> Result<Table, Failure> {
     let (class_map, class_pairs) = refine_classes(&a.class_map, &b.class_map);
     let n_classes = class_pairs.len();
-    if a.start == DEAD || b.start == DEAD {
+    if a.start == DEAD || (operation == Operation::Intersection && b.start == DEAD) {
         return Ok(Table::empty_language());
     }
+    let dead_pair = |next_a: u32, next_b: u32| match operation {
+        Operation::Intersection => next_a == DEAD || next_b == DEAD,
+        Operation::Difference => next_a == DEAD,
+    };
     let mut ids: HashMap<(u32, u32), u32> = HashMap::new();
     let mut pairs: Vec<(u32, u32)> = vec![(DEAD, DEAD)];
     let mut queue = VecDeque::new();
@@ -148,11 +173,15 @@ pub fn intersect(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failure
     while let Some(state_id) = queue.pop_front() {
         let (state_a, state_b) = pairs[state_id as usize];
         debug_assert_eq!(transitions.len(), state_id as usize * n_classes);
-        accepting.push(a.accepting[state_a as usize] && b.accepting[state_b as usize]);
+        let (accept_a, accept_b) = (a.accepting[state_a as usize], b.accepting[state_b as usize]);
+        accepting.push(match operation {
+            Operation::Intersection => accept_a && accept_b,
+            Operation::Difference => accept_a && !accept_b,
+        });
         for &(class_a, class_b) in &class_pairs {
             let next_a = a.next_by_class(state_a, class_a);
             let next_b = b.next_by_class(state_b, class_b);
-            if next_a == DEAD || next_b == DEAD {
+            if dead_pair(next_a, next_b) {
                 transitions.push(DEAD);
                 continue;
             }
@@ -201,6 +230,21 @@ mod tests {
         assert!(!table.fullmatch(b"ab"));
         let minimal = crate::minimize::normalize(&table, &limits()).unwrap();
         assert_eq!((minimal.n_states(), minimal.n_classes), (3, 2));
+    }
+
+    #[test]
+    fn difference_of_a_star_and_even_length() {
+        let table = subtract(&a_star(), &even_length(), &limits()).unwrap();
+        for n in 0..7 {
+            let text = vec![b'a'; n];
+            assert_eq!(table.fullmatch(&text), n % 2 == 1, "length {n}");
+        }
+        assert!(!table.fullmatch(b"b"));
+        let rest = subtract(&even_length(), &a_star(), &limits()).unwrap();
+        assert!(rest.fullmatch(b"ab") && !rest.fullmatch(b"") && !rest.fullmatch(b"aa"));
+        assert!(rest.fullmatch(b"bbbb") && !rest.fullmatch(b"b"));
+        let nothing = subtract(&a_star(), &a_star(), &limits()).unwrap();
+        assert_eq!(crate::minimize::normalize(&nothing, &limits()).unwrap(), Table::empty_language());
     }
 
     #[test]

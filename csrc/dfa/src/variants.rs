@@ -10,6 +10,11 @@
 //!   patterns, given as one text with the patterns separated by
 //!   `INTERSECTION_SEPARATOR` (NUL, which no pattern may contain raw): the
 //!   product of their minimal tables (`table::intersect`), minimized;
+//! - `Kind::Difference`: strings in the intersection of the first segment
+//!   and in none of the later ones, the segments separated by
+//!   `DIFFERENCE_SEPARATOR` (SOH, U+0001, which no pattern may contain raw):
+//!   `A\0B\x01C\x01D` is (A and B) minus C minus D, each removal the product
+//!   with a complement (`table::subtract`) minimized before the next;
 //! - `literals`: a set of literal strings (a byte trie, or for
 //!   case-insensitive sets an escaped alternation through regex-automata);
 //! - `substrings` (`#substrs"..."`): every substring of a text that starts
@@ -21,7 +26,7 @@
 use crate::error::{Failure, Limits};
 use crate::minimize::normalize;
 use crate::regex_build::{full_match_table, no_match_inside_table, parse};
-use crate::table::{intersect, Table, DEAD};
+use crate::table::{intersect, subtract, Table, DEAD};
 
 /// What a regex terminal means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,10 +35,14 @@ pub enum Kind {
     EarlyEnd,
     Complement,
     Intersection,
+    Difference,
 }
 
 /// Separates the patterns of an `Intersection` terminal in its pattern text.
 pub const INTERSECTION_SEPARATOR: char = '\0';
+
+/// Separates the kept segment of a `Difference` terminal from the removed ones.
+pub const DIFFERENCE_SEPARATOR: char = '\u{1}';
 
 impl Kind {
     pub fn from_name(name: &str) -> Option<Kind> {
@@ -42,6 +51,7 @@ impl Kind {
             "early_end" => Some(Kind::EarlyEnd),
             "complement" => Some(Kind::Complement),
             "intersection" => Some(Kind::Intersection),
+            "difference" => Some(Kind::Difference),
             _ => None,
         }
     }
@@ -49,8 +59,10 @@ impl Kind {
 
 /// The minimal table of a regex terminal of the given kind.
 pub fn build_regex(pattern: &str, kind: Kind, case_insensitive: bool, limits: &Limits) -> Result<Table, Failure> {
-    if kind == Kind::Intersection {
-        return build_intersection(pattern, case_insensitive, limits);
+    match kind {
+        Kind::Intersection => return build_intersection(pattern, case_insensitive, limits),
+        Kind::Difference => return build_difference(pattern, case_insensitive, limits),
+        _ => {}
     }
     let hir = parse(pattern, case_insensitive)?;
     match kind {
@@ -63,7 +75,7 @@ pub fn build_regex(pattern: &str, kind: Kind, case_insensitive: bool, limits: &L
             let bytes_without_match = normalize(&no_match_inside_table(&hir, limits)?, &relaxed(limits))?;
             normalize(&intersect(&bytes_without_match, &utf8_validator(), limits)?, limits)
         }
-        Kind::Intersection => unreachable!("handled above"),
+        Kind::Intersection | Kind::Difference => unreachable!("handled above"),
     }
 }
 
@@ -80,6 +92,21 @@ fn build_intersection(patterns: &str, case_insensitive: bool, limits: &Limits) -
         });
     }
     normalize(&result.expect("split yields at least one part"), limits)
+}
+
+/// Strings of the first `DIFFERENCE_SEPARATOR`-separated segment (an
+/// intersection, see `build_intersection`) matching none of the later
+/// segments (plain patterns). Each removal multiplies the size by at most
+/// the removed pattern's minimal size; the result is minimized after each.
+fn build_difference(segments: &str, case_insensitive: bool, limits: &Limits) -> Result<Table, Failure> {
+    let mut parts = segments.split(DIFFERENCE_SEPARATOR);
+    let kept = parts.next().expect("split yields at least one part");
+    let mut result = build_intersection(kept, case_insensitive, &relaxed(limits))?;
+    for removed in parts {
+        let table = build_regex(removed, Kind::Regex, case_insensitive, &relaxed(limits))?;
+        result = normalize(&subtract(&result, &table, limits)?, &relaxed(limits))?;
+    }
+    normalize(&result, limits)
 }
 
 /// Intermediate tables may exceed the final state limit; only bytes bound them.
@@ -326,6 +353,22 @@ mod tests {
         assert_eq!(one, build_regex("x+", Kind::Regex, false, &limits()).unwrap());
         let empty = build_regex("a\0b", Kind::Intersection, false, &limits()).unwrap();
         assert_eq!(empty, Table::empty_language());
+    }
+
+    #[test]
+    fn difference_removes_every_later_segment() {
+        let table = build_regex("[ab]{1,4}\0.*a.*\u{1}b*ab*\u{1}aaa.*", Kind::Difference, false, &limits()).unwrap();
+        let pieces: Vec<&[u8]> = vec![b"a", b"b", b"c"];
+        for s in all_strings(&pieces, 5) {
+            let t = std::str::from_utf8(&s).unwrap();
+            let kept = (1..=4).contains(&t.len()) && !t.contains('c') && t.contains('a');
+            let expected = kept && t.matches('a').count() != 1 && !t.starts_with("aaa");
+            assert_eq!(table.fullmatch(&s), expected, "{t:?}");
+        }
+        let nothing_removed = build_regex("x+", Kind::Difference, false, &limits()).unwrap();
+        assert_eq!(nothing_removed, build_regex("x+", Kind::Regex, false, &limits()).unwrap());
+        let all_removed = build_regex("x+\u{1}x*", Kind::Difference, false, &limits()).unwrap();
+        assert_eq!(all_removed, Table::empty_language());
     }
 
     #[test]

@@ -14,7 +14,10 @@ Nodes are frozen dataclasses; children are tuples.  Byte-level meaning:
   ``"regex"`` (whole match), ``"early_end"`` (KBNF ``#e``: ends at the first
   match), ``"complement"`` (KBNF ``#ex``: any string containing no match),
   ``"intersection"`` (strings fully matching each of the NUL-separated
-  patterns; no grammar syntax, made by the JSON Schema translator).
+  patterns; made by the JSON Schema translator), ``"difference"`` (strings
+  in the NUL-separated intersection before the first U+0001 and matching
+  none of the U+0001-separated patterns after it; made by the translator
+  for object keys).
 - ``Substrings``: any substring of ``text`` (KBNF ``#substrs``).
 - ``TokenTerminal``: exactly one token of the model's vocabulary, matched at
   the token level (Koo et al.'s terminal labels): ``kind`` ``"paragraph"``

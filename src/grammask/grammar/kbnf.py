@@ -24,8 +24,10 @@ alternatives of that name.  Inside ``#"..."`` the escapes above are decoded
 are anchored at both ends; ``#e`` ends at its first match, ``#ex`` matches
 any string containing no match, ``#&`` (a grammask extension, what
 ``to_ebnf`` prints for the JSON Schema translator's intersections) matches
-every one of its ``\0``-separated patterns, ``#substrs`` any substring of
-its text.
+every one of its ``\0``-separated patterns, ``#-`` (also an extension)
+matches its first ``\\u{1}``-separated segment (an intersection as for
+``#&``) and none of the later patterns, ``#substrs`` any substring of its
+text.
 Built-ins (``except!``, ``any!``, ``text_until!``, ...) are expanded by
 ``builtins.BuiltinExpander``, shared with the GBNF parser; the ``!`` follows
 the name directly, and white space may come before ``(``.
@@ -45,7 +47,7 @@ from grammask.grammar.syntax import ExpressionBuilder, Scanner, checked_code_poi
 from grammask.source import Source, Span
 
 REGEX_PREFIXES = (("#substrs", "substrings"), ("#ex", "complement"), ("#e", "early_end"),
-                  ("#&", "intersection"), ("#", "regex"))
+                  ("#&", "intersection"), ("#-", "difference"), ("#", "regex"))
 SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
 
 
@@ -144,8 +146,8 @@ def _read_regex(scanner: Scanner):
             if kind == "substrings":
                 return Substrings(text, span)
             return Regex(text, kind, False, span)
-    raise scanner.error("expected '#\"regex\"', '#e\"regex\"', '#ex\"regex\"', '#&\"regex\\0regex\"' or "
-                        "'#substrs\"text\"'")
+    raise scanner.error("expected '#\"regex\"', '#e\"regex\"', '#ex\"regex\"', '#&\"regex\\0regex\"', "
+                        "'#-\"regex\\u{1}regex\"' or '#substrs\"text\"'")
 
 
 def _read_string(scanner: Scanner, regex: bool) -> str:

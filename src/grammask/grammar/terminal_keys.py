@@ -10,7 +10,7 @@ key                                 meaning
 ``("class", ((lo, hi), ...))``      one code point in the ranges, as UTF-8; ranges
                                     sorted, disjoint, non-adjacent, surrogates removed
 ``("regex", pattern, kind, ci)``    a Rust regex, kind regex/early_end/complement/
-                                    intersection
+                                    intersection/difference
 ``("substrs", text)``               any substring of ``text``
 ``("literals", (bytes, ...))``      any one of the sorted byte strings (made by
                                     ``compile_literal_alternations``)
@@ -173,7 +173,7 @@ def key_to_kbnf(key: tuple) -> str:
         if case_insensitive:
             pattern = f"(?i:{pattern})"
         prefix = {"regex": "#", "early_end": "#e", "complement": "#ex",
-                  "intersection": "#&"}[regex_kind]
+                  "intersection": "#&", "difference": "#-"}[regex_kind]
         return prefix + kbnf_string(pattern)
     if kind == "substrs":
         return "#substrs" + kbnf_string(key[1])

@@ -32,7 +32,7 @@ from grammask.grammar.ast import (
 )
 from grammask.json_schema import numbers, strings
 from grammask.json_schema.options import Options
-from grammask.terminals import INTERSECTION_SEPARATOR
+from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR
 
 SMALL_REPEAT = 16
 """Counts up to this stay a Repeat node (the front end expands them)."""
@@ -115,6 +115,17 @@ class GrammarBuilder:
             raise GrammarError("a pattern of an intersection contains a raw NUL")
         self.count()
         return Regex(INTERSECTION_SEPARATOR.join(patterns), "intersection")
+
+    def rx_minus(self, kept: list[str], removed: list[str]) -> Node:
+        """Strings fully matching every one of ``kept`` and none of
+        ``removed`` (one terminal: ``terminals.DIFFERENCE_SEPARATOR``)."""
+        if not removed:
+            return self.rx_all(kept)
+        if any(INTERSECTION_SEPARATOR in p or DIFFERENCE_SEPARATOR in p for p in kept + removed):
+            raise GrammarError("a pattern of a difference contains a raw NUL or U+0001")
+        self.count()
+        text = DIFFERENCE_SEPARATOR.join([INTERSECTION_SEPARATOR.join(kept)] + removed)
+        return Regex(text, "difference")
 
     def seq(self, *items: Any) -> Any:
         flat: list[Node] = []

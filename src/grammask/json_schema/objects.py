@@ -27,8 +27,20 @@ keys).  ``dependentRequired`` (and draft-7 array ``dependencies``): names it
 mentions become optional declared members, and the rule names carry a
 bit mask (``_ordered``) so a trigger is only written with its targets.
 
-Extra keys exclude every declared name (``strings.string_not_in_parts``),
-so a declared property cannot sneak in with the additional schema.
+Extra keys partition the keys that are no declared name, so each key has
+exactly the schemas JSON Schema applies to it (``_pattern_members``):
+patterns with equal schemas are joined (their keys' alternation); patterns
+whose key languages meet (a non-empty ``intersection`` DFA) are grouped, and
+a group of at most ``MAX_OVERLAPPING_PATTERNS`` is split into its non-empty
+cells (keys found by exactly the patterns of a subset: a ``difference``
+terminal, ``terminals.DIFFERENCE_SEPARATOR``) under the merge of the
+subset's schemas; every cell also removes the declared names it would
+contain, in every JSON spelling.  ``additionalProperties`` keys are JSON
+strings minus every pattern's keys and the remaining names (without
+patterns: ``strings.string_not_in_parts``).  Still warned: larger groups,
+and key terminals past the default DFA limits (then a key may be accepted
+under one matching schema only).  Pattern semantics are ECMA-262 searches
+over the decoded key (``strings.translate_pattern``).
 ``propertyNames`` (pattern, lengths, enum, const, false) is checked on
 declared names in Python and becomes the key grammar of additional
 properties when no names are declared.  With ``any_order=True`` see
@@ -37,8 +49,10 @@ properties when no names are declared.  With ``any_order=True`` see
 
 from __future__ import annotations
 
-from typing import Any
+import itertools
+from typing import Any, NamedTuple, Optional
 
+from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import strings
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
@@ -46,10 +60,17 @@ from grammask.json_schema.keywords import (
     child_pointer, count_keyword, has_constraints, pattern_matches,
 )
 from grammask.json_schema.merge import merge_schemas
-from grammask.json_schema.values import simple_constraints_hold, string_literal_node
+from grammask.json_schema.regex_text import alternation, json_string_literal_regex
+from grammask.json_schema.values import json_equal, simple_constraints_hold, string_literal_node
+from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
 
 MAX_COUNTED_STATES = 20_000
 MAX_DEPENDENCY_BITS = 6
+MAX_OVERLAPPING_PATTERNS = 4
+"""A group of patterns whose keys overlap is split into its (up to 2**n - 1)
+cells only up to this size; past it a warning (each key under any one schema)."""
+MAX_PATTERNS_COMPARED = 16
+"""Past this many patterns their pairwise overlap is not checked (one group)."""
 
 
 def key_node(translator, name: str):
@@ -141,38 +162,38 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         translator.warn("propertyNames", pointer, "checked on declared names only, not on "
                                                   "keys of patternProperties or "
                                                   "additionalProperties")
+    pattern_keys = []
     for pattern, sub in extra_patterns.items():
         sub_pointer = child_pointer(pointer, "patternProperties", pattern)
         try:
             content, _, _ = strings.translate_pattern(pattern)
         except strings.PatternUnsupported as error:
-            translator.warn("patternProperties", sub_pointer, f"{error}; these keys are "
-                                                              f"not accepted")
+            translator.warn("patternProperties", sub_pointer, f"{error}; the keys it "
+                                                              f"matches are treated as "
+                                                              f"additional properties")
             continue
-        value = translator.node(sub, sub_pointer)
-        if value is NEVER:
-            continue
-        if any(pattern_matches(pattern, name) for name in declared):
-            translator.warn("patternProperties", sub_pointer,
-                            "a declared property name matches this pattern: it is also "
-                            "accepted with only the pattern's schema")
-        extras.append(kv(translator.rx('"' + content + '"'), value))
+        pattern_keys.append(PatternKey((pattern,), '"' + content + '"', sub, sub_pointer))
+    pattern_keys = _same_schema_joined(pattern_keys)
+    extras.extend(_pattern_members(translator, pattern_keys, declared, kv, pointer))
     if additional is not False:
         sub_pointer = child_pointer(pointer, "additionalProperties")
         value = translator.node(additional, sub_pointer)
         if value is not NEVER:
-            if any(has_constraints(sub) for sub in extra_patterns.values()):
-                translator.warn("patternProperties", pointer,
-                                "keys matching a pattern are also accepted with the "
-                                "additionalProperties schema")
             if not declared and has_constraints(names_schema):
+                if pattern_keys:
+                    translator.warn("patternProperties", pointer,
+                                    "keys matching a pattern are also accepted with the "
+                                    "additionalProperties schema (propertyNames keys)")
                 key = translator.node(_as_string_schema(names_schema),
                                       child_pointer(pointer, "propertyNames"))
+            elif pattern_keys:
+                key = _key_outside(translator, pattern_keys, declared, pointer)
             elif not declared:
                 key = translator.generic("string")
             else:
                 key = _key_not_in(translator, declared)
-            extras.append(kv(key, value))
+            if key is not NEVER:
+                extras.append(kv(key, value))
     extra = None
     if extras:
         extra = translator.define(translator.fresh_name(rule_hint(pointer, "extra")),
@@ -221,6 +242,158 @@ def _key_not_in(translator, names: list[str]) -> Any:
     if not_name is not None:
         alternatives.append(translator.rx(not_name))
     return translator.alt(alternatives)
+
+
+class PatternKey(NamedTuple):
+    """``patternProperties`` entries sharing one schema: ``key`` is the
+    JSON-string regex (quotes included, every spelling) of the names some
+    pattern of ``patterns`` finds."""
+    patterns: tuple[str, ...]
+    key: str
+    schema: Any
+    pointer: str
+
+    def matches(self, name: str) -> bool:
+        return any(pattern_matches(pattern, name) for pattern in self.patterns)
+
+
+def _same_schema_joined(pattern_keys: list[PatternKey]) -> list[PatternKey]:
+    """Patterns with equal schemas as one entry (their keys' alternation):
+    a key matching several of them needs no merge."""
+    joined: list[PatternKey] = []
+    for entry in pattern_keys:
+        for index, other in enumerate(joined):
+            if json_equal(entry.schema, other.schema):
+                joined[index] = PatternKey(other.patterns + entry.patterns,
+                                           alternation([other.key, entry.key]), other.schema,
+                                           other.pointer)
+                break
+        else:
+            joined.append(entry)
+    return joined
+
+
+def _name_regex(name: str) -> str:
+    """Every JSON spelling of the key ``name``, quotes included."""
+    return json_string_literal_regex(name, ascii_escapes=True)
+
+
+def _non_empty(kept: list[str], removed: list[str]) -> Optional[bool]:
+    """Whether the key terminal ``kept`` minus ``removed`` is non-empty, or
+    None when its DFA exceeds the default limits."""
+    if not removed and len(kept) == 1:
+        return True
+    text = DIFFERENCE_SEPARATOR.join([INTERSECTION_SEPARATOR.join(kept)] + removed)
+    try:
+        return not compile_regex(text, kind="difference").is_empty_language
+    except LimitExceeded:
+        return None
+
+
+def _pattern_members(translator, pattern_keys: list[PatternKey], declared: list[str], kv,
+                     pointer: str) -> list:
+    """Members whose key matches some pattern and is no declared name.
+
+    Patterns whose key languages meet are grouped (connected components of
+    the "intersection non-empty" relation).  A lone pattern's keys take its
+    schema.  In a group of at most MAX_OVERLAPPING_PATTERNS patterns, every
+    non-empty cell (keys matching exactly the patterns of a subset S) takes
+    the merge of S's schemas; a larger group, or a cell past the DFA limits,
+    falls back to each pattern's keys under its own schema, with a warning.
+    """
+    n = len(pattern_keys)
+    if n > MAX_PATTERNS_COMPARED:
+        groups = [list(range(n))]
+    else:
+        groups = _overlap_groups(pattern_keys)
+    members = []
+    for group in groups:
+        cells = None
+        if len(group) == 1:
+            cells = [(tuple(group), [])]
+        elif len(group) <= MAX_OVERLAPPING_PATTERNS:
+            cells = _cells(pattern_keys, group)
+        if cells is None:
+            translator.warn("patternProperties", pointer,
+                            f"{len(group)} patterns with overlapping keys: a key matching "
+                            f"several of them is accepted with any one of their schemas")
+            cells = [((index,), []) for index in group]
+        for subset, others in cells:
+            chosen = [pattern_keys[index] for index in subset]
+            names = [_name_regex(name) for name in declared
+                     if all(p.matches(name) for p in chosen)]
+            kept = [p.key for p in chosen]
+            removed = [pattern_keys[index].key for index in others] + names
+            if names and _non_empty(kept, removed) is None:
+                translator.warn("patternProperties", chosen[0].pointer,
+                                "the key terminal minus the declared names exceeds the DFA "
+                                "limits: declared names matching the pattern are also "
+                                "accepted with only the pattern's schema")
+                removed = removed[:len(others)]
+            if len(chosen) == 1:
+                schema, sub_pointer = chosen[0].schema, chosen[0].pointer
+            else:
+                sub_pointer = child_pointer(pointer, "patternProperties")
+                schema = merge_schemas(translator, [p.schema for p in chosen], sub_pointer)
+            value = translator.node(schema, sub_pointer)
+            if value is not NEVER:
+                members.append(kv(translator.rx_minus(kept, removed), value))
+    return members
+
+
+def _overlap_groups(pattern_keys: list[PatternKey]) -> list[list[int]]:
+    """Connected components of "some key matches both entries"."""
+    parent = list(range(len(pattern_keys)))
+
+    def root(index: int) -> int:
+        while parent[index] != index:
+            index = parent[index]
+        return index
+
+    for first in range(len(pattern_keys)):
+        for second in range(first + 1, len(pattern_keys)):
+            a, b = pattern_keys[first], pattern_keys[second]
+            if _non_empty([a.key, b.key], []) is not False:
+                parent[root(second)] = root(first)
+    groups: dict[int, list[int]] = {}
+    for index in range(len(pattern_keys)):
+        groups.setdefault(root(index), []).append(index)
+    return list(groups.values())
+
+
+def _cells(pattern_keys: list[PatternKey], group: list[int]):
+    """``(subset, others)`` for every non-empty cell of ``group``: keys
+    matching every pattern of ``subset`` and none of ``others``; None when a
+    cell's DFA exceeds the limits."""
+    cells = []
+    for size in range(1, len(group) + 1):
+        for subset in itertools.combinations(group, size):
+            others = [index for index in group if index not in subset]
+            kept = [pattern_keys[index].key for index in subset]
+            non_empty = _non_empty(kept, [pattern_keys[i].key for i in others])
+            if non_empty is None:
+                return None
+            if non_empty:
+                cells.append((subset, others))
+    return cells
+
+
+def _key_outside(translator, pattern_keys: list[PatternKey], declared: list[str],
+                 pointer: str) -> Any:
+    """Keys matching no pattern and no declared name (additionalProperties)."""
+    names = [_name_regex(name) for name in declared
+             if not any(p.matches(name) for p in pattern_keys)]
+    removed = [p.key for p in pattern_keys] + names
+    kept = [strings.string_regex(0, None)]
+    fits = _non_empty(kept, removed)
+    if fits is None:
+        translator.warn("patternProperties", pointer,
+                        "the additional-key terminal exceeds the DFA limits: keys matching "
+                        "a pattern are also accepted with the additionalProperties schema")
+        return _key_not_in(translator, declared) if declared else translator.generic("string")
+    if not fits:
+        return NEVER
+    return translator.rx_minus(kept, removed)
 
 
 def _dependency_names(schema: dict) -> list[str]:
