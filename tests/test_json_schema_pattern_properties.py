@@ -66,6 +66,9 @@ CASES = [
                             "\\\\": {"type": "null"}, "\\n": {"type": "boolean"}},
       "additionalProperties": False},
      ["é", "aé", "éa", '"q', "q", "a\\b", "\n", "\né", "\u2028", "😀é"]),
+    # a pattern whose schema is false, overlapping another
+    ({"patternProperties": {"^a": False, "b": {"type": "integer"}}},
+     ["a", "ab", "b", "cb", "c"]),
     # counts beside patterns
     ({"patternProperties": {"^a": {"type": "integer"}}, "additionalProperties": {"type": "null"},
       "minProperties": 2, "maxProperties": 2},
@@ -125,6 +128,22 @@ def test_pattern_properties_agree_with_jsonschema(index):
         text = matcher.random_walk(rng, max_bytes=160)
         if text is not None:
             assert validator.is_valid(json.loads(text)), (schema, text)
+
+
+def test_any_order_members_agree_with_jsonschema():
+    schema = {"type": "object", "properties": {"ab": {"type": "integer"}, "q": {}},
+              "patternProperties": {"^a": {"minimum": 10}, "b$": {"maximum": 20}},
+              "additionalProperties": {"type": "string"}}
+    matcher = SchemaMatcher(schema, any_order=True)
+    assert matcher.warnings == []
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    keys = ["ab", "q", "a", "cb", "acb", "z"]
+    for size in (1, 2):
+        for chosen in itertools.permutations(keys, size):
+            for values in itertools.product([5, 15, 25, "s"], repeat=size):
+                instance = dict(zip(chosen, values))
+                assert matcher.accepts(json.dumps(instance)) == validator.is_valid(instance), \
+                    instance
 
 
 def test_many_overlapping_patterns_warn():
