@@ -38,7 +38,7 @@ Options (keyword-only):
 Semantics notes (each tested): the declared ``$schema`` decides where
 drafts differ (draft 3-7: ``$ref`` hides its siblings; before 2020-12:
 ``items: [..]`` is a tuple, ``prefixItems`` unknown; ``keywords.declared_draft``); ``oneOf`` is translated as ``anyOf`` (a
-warning when branches may overlap); ``format`` is asserted for date, time,
+warning unless its branches are proven disjoint); ``format`` is asserted for date, time,
 date-time, email, uuid, uri, uri-reference, ipv4 and hostname (others warn
 and are not enforced: 2020-12's default annotation behaviour); numbers:
 see ``numbers.py`` and ``number_nodes.py``; free strings count code points
@@ -50,7 +50,8 @@ per scope after merging (``merge.resolve_unevaluated``).
 
 Module map, each importing only modules listed after it (no import cycle):
 ``translator`` (dispatch, ``$ref`` rules, warnings, depth guard);
-``applicators`` (anyOf, oneOf, not, if/then/else); ``objects``; ``arrays``;
+``applicators`` (anyOf, oneOf, not, if/then/else); ``disjoint`` (oneOf
+branches that share no instance); ``objects``; ``arrays``;
 ``const_nodes`` (enum/const); ``literal_sets`` (large literal sets as
 trie-shaped regexes); ``string_nodes``; ``number_nodes``;
 ``merge`` (allOf); ``builder`` (node helpers, rules, node guard, any-order

@@ -2,9 +2,10 @@
 
 What it computes: ``any_of_node`` returns the alternation of the branches,
 each merged with the schema's other keywords (``merge.merge_schemas``);
-``oneOf`` is translated as ``anyOf``, with a warning unless every two
-branches are disjoint by type or by enum/const values (a discriminator
-property both require counts).  Beside ``unevaluatedProperties`` /
+``oneOf`` is translated as ``anyOf``, which is exact when every two
+branches are proven disjoint (``disjoint.disjoint``: by value class, by
+const/enum values, by a discriminator property both require, by closed
+objects, by string languages, by number bounds); otherwise it warns.  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``apply_not`` rewrites
@@ -21,9 +22,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from grammask.json_schema.disjoint import disjoint
 from grammask.json_schema.keywords import ANNOTATION_KEYWORDS, allowed_types, has_constraints
 from grammask.json_schema.merge import merge_schemas
-from grammask.json_schema.values import JSON_TYPES, json_equal
+from grammask.json_schema.values import json_equal
 
 MAX_ANY_OF_SUBSETS = 4
 """anyOf beside unevaluated*: up to this many branches, every combination is built."""
@@ -68,23 +70,13 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
 
 def _check_one_of(translator, branches: list, pointer: str) -> None:
     """Warn when oneOf's "exactly one" could differ from anyOf's "at least
-    one": unless every two branches are disjoint, by type or by
-    ``_disjoint_values`` (different enum/const values, or a required
-    discriminator property with different const/enum values)."""
-    resolved = []
-    for branch in branches:
-        if isinstance(branch, dict) and "$ref" in branch and len(branch) == 1:
-            branch, _ = translator.resolve_inline(branch["$ref"], pointer)
-        branch_types = set(allowed_types(translator, branch, pointer)) \
-            if isinstance(branch, dict) else set(JSON_TYPES)
-        if branch_types & {"number", "integer"}:
-            branch_types |= {"number", "integer"}
-        resolved.append((branch, branch_types))
-    for index, (first, first_types) in enumerate(resolved):
-        for second, second_types in resolved[:index]:
-            if first_types & second_types and not _disjoint_values(first, second):
-                translator.warn("oneOf", pointer, "translated as anyOf: an instance "
-                                                  "matching several branches is accepted")
+    one": unless every two branches are proven disjoint (``disjoint.disjoint``)."""
+    for index, first in enumerate(branches):
+        for other_index, second in enumerate(branches[:index]):
+            if not disjoint(translator, first, second):
+                translator.warn("oneOf", pointer, f"translated as anyOf: branches {other_index} "
+                                                  f"and {index} may overlap, and an "
+                                                  f"instance matching several is accepted")
                 return
 
 
@@ -143,31 +135,3 @@ def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
     branches.append(merge_schemas(translator, [rest, schema["else"]], pointer, owner=0)
                     if "else" in schema else rest)
     return translator.alt([translator.node(branch, pointer) for branch in branches])
-
-def _values_of(schema: Any) -> Optional[list]:
-    """The finite set of values a schema allows through enum/const, if any."""
-    if not isinstance(schema, dict):
-        return None
-    if "const" in schema:
-        return [schema["const"]]
-    if isinstance(schema.get("enum"), list):
-        return schema["enum"]
-    return None
-
-
-def _disjoint_values(first: Any, second: Any) -> bool:
-    """Whether no instance can satisfy both schemas, judged by enum/const
-    values or by a property both require with disjoint enum/const values."""
-    def disjoint(a: Optional[list], b: Optional[list]) -> bool:
-        return a is not None and b is not None and not any(
-            json_equal(x, y) for x in a for y in b)
-
-    if disjoint(_values_of(first), _values_of(second)):
-        return True
-    if not isinstance(first, dict) or not isinstance(second, dict):
-        return False
-    both_required = set(first.get("required", [])) & set(second.get("required", []))
-    first_properties = first.get("properties", {})
-    second_properties = second.get("properties", {})
-    return any(disjoint(_values_of(first_properties.get(name)),
-                        _values_of(second_properties.get(name))) for name in both_required)

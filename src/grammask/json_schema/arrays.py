@@ -23,25 +23,50 @@ allowed) or ``"[" ws content ws "]"``.
 ``contains`` with ``minContains`` k (default 1) is exact when no prefixItems,
 maxItems or maxContains apply and minItems <= k:
 ``"[" ws (item sep)* match ((sep item)* sep match){k-1} (sep item)* ws "]"``,
-``match`` being ``allOf(items, contains)``.  Other ``contains`` combinations and
-``uniqueItems: true`` are not expressible with a context-free grammar of
-reasonable size: a warning names them.
+``match`` being ``allOf(items, contains)``.  Other ``contains`` combinations
+are not expressible with a context-free grammar of reasonable size: a
+warning names them.
+
+``uniqueItems: true`` is exact when the items have a small finite domain
+(``finite_item_values``: ``const``, ``enum``, ``type`` boolean and/or null,
+scalar values only, without ``prefixItems`` or ``contains``): with the k distinct values
+(``values.json_equal``: 1 and 1.0 are one value, ``true`` is not 1), the
+array is at most k items, each drawn from the values not used yet.  One rule
+per set U of used values (U as a bit mask over the k values, |U| >= 1):
+
+    after_U = ""                       when |U| >= minItems
+            | sep value_i after_{U+i}  for each i not in U, when |U| < maxItems
+
+and the array is ``"[" ws value_i after_{i} ws "]"`` (plus ``"[" ws "]"``
+when minItems is 0).  Each value node accepts every spelling of its value
+(``values.scalar_node``), so two spellings of one value cannot both
+appear.  The rules are the sets of at most min(k, maxItems) values; above
+``MAX_UNIQUE_SUBSETS`` of them, or for any other item schema, uniqueness is
+warned about and not enforced.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Optional
 
 from grammask.errors import LimitExceeded
 from grammask.grammar.ast import CharClass, Literal, Regex, RuleRef
 from grammask.json_schema.builder import NEVER
-from grammask.json_schema.keywords import array_positions, child_pointer, count_keyword
+from grammask.json_schema.keywords import (
+    ANNOTATION_KEYWORDS, array_positions, child_pointer, count_keyword,
+)
 from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.values import json_equal, scalar_node, simple_constraints_hold
 
 MAX_EXPLICIT_POSITIONS = 10_000
 
 LEAVES = (RuleRef, Literal, Regex, CharClass)
 """Nodes small enough to write twice rather than name."""
+
+MAX_UNIQUE_SUBSETS = 256
+"""uniqueItems over a finite item domain: at most this many sets of used
+values (one rule each; 256 is every subset of 8 values)."""
 
 
 def array_node(translator, schema: dict, pointer: str) -> Any:
@@ -51,7 +76,10 @@ def array_node(translator, schema: dict, pointer: str) -> Any:
     min_items = count_keyword(translator, schema, "minItems", pointer) or 0
     max_items = count_keyword(translator, schema, "maxItems", pointer)
     if schema.get("uniqueItems") is True:
-        translator.warn("uniqueItems", pointer, "not enforced: duplicate items are accepted")
+        unique = _unique_items(translator, schema, prefix, items, min_items, max_items,
+                               pointer)
+        if unique is not None:
+            return unique
     ws = translator.ws()
     empty = translator.seq(translator.lit("["), ws, translator.lit("]"))
 
@@ -133,3 +161,78 @@ def _contains(translator, schema, prefix, items, min_items, max_items, pointer: 
     ws = translator.ws()
     return translator.seq(translator.lit("["), ws, before, match, more, others, ws,
                           translator.lit("]"))
+
+
+def finite_item_values(items: Any) -> Optional[list]:
+    """The distinct values an item schema allows when it is only ``const``,
+    ``enum`` and/or ``type`` (boolean, null) beside annotations and every
+    value is a scalar; else None."""
+    if not isinstance(items, dict) or not set(items) - ANNOTATION_KEYWORDS:
+        return None
+    if not set(items) <= {"const", "enum", "type"} | ANNOTATION_KEYWORDS:
+        return None
+    if "const" in items:
+        candidates = [items["const"]]
+    elif isinstance(items.get("enum"), list):
+        candidates = items["enum"]
+    else:
+        declared = items.get("type")
+        names = [declared] if isinstance(declared, str) else declared
+        if not isinstance(names, list) or not set(names) <= {"boolean", "null"}:
+            return None
+        candidates = [None, True, False]
+    values: list = []
+    for value in candidates:
+        in_enum = "const" not in items or not isinstance(items.get("enum"), list) or any(
+            json_equal(value, member) for member in items["enum"])
+        if in_enum and simple_constraints_hold(value, items) and not any(
+                json_equal(value, kept) for kept in values):
+            values.append(value)
+    return values if all(scalar_node(value) is not None for value in values) else None
+
+
+def _unique_items(translator, schema, prefix, items, min_items, max_items, pointer: str):
+    """The exact ``uniqueItems`` array over a finite item domain, or None
+    (warned about and not enforced)."""
+    values = None if prefix or "contains" in schema else finite_item_values(items)
+    if values is None:
+        translator.warn("uniqueItems", pointer, "not enforced: duplicate items are accepted "
+                                                "(exact only for items with a small finite set "
+                                                "of values, without prefixItems or contains)")
+        return None
+    n_max = len(values) if max_items is None else min(max_items, len(values))
+    n_subsets = sum(math.comb(len(values), size) for size in range(n_max + 1))
+    if n_subsets > MAX_UNIQUE_SUBSETS:
+        translator.warn("uniqueItems", pointer, f"not enforced: duplicate items are accepted "
+                                                f"({len(values)} item values give {n_subsets} "
+                                                f"sets of used values, above MAX_UNIQUE_SUBSETS="
+                                                f"{MAX_UNIQUE_SUBSETS})")
+        return None
+    if min_items > n_max:
+        return NEVER
+    value_nodes = [scalar_node(value) for value in values]
+    translator.count(len(value_nodes))
+    comma = translator.comma()
+    rules: dict[int, RuleRef] = {}
+
+    def after(used: int) -> RuleRef:
+        """The rule for the rest of an array whose items are the set ``used``."""
+        if used not in rules:
+            rules[used] = RuleRef(translator.fresh_name(f"{pointer}_unique"))
+            n_used = used.bit_count()
+            alternatives = [translator.seq()] if n_used >= min_items else []
+            if n_used < n_max:
+                alternatives.extend(translator.seq(comma, node, after(used | 1 << index))
+                                    for index, node in enumerate(value_nodes)
+                                    if not used >> index & 1)
+            translator.define(rules[used].name, translator.alt(alternatives))
+        return rules[used]
+
+    ws = translator.ws()
+    empty = translator.seq(translator.lit("["), ws, translator.lit("]"))
+    if n_max == 0:
+        return empty if min_items == 0 else NEVER
+    first = translator.alt([translator.seq(node, after(1 << index))
+                            for index, node in enumerate(value_nodes)])
+    full = translator.seq(translator.lit("["), ws, first, ws, translator.lit("]"))
+    return translator.alt([empty if min_items == 0 else NEVER, full])

@@ -1,0 +1,123 @@
+"""``oneOf`` is exact, and silent, when its branches are provably disjoint
+(issue 17; ``json_schema/disjoint.py``), against ``jsonschema``.
+
+Each schema of ``EXACT`` has branches that share no instance (by value class,
+const/enum values, a discriminator through ``$ref``, a closed object, string
+languages, number bounds): it translates without a ``GrammarWarning``, and
+every instance (valid and invalid) is accepted iff ``validator_for(schema)``
+calls it valid; random walks through the grammar are all valid.  Each schema
+of ``OVERLAPPING`` has branches that do share instances: it still warns, and
+an instance valid against two branches (invalid for ``oneOf``) is accepted,
+which is what the warning says.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+
+import jsonschema
+import pytest
+
+from grammask.json_schema import GrammarWarning, translate_schema
+from support.schema_matcher import FORMAT_CHECKER, SchemaMatcher, schema_ordered
+
+SHAPES = {
+    "$defs": {
+        "Circle": {"type": "object", "properties": {"kind": {"const": "circle"},
+                                                    "r": {"type": "number"}},
+                   "required": ["kind", "r"]},
+        "Square": {"type": "object", "properties": {"kind": {"$ref": "#/$defs/SquareKind"},
+                                                    "side": {"type": "number"}},
+                   "required": ["kind", "side"]},
+        "SquareKind": {"enum": ["square", "box"]},
+    },
+    "oneOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}],
+}
+
+EXACT = [
+    ("types", {"oneOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+     ["x", 1, None, 1.5, True, [], {}]),
+    ("integer and fractions", {"oneOf": [{"type": "integer"},
+                                         {"type": "number", "minimum": 0.25, "maximum": 0.75}]},
+     [1, 0, 0.5, 0.25, 1.5, "1"]),
+    ("const", {"oneOf": [{"const": "a"}, {"const": 1}, {"enum": [True, None]}]},
+     ["a", 1, 1.0, True, None, False, "b", 0]),
+    ("const against type", {"oneOf": [{"const": 1.5}, {"type": "integer"}]},
+     [1.5, 1, 2, 2.5, "1.5"]),
+    ("discriminator through $ref", SHAPES,
+     [{"kind": "circle", "r": 1}, {"kind": "box", "side": 2}, {"kind": "square", "side": 2},
+      {"kind": "circle", "side": 2}, {"kind": "oval", "r": 1}, {"kind": "circle"}, "circle"]),
+    ("closed object", {"oneOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"],
+         "additionalProperties": False},
+        {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]}]},
+     [{"a": 1}, {"b": 2}, {"b": 2, "a": 1}, {"a": 1, "c": 3}, {}, {"b": 2, "c": 3}]),
+    ("string languages", {"oneOf": [{"type": "string", "pattern": "^a"},
+                                    {"type": "string", "pattern": "^b", "maxLength": 3},
+                                    {"type": "string", "format": "date"}]},
+     ["abc", "bcd", "bcde", "2024-01-02", "2024-13-02", "cab", ""]),
+    ("number bounds", {"oneOf": [{"type": "number", "maximum": 0},
+                                 {"type": "number", "exclusiveMinimum": 0, "maximum": 10},
+                                 {"type": "integer", "minimum": 11}]},
+     [-1, 0, 0.5, 10, 10.5, 11, 12, "0"]),
+    ("nested anyOf branch", {"oneOf": [{"anyOf": [{"type": "string"}, {"type": "null"}]},
+                                       {"type": "boolean"}]},
+     ["x", None, True, 1]),
+]
+
+OVERLAPPING = [
+    ("integer inside number", {"oneOf": [{"type": "integer"}, {"type": "number"}]}, 1),
+    ("const 1.0 is an integer", {"oneOf": [{"const": 1.0}, {"type": "integer"}]}, 1),
+    ("open object", {"oneOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+        {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]}]},
+     {"a": 1, "b": 2}),
+    ("patterns that meet", {"oneOf": [{"type": "string", "pattern": "a"},
+                                      {"type": "string", "pattern": "b"}]}, "ab"),
+    ("touching bounds", {"oneOf": [{"type": "number", "maximum": 0},
+                                   {"type": "number", "minimum": 0}]}, 0),
+    ("untyped branch", {"oneOf": [{"required": ["a"]}, {"type": "string"}]}, "x"),
+]
+
+
+def oracle(schema):
+    validator = jsonschema.validators.validator_for(schema)
+    return validator(schema, format_checker=FORMAT_CHECKER)
+
+
+def texts(schema, instance) -> list[str]:
+    ordered = schema_ordered(instance, schema)
+    return [json.dumps(ordered), json.dumps(ordered, indent=2)]
+
+
+@pytest.mark.parametrize("name,schema,instances", EXACT, ids=[case[0] for case in EXACT])
+def test_disjoint_branches_are_exact_and_silent(name, schema, instances):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GrammarWarning)
+        translate_schema(schema)
+    matcher = SchemaMatcher(schema)
+    assert matcher.warnings == []
+    validator = oracle(schema)
+    for instance in instances:
+        for text in texts(schema, instance):
+            assert matcher.accepts(text) == validator.is_valid(instance), (instance, text)
+    rng = random.Random(17)
+    for _ in range(40):
+        walk = matcher.random_walk(rng)
+        if walk is not None:
+            assert validator.is_valid(json.loads(walk)), walk
+
+
+@pytest.mark.parametrize("name,schema,both", OVERLAPPING, ids=[case[0] for case in OVERLAPPING])
+def test_overlapping_branches_warn(name, schema, both):
+    with pytest.warns(GrammarWarning, match="oneOf"):
+        translate_schema(schema)
+    matcher = SchemaMatcher(schema)
+    assert [warning.keyword for warning in matcher.warnings] == ["oneOf"]
+    validator = oracle(schema)
+    assert not validator.is_valid(both)
+    assert all(jsonschema.validators.validator_for(branch)(branch).is_valid(both)
+               for branch in schema["oneOf"])
+    assert matcher.accepts(json.dumps(both))
