@@ -16,7 +16,9 @@ What it computes
 
     Masks are evaluated by token *shape* (class sequence of the complete
     characters plus trailing incomplete bytes), so one scan decides every
-    token of a shape; when every continuation starting with a character class
+    token of a shape (and every shape whose trailing bytes complete to the
+    same character classes); the scan finds boundaries lazily and stops
+    past the region; when every continuation starting with a character class
     fixes a boundary at the region's end, all shapes starting with that class
     take their verdict at the start of a text (computed once).  The only
     per-token part is the pair test with the last token
