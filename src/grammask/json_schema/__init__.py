@@ -50,7 +50,7 @@ per scope after merging (``merge.resolve_unevaluated``).
 
 Module map, each importing only modules listed after it (no import cycle):
 ``translator`` (dispatch, ``$ref`` rules, warnings, depth guard);
-``applicators`` (anyOf, oneOf, not, if/then/else); ``disjoint`` (oneOf
+``applicators`` (anyOf, oneOf, not, if/then/else, dependentSchemas); ``disjoint`` (oneOf
 branches that share no instance); ``objects``; ``arrays``;
 ``const_nodes`` (enum/const); ``literal_sets`` (large literal sets as
 trie-shaped regexes); ``string_nodes``; ``number_nodes``;

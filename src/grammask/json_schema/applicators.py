@@ -1,4 +1,6 @@
-"""Applicators that combine subschemas: ``anyOf``, ``oneOf``, ``not``, ``if``/``then``/``else``.
+"""Applicators that combine subschemas: ``anyOf``, ``oneOf``, ``not``,
+``if``/``then``/``else``, ``dependentSchemas`` (and draft-4..7 ``dependencies``
+in schema form).
 
 What it computes: ``any_of_node`` returns the alternation of the branches,
 each merged with the schema's other keywords (``merge.merge_schemas``);
@@ -8,11 +10,30 @@ const/enum values, by a discriminator property both require, by closed
 objects, by string languages, by number bounds); otherwise it warns.  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
-added, so the evaluated properties are exact.  ``apply_not`` rewrites
-``not`` of types, or of null/boolean enum values, into a schema without
-``not``; any other ``not`` is warned about and dropped.
+added, so the evaluated properties are exact.  ``not_node`` is exact when
+the negated schema uses only ``NEGATABLE_KEYWORDS`` (type, enum, const,
+required, pattern): an instance fails their conjunction iff it fails one,
+so the node is the alternation of one complement per keyword, each met
+with the schema's other keywords: other types; values other than the
+excluded ones (null and booleans by the values left, numbers as the open
+intervals between excluded numbers, strings as a ``difference`` terminal
+minus every JSON spelling of the excluded strings); objects lacking one
+required name (``properties: {name: false}``); strings outside the
+pattern's language (a ``difference`` terminal).  Beside ``enum``/``const``
+the kept values are filtered in Python.  Still warned: any other negated
+keyword (dropped), excluded array/object values, ``not: {type: integer}``
+beside ``number``, draft-4 boolean exclusive bounds, and difference
+terminals past the DFA limits.
 ``if_then_else_node`` accepts instances valid against (if and then) or
 against else, with a warning: the condition itself is not checked.
+``dependent_schemas_node`` splits on the presence of each trigger property
+``A`` (``dependentSchemas: {A: S}``): the alternation of "A absent" (the
+schema with ``properties: {A: false}``) and "an object with A present" (the
+schema merged with ``required: [A]`` and ``S``).  The two cases are disjoint
+and cover every instance, so the split is exact; ``n`` triggers make
+``2**n`` merged schemas, so past ``MAX_DEPENDENT_SCHEMAS`` triggers the rest
+are warned about and dropped.  The array form of ``dependencies`` is
+``dependentRequired`` (tracked by ``objects``).
 
 Invariant: every approximation goes through ``translator.warn`` (which
 raises ``SchemaUnsupported`` when ``strict``).
@@ -22,13 +43,22 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from grammask.errors import LimitExceeded
+from grammask.json_schema import strings
+from grammask.json_schema.builder import NEVER
 from grammask.json_schema.disjoint import disjoint
-from grammask.json_schema.keywords import ANNOTATION_KEYWORDS, allowed_types, has_constraints
+from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, allowed_types, count_keyword,
+                                           has_constraints)
 from grammask.json_schema.merge import merge_schemas
-from grammask.json_schema.values import json_equal
+from grammask.json_schema.regex_text import json_string_literal_regex
+from grammask.json_schema.values import json_equal, json_type_of, simple_constraints_hold
+from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
 
 MAX_ANY_OF_SUBSETS = 4
 """anyOf beside unevaluated*: up to this many branches, every combination is built."""
+MAX_DEPENDENT_SCHEMAS = 4
+"""dependentSchemas / schema dependencies: up to this many triggers are split
+on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
 
 
 def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
@@ -80,37 +110,154 @@ def _check_one_of(translator, branches: list, pointer: str) -> None:
                 return
 
 
-def apply_not(translator, schema: dict, pointer: str) -> dict:
-    """The schema without ``not``, with the negation folded into ``type`` or
-    into alternatives of the null/boolean values it leaves (else warned about)."""
+NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern"})
+"""Keywords ``not`` is exact over: an instance fails their conjunction iff
+it fails one of them, and each one's complement is built exactly."""
+
+
+def not_node(translator, schema: dict, pointer: str) -> Any:
+    """The node of ``schema`` with its ``not`` (module docstring: one
+    alternative per negated keyword, De Morgan; anything else warned)."""
     negated = schema["not"]
     rest = {k: v for k, v in schema.items() if k != "not"}
+    if negated is False:
+        return translator.node(rest, pointer)
     if negated is True or negated == {}:
-        return {"enum": []}
-    if isinstance(negated, dict) and set(negated) <= {"type"} | ANNOTATION_KEYWORDS:
-        excluded = negated.get("type")
-        excluded = [excluded] if isinstance(excluded, str) else list(excluded or [])
-        allowed = [t for t in allowed_types(translator, rest, pointer)
-                   if t not in excluded and not (t == "integer" and "number" in excluded)]
-        if "integer" in excluded and "number" in allowed:
-            translator.warn("not", pointer, "non-integer numbers cannot be told from "
-                                            "integers here; numbers accepted")
-        rest["type"] = allowed
-        return rest
-    if isinstance(negated, dict) and set(negated) <= {"enum", "const"} | ANNOTATION_KEYWORDS:
-        values = list(negated.get("enum", [])) + ([negated["const"]] if "const" in negated else [])
-        if all(v is None or isinstance(v, bool) for v in values):
-            kept = [v for v in (None, True, False) if not any(json_equal(v, x) for x in values)]
-            allowed = allowed_types(translator, rest, pointer)
-            others = [t for t in allowed if t not in ("null", "boolean")]
-            alternatives = [{"const": v} for v in kept
-                            if (v is None and "null" in allowed)
-                            or (isinstance(v, bool) and "boolean" in allowed)]
-            if others:
-                alternatives.append(dict(rest, type=others))
-            return {"anyOf": alternatives} if alternatives else {"enum": []}
-    translator.warn("not", pointer, "not enforced")
-    return rest
+        return NEVER
+    if not isinstance(negated, dict) or not set(negated) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS:
+        translator.warn("not", pointer, "not enforced")
+        return translator.node(rest, pointer)
+    if not has_constraints(negated):
+        return NEVER
+    if "enum" in rest or "const" in rest:
+        values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
+        kept = [value for value in values if not _holds(negated, value)]
+        rest.pop("const", None)
+        return translator.node(dict(rest, enum=kept), pointer)
+    alternatives = []
+    for keyword in [k for k in negated if k in NEGATABLE_KEYWORDS]:
+        value = negated[keyword]
+        if keyword == "type":
+            alternatives.append(_not_type(translator, rest, value, pointer))
+        elif keyword == "enum":
+            alternatives.append(_not_values(translator, rest, list(value), pointer))
+        elif keyword == "const":
+            alternatives.append(_not_values(translator, rest, [value], pointer))
+        elif keyword == "required":
+            for name in value:
+                absent = merge_schemas(translator, [rest, {"type": "object",
+                                                           "properties": {name: False}}],
+                                       pointer, owner=0)
+                alternatives.append(translator.node(absent, pointer))
+        elif "string" in allowed_types(translator, rest, pointer):
+            try:
+                content, _, _ = strings.translate_pattern(value)
+            except strings.PatternUnsupported as error:
+                translator.warn("not", pointer, f"{error}: strings not excluded")
+                alternatives.append(translator.node(dict(rest, type="string"), pointer))
+                continue
+            alternatives.append(_strings_minus(translator, rest, ['"' + content + '"'], pointer))
+    return translator.alt(alternatives)
+
+
+def _holds(negated: dict, value: Any) -> bool:
+    """Whether ``value`` is valid against ``negated`` (NEGATABLE_KEYWORDS only)."""
+    if "enum" in negated and not any(json_equal(value, other) for other in negated["enum"]):
+        return False
+    if "const" in negated and not json_equal(value, negated["const"]):
+        return False
+    if isinstance(value, dict) and not all(name in value for name in negated.get("required", [])):
+        return False
+    return simple_constraints_hold(value, negated)
+
+
+def _not_type(translator, rest: dict, excluded: Any, pointer: str) -> Any:
+    """Instances of ``rest`` whose type is none of ``excluded``."""
+    excluded = [excluded] if isinstance(excluded, str) else list(excluded)
+    allowed = [t for t in allowed_types(translator, rest, pointer)
+               if t not in excluded and not (t == "integer" and "number" in excluded)]
+    if "integer" in excluded and "number" in allowed:
+        translator.warn("not", pointer, "non-integer numbers cannot be told from "
+                                        "integers here; numbers accepted")
+    return translator.node(dict(rest, type=allowed), pointer)
+
+
+def _not_values(translator, rest: dict, values: list, pointer: str) -> Any:
+    """Instances of ``rest`` equal to none of ``values``: null and booleans
+    by the values left, numbers as the open intervals between the excluded
+    numbers, strings as a difference terminal; arrays and objects are not
+    excluded (warned about when ``values`` holds some)."""
+    alternatives = []
+    passed = []
+    for type_name in allowed_types(translator, rest, pointer):
+        if type_name in ("number", "integer"):
+            of_type = [v for v in values
+                       if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        else:
+            of_type = [v for v in values if json_type_of(v) == type_name]
+        if not of_type:
+            passed.append(type_name)
+        elif type_name == "boolean":
+            alternatives.extend(translator.node(dict(rest, type="boolean", const=flag), pointer)
+                                for flag in (True, False) if flag not in of_type)
+        elif type_name in ("number", "integer"):
+            if any(isinstance(rest.get(k), bool) for k in ("exclusiveMinimum", "exclusiveMaximum")):
+                translator.warn("not", pointer, "draft-4 boolean exclusive bounds: excluded "
+                                                "numbers are accepted")
+                passed.append(type_name)
+                continue
+            bounds = sorted(set(of_type))
+            lows = [None] + bounds
+            highs = bounds + [None]
+            for low, high in zip(lows, highs):
+                interval = {"type": type_name}
+                if low is not None:
+                    interval["exclusiveMinimum"] = low
+                if high is not None:
+                    interval["exclusiveMaximum"] = high
+                merged = merge_schemas(translator, [rest, interval], pointer, owner=0)
+                alternatives.append(translator.node(merged, pointer))
+        elif type_name == "string":
+            literals = [json_string_literal_regex(v, ascii_escapes=True) for v in of_type]
+            alternatives.append(_strings_minus(translator, rest, literals, pointer))
+        elif type_name in ("array", "object"):
+            translator.warn("not", pointer, f"excluded {type_name} values are accepted")
+            passed.append(type_name)
+    if passed:
+        alternatives.append(translator.node(dict(rest, type=passed), pointer))
+    return translator.alt(alternatives)
+
+
+def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> Any:
+    """The strings ``rest`` allows (lengths, pattern, asserted format) that
+    match none of the JSON-string regexes ``removed``: one difference
+    terminal.  Warned (and not excluded) past the DFA limits."""
+    strings_only = dict(rest, type="string")
+    kept = []
+    if "pattern" in rest:
+        kept.append(("pattern", rest["pattern"], True))
+    if rest.get("format") in strings.FORMAT_PATTERNS:
+        kept.append(("format", strings.FORMAT_PATTERNS[rest["format"]], False))
+    regexes = []
+    for keyword, pattern, ascii_escapes in kept:
+        try:
+            content, _, _ = strings.translate_pattern(pattern, ascii_escapes=ascii_escapes)
+        except strings.PatternUnsupported:
+            translator.warn("not", pointer, f"beside an unsupported {keyword}: not enforced")
+            return translator.node(strings_only, pointer)
+        regexes.append('"' + content + '"')
+    low = count_keyword(translator, rest, "minLength", pointer) or 0
+    high = count_keyword(translator, rest, "maxLength", pointer)
+    if low or high is not None or not regexes:
+        regexes.append(strings.string_regex(low, high))
+    text = DIFFERENCE_SEPARATOR.join([INTERSECTION_SEPARATOR.join(regexes)] + removed)
+    try:
+        compile_regex(text, kind="difference")
+    except LimitExceeded:
+        translator.warn("not", pointer, "the excluded strings' DFA exceeds the DFA limits: "
+                                        "not excluded")
+        return translator.node(strings_only, pointer)
+    return translator.rx_minus(regexes, removed)
 
 
 def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
@@ -135,3 +282,43 @@ def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
     branches.append(merge_schemas(translator, [rest, schema["else"]], pointer, owner=0)
                     if "else" in schema else rest)
     return translator.alt([translator.node(branch, pointer) for branch in branches])
+
+
+def schema_dependencies(schema: dict) -> list[tuple[str, str, Any]]:
+    """``(keyword, trigger, dependent schema)`` of ``dependentSchemas`` and of
+    the schema-valued (dict or boolean) entries of ``dependencies``, in order."""
+    entries = []
+    for keyword in ("dependentSchemas", "dependencies"):
+        value = schema.get(keyword)
+        if isinstance(value, dict):
+            entries.extend((keyword, trigger, sub) for trigger, sub in value.items()
+                           if isinstance(sub, (dict, bool)))
+    return entries
+
+
+def dependent_schemas_node(translator, schema: dict, pointer: str) -> Any:
+    """The alternation over every presence pattern of the triggers (module
+    docstring); ``schema`` has no ``allOf``/``anyOf``/``oneOf``/``not``/``if`` left."""
+    entries = schema_dependencies(schema)
+    rest = {k: v for k, v in schema.items() if k != "dependentSchemas"}
+    if isinstance(rest.get("dependencies"), dict):
+        rest["dependencies"] = {trigger: targets
+                                for trigger, targets in rest["dependencies"].items()
+                                if not isinstance(targets, (dict, bool))}
+    if len(entries) > MAX_DEPENDENT_SCHEMAS:
+        dropped = ", ".join(repr(trigger) for _, trigger, _ in entries[MAX_DEPENDENT_SCHEMAS:])
+        translator.warn(entries[MAX_DEPENDENT_SCHEMAS][0], pointer,
+                        f"more than {MAX_DEPENDENT_SCHEMAS} dependent schemas: those of "
+                        f"{dropped} are not enforced")
+        entries = entries[:MAX_DEPENDENT_SCHEMAS]
+    cases: list = [rest]
+    for keyword, trigger, dependent in entries:
+        dependent_pointer = f"{pointer}/{keyword}/{trigger}"
+        split = []
+        for case in cases:
+            split.append(merge_schemas(translator, [case, {"properties": {trigger: False}}],
+                                       dependent_pointer, owner=0))
+            split.append(merge_schemas(translator, [case, {"type": "object", "required": [trigger]},
+                                                    dependent], dependent_pointer, owner=0))
+        cases = [case for case in split if case is not False]
+    return translator.alt([translator.node(case, pointer) for case in cases])

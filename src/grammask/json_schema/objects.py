@@ -410,10 +410,13 @@ def _dependency_names(schema: dict) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _dependency_pairs(translator, schema: dict, members, extra, pointer: str):
+def _dependency_pairs(schema: dict, members):
     """``(trigger, target)`` pairs of dependentRequired (and draft-7 array
-    ``dependencies``) the ordered grammar can track, plus the names that can
-    never be present (their target can only be an absent extra)."""
+    ``dependencies``) the ordered grammar tracks, plus the names that can
+    never be present (a target that is no member).  Every name these
+    keywords mention is declared (``_dependency_names``), so a name that is
+    no member (its schema is false, or ``propertyNames`` rejects it) is never
+    an extra key either: a trigger that is no member needs nothing."""
     position = {name: index for index, (name, _, _) in enumerate(members)}
     pairs, forbidden = [], set()
     for keyword in ("dependentRequired", "dependencies"):
@@ -421,21 +424,13 @@ def _dependency_pairs(translator, schema: dict, members, extra, pointer: str):
         if not isinstance(value, dict):
             continue
         for trigger, targets in value.items():
-            if not isinstance(targets, list):
-                continue  # schema dependencies: warned about by the translator
+            if not isinstance(targets, list) or trigger not in position:
+                continue  # schema dependencies: split off by applicators.dependent_schemas_node
             for target in targets:
-                if trigger not in position or target == trigger:
-                    if trigger not in position and extra is not None:
-                        translator.warn(keyword, pointer, f"{trigger!r} is not a declared "
-                                                          f"property: not enforced")
-                    continue
-                if target in position:
+                if target in position and target != trigger:
                     pairs.append((trigger, target))
-                elif extra is None:
+                elif target not in position:
                     forbidden.add(trigger)
-                else:
-                    translator.warn(keyword, pointer, f"{target!r} is not a declared property: "
-                                                      f"not enforced")
     return pairs, forbidden
 
 
@@ -455,7 +450,7 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         return _ordered(translator, members, extra, 0, None, pointer, schema)
     need = max(min_count, 1)
     position = {name: index for index, (name, _, _) in enumerate(members)}
-    pairs, forbidden = _dependency_pairs(translator, schema, members, extra, pointer)
+    pairs, forbidden = _dependency_pairs(schema, members)
     bit_names = sorted({target for trigger, target in pairs}, key=position.get)
     if len(bit_names) > MAX_DEPENDENCY_BITS:
         translator.warn("dependentRequired", pointer, f"{len(bit_names)} dependency targets "
@@ -523,10 +518,11 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
     if (0, 0, 0) not in productive:
         return empty
     prefix = translator.fresh_name(rule_hint(pointer, "members"))
-    names = {state: (prefix if state == (0, 0, 0) else
-                     f"{prefix}_{state[0]}_{state[1]}" + (f"_{state[2]}" if state[2] else ""))
+    # Every state name is a fresh name: another object at the same pointer
+    # (a dependentSchemas case) gets a prefix that extends this one.
+    names = {state: (prefix if state == (0, 0, 0) else translator.fresh_name(
+                     f"{prefix}_{state[0]}_{state[1]}" + (f"_{state[2]}" if state[2] else "")))
              for state in graph if state in productive}
-    translator.used_names.update(names.values())
     for state, name in names.items():
         separator = translator.comma() if state[1] > 0 else None
         alternatives = []

@@ -19,7 +19,8 @@ that uses it).
 Dispatch (``node``): boolean schemas; ``$ref`` (alone, or under draft 3-7
 where its siblings are ignored: the definition's rule; with siblings: an
 ``allOf``); ``allOf`` merged (``merge``);
-``anyOf``/``oneOf``, ``not`` and ``if`` (``applicators``); ``enum``/``const``
+``anyOf``/``oneOf``, ``not``, ``if`` and ``dependentSchemas`` (``applicators``);
+``enum``/``const``
 (``const_nodes``); then one alternative per allowed ``type`` built from that
 type's keywords (``objects``, ``arrays``, ``string_nodes``,
 ``number_nodes``).  Type-specific keywords never restrict other types (a
@@ -38,7 +39,8 @@ from typing import Any, Optional
 
 from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported
 from grammask.grammar.ast import GrammarAST, Rule, RuleRef
-from grammask.json_schema.applicators import apply_not, any_of_node, if_then_else_node
+from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node, not_node,
+                                              if_then_else_node, schema_dependencies)
 from grammask.json_schema.arrays import array_node
 from grammask.json_schema.builder import NEVER, GrammarBuilder
 from grammask.json_schema.const_nodes import enum_node
@@ -137,20 +139,16 @@ class Translator(GrammarBuilder):
             if keyword in schema:
                 return any_of_node(self, schema, keyword, pointer)
         if "not" in schema:
-            return self.node(apply_not(self, schema, pointer), pointer)
+            return not_node(self, schema, pointer)
         if "if" in schema:
             return if_then_else_node(self, schema, pointer)
+        if schema_dependencies(schema):
+            return dependent_schemas_node(self, schema, pointer)
         if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
             schema = resolve_unevaluated(self, schema, pointer)
         if isinstance(schema.get("required"), bool):
             self.warn("required", pointer, "draft-3 boolean form: ignored (the property "
                                            "is optional)")
-        if schema.get("dependentSchemas"):
-            self.warn("dependentSchemas", pointer, "not enforced")
-        dependencies = schema.get("dependencies")
-        if isinstance(dependencies, dict) and any(not isinstance(v, list)
-                                                  for v in dependencies.values()):
-            self.warn("dependencies", pointer, "schema dependencies not enforced")
         types = allowed_types(self, schema, pointer)
         if "enum" in schema or "const" in schema:
             return enum_node(self, schema, types, pointer)

@@ -1,0 +1,108 @@
+"""``not`` is exact, and silent, over type, enum, const, required and
+pattern (issue 17; ``applicators.not_node``), against ``jsonschema``.
+
+Each schema of ``EXACT`` translates without a ``GrammarWarning``, and every
+instance of its table (valid and invalid, including other spellings of the
+excluded values) is accepted iff ``validator_for(schema)`` calls it valid;
+random walks through the grammar are all valid.  ``WARNED`` keeps the
+warning where the complement is not built.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+
+import jsonschema
+import pytest
+
+from grammask.json_schema import GrammarWarning, translate_schema
+from support.schema_matcher import FORMAT_CHECKER, SchemaMatcher, schema_ordered
+
+EXACT = [
+    ("not required", {"type": "object", "properties": {"a": {"type": "integer"}},
+                      "not": {"required": ["a"]}},
+     [{}, {"a": 1}, {"b": 2}, {"a": 1, "b": 2}, 1, "a"]),
+    ("not required of two", {"not": {"required": ["a", "b"]}},
+     [{}, {"a": 1}, {"b": 1}, {"a": 1, "b": 2}, {"c": 3}, 1, None]),
+    ("not object with a name", {"properties": {"a": True}, "not": {"type": "object",
+                                                                   "required": ["a"]}},
+     [{}, {"a": 1}, {"b": 1}, 1, [1], None]),
+    ("not const number", {"type": "integer", "minimum": 0, "maximum": 5, "not": {"const": 3}},
+     [0, 2, 3, 4, 5, 6, -1]),
+    ("not enum of numbers", {"type": "number", "not": {"enum": [1, 2.5, -3]}},
+     [0, 1, 1.0, 2.5, 2.4, -3, -3.5, 100, "1"]),
+    ("not enum of mixed scalars", {"not": {"enum": ["a", 1, None, True]}},
+     ["a", "b", "", 1, 2, None, True, False, [], {}]),
+    ("not const string", {"type": "string", "maxLength": 3, "not": {"const": "é/"}},
+     ["é/", "é", "x/", "abc", "abcd", ""]),
+    ("not enum beside a pattern", {"type": "string", "pattern": "^[a-c]+$",
+                                   "not": {"enum": ["ab", "c"]}},
+     ["ab", "c", "a", "abc", "cc", "d", ""]),
+    ("not pattern", {"type": "string", "not": {"pattern": "^x"}},
+     ["x", "xy", "yx", "", "ab", 1]),
+    ("not pattern with lengths", {"type": "string", "minLength": 2, "not": {"pattern": "[0-9]"}},
+     ["ab", "a1", "a", "abc", "9"]),
+    ("not string with a pattern", {"type": ["string", "integer"],
+                                   "not": {"type": "string", "pattern": "^a"}},
+     ["a", "ab", "ba", 1, 1.5]),
+    ("not beside enum", {"enum": ["a", "b", 1, {"a": 1}, {"b": 1}],
+                         "not": {"type": "object", "required": ["a"]}},
+     ["a", "b", 1, {"a": 1}, {"b": 1}, "c"]),
+    ("not boolean const", {"type": "boolean", "not": {"const": False}}, [True, False, None]),
+    ("not false", {"type": "integer", "not": False}, [1, "a"]),
+]
+
+WARNED = [
+    ("not of minimum", {"type": "integer", "not": {"minimum": 3}}, 4),
+    ("not of an object value", {"not": {"const": {"a": 1}}}, {"a": 1}),
+]
+
+
+def oracle(schema):
+    validator = jsonschema.validators.validator_for(schema)
+    return validator(schema, format_checker=FORMAT_CHECKER)
+
+
+def texts(schema, instance) -> list[str]:
+    ordered = schema_ordered(instance, schema)
+    return [json.dumps(ordered), json.dumps(ordered, indent=2), json.dumps(ordered,
+                                                                           ensure_ascii=False)]
+
+
+@pytest.mark.parametrize("name,schema,instances", EXACT, ids=[case[0] for case in EXACT])
+def test_not_is_exact_and_silent(name, schema, instances):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GrammarWarning)
+        translate_schema(schema)
+    matcher = SchemaMatcher(schema)
+    assert matcher.warnings == []
+    validator = oracle(schema)
+    for instance in instances:
+        for text in texts(schema, instance):
+            assert matcher.accepts(text) == validator.is_valid(instance), (instance, text)
+    rng = random.Random(17)
+    for _ in range(40):
+        walk = matcher.random_walk(rng)
+        if walk is not None:
+            assert validator.is_valid(json.loads(walk)), walk
+
+
+def test_other_spellings_of_excluded_values_are_rejected():
+    numbers = SchemaMatcher({"type": "number", "not": {"enum": [1, 2.5]}})
+    for text in ("1", "1.0", "1e0", "10e-1", "0.1e1", "2.50", "25e-1"):
+        assert not numbers.accepts(text), text
+    assert numbers.accepts("1.01") and numbers.accepts("2")
+    words = SchemaMatcher({"type": "string", "not": {"enum": ["a/", "é"]}})
+    for text in ('"a/"', '"a\\/"', '"\\u0061/"', '"é"', '"\\u00e9"', '"\\u00E9"'):
+        assert not words.accepts(text), text
+    assert words.accepts('"a"') and words.accepts('"\\u00e8"')
+
+
+@pytest.mark.parametrize("name,schema,accepted", WARNED, ids=[case[0] for case in WARNED])
+def test_other_negations_still_warn(name, schema, accepted):
+    matcher = SchemaMatcher(schema)
+    assert [warning.keyword for warning in matcher.warnings] == ["not"]
+    assert not oracle(schema).is_valid(accepted)
+    assert matcher.accepts(json.dumps(accepted))
