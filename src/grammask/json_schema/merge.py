@@ -10,7 +10,9 @@ boolean), so the translator can build a single grammar for it:
   ``enum`` intersect, ``const`` becomes a one-element enum;
 - sub-schemas (``properties`` entries, ``items``, ``additionalProperties``,
   ...) are merged *lazily* as ``{"allOf": [x, y]}``, translated when reached:
-  so recursive definitions never expand here;
+  so recursive definitions never expand here (and the translator makes
+  each merging schema that holds a ``$ref`` a shared rule, so one that
+  recurs is a rule reference: ``translator.shared_rules``);
 - object cross-effects are exact: a property declared by one operand but
   not by another must also satisfy the other's ``additionalProperties`` (or
   its matching ``patternProperties``); positions of ``prefixItems`` meet the
