@@ -53,7 +53,8 @@ from grammask.json_schema.applicators import apply_not, any_of_node, if_then_els
 from grammask.json_schema.arrays import array_node
 from grammask.json_schema.builder import NEVER, GrammarBuilder, rule_hint
 from grammask.json_schema.const_nodes import enum_node
-from grammask.json_schema.keywords import allowed_types, declared_draft, has_constraints
+from grammask.json_schema.keywords import (NEWER_KEYWORDS, allowed_types, declared_draft,
+                                           has_constraints)
 from grammask.json_schema.merge import merge_schemas, resolve_unevaluated
 from grammask.json_schema.number_nodes import number_node
 from grammask.json_schema.objects import object_node
@@ -78,6 +79,8 @@ class Translator(GrammarBuilder):
         self.tuple_items = draft is not None
         """Whether ``$schema`` names a draft before 2020-12, where ``prefixItems``
         is not a keyword (``keywords.array_positions``)."""
+        self.newer_keywords = NEWER_KEYWORDS.get(draft, frozenset())
+        """Keywords the declared draft does not know, ignored (``own_keywords``)."""
         self.integer_zero_fraction = draft not in (3, 4)
         """Whether 1.0 is an integer (drafts 6 and later; not in drafts 3 and 4)."""
 
@@ -112,6 +115,7 @@ class Translator(GrammarBuilder):
         if not isinstance(schema, dict):
             raise self.error(pointer, f"a schema must be an object or a boolean, "
                                       f"not {type(schema).__name__}")
+        schema = self.own_keywords(schema)
         self.depth += 1
         saved_base = self.base_uri
         try:
@@ -124,6 +128,12 @@ class Translator(GrammarBuilder):
         finally:
             self.depth -= 1
             self.base_uri = saved_base
+
+    def own_keywords(self, schema: Any) -> Any:
+        """``schema`` without the keywords newer than the declared draft."""
+        if isinstance(schema, dict) and not self.newer_keywords.isdisjoint(schema):
+            return {k: v for k, v in schema.items() if k not in self.newer_keywords}
+        return schema
 
     def _node(self, schema: dict, pointer: str) -> Any:
         if self._merges_reference(schema):
