@@ -168,3 +168,17 @@ def test_recursive_merges_are_rules(name, schema, instances):
         walk = matcher.random_walk(rng)
         if walk is not None:
             assert validator.is_valid(json.loads(walk)), walk
+
+
+def test_identical_reference_contexts_share_one_rule():
+    """The same ``$ref`` with the same siblings, used twice, is one rule."""
+    definition = {"x": {"type": "object", "properties": {"a": {"type": "integer"}}}}
+    use = {"$ref": "#/$defs/x", "required": ["a"]}
+    once = {"$defs": definition, "type": "object", "properties": {"p": use}}
+    twice = {"$defs": definition, "type": "object", "properties": {"p": use, "q": dict(use)}}
+
+    def merged_rules(schema):
+        return [rule.name for rule in translate_schema(schema).ast.rules
+                if rule.name.endswith("_merged")]
+
+    assert len(merged_rules(once)) == len(merged_rules(twice)) == 1
