@@ -9,7 +9,8 @@ schema body is run under each ``$schema`` spelling, so a case checks that
 draft 4/6/7 (``$ref`` hides its siblings; ``items: [..]`` is a tuple and
 ``prefixItems`` unknown) and 2019-09/2020-12/none (siblings apply) differ
 where the drafts do.  2019-09 sits between: siblings of ``$ref`` apply, but
-arrays have the tuple form and no ``prefixItems``.
+arrays have the tuple form and no ``prefixItems``.  Keywords newer than a
+declared draft 4/6/7 (``NEWER``) are ignored there, silently.
 """
 
 from __future__ import annotations
@@ -119,3 +120,36 @@ def test_the_drafts_really_differ_on_these_cases():
 def test_legacy_ref_siblings_give_no_warning():
     matcher = SchemaMatcher(with_draft(REF_WITH_SIBLINGS, LEGACY[2]))
     assert matcher.warnings == []
+
+
+NEWER = {
+    "if_then_else": ({"if": {"type": "integer"}, "then": {"minimum": 0},
+                      "else": {"type": "string"}}, [1, -1, "a", None], ("draft-04", "draft-06")),
+    "const": ({"const": 1}, [1, 2, "x"], ("draft-04",)),
+    "contains": ({"type": "array", "contains": {"type": "integer"}, "minContains": 2},
+                 [[], ["a"], [1], [1, 2], ["a", 1, 2]], ("draft-04", "draft-06", "draft-07")),
+    "property_names": ({"type": "object", "propertyNames": {"maxLength": 1}},
+                       [{}, {"a": 1}, {"ab": 1}], ("draft-04",)),
+    "dependent": ({"type": "object", "dependentRequired": {"a": ["b"]},
+                   "dependentSchemas": {"b": {"required": ["c"]}}},
+                  [{}, {"a": 1}, {"b": 1}, {"a": 1, "b": 2, "c": 3}],
+                  ("draft-04", "draft-06", "draft-07")),
+    "unevaluated": ({"type": "object", "allOf": [{"properties": {"a": {"type": "integer"}}}],
+                     "unevaluatedProperties": False},
+                    [{}, {"a": 1}, {"b": 1}, {"a": "x"}], ("draft-04", "draft-06", "draft-07")),
+}
+"""Keywords newer than the drafts named (``keywords.NEWER_KEYWORDS``): the
+schema, a pool on which they matter, and the drafts that do not know them."""
+
+
+@pytest.mark.parametrize("declared", LEGACY)
+@pytest.mark.parametrize("case", sorted(NEWER))
+def test_keywords_newer_than_the_draft_are_ignored(case, declared):
+    schema, pool, drafts = NEWER[case]
+    if not any(draft in declared for draft in drafts):
+        pytest.skip(f"{declared} knows these keywords")
+    schema = with_draft(schema, declared)
+    check_against_oracle(schema, pool)
+    assert SchemaMatcher(schema).warnings == []
+    modern = oracle(schema | {"$schema": MODERN[0]})
+    assert any(modern.is_valid(x) != oracle(schema).is_valid(x) for x in pool), case

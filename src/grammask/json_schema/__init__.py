@@ -49,7 +49,8 @@ accept the canonical spellings (``regex_text.json_string_literal_regex``);
 per scope after merging (``merge.resolve_unevaluated``).
 
 Module map, each importing only modules listed after it (no import cycle):
-``translator`` (dispatch, ``$ref`` rules, warnings, depth guard);
+``translator`` (dispatch, shared rules for ``$ref`` and for merges holding
+one, warnings, depth guard);
 ``applicators`` (anyOf, oneOf, not, if/then/else, dependentSchemas); ``disjoint`` (oneOf
 branches that share no instance); ``objects``; ``arrays``;
 ``const_nodes`` (enum/const); ``literal_sets`` (large literal sets as

@@ -18,7 +18,10 @@ is the tuple form (positions, then ``additionalItems``) and ``prefixItems`` is
 not a keyword.  These are the meta-schema ids ``jsonschema``'s
 ``validator_for`` recognizes (an ``https`` draft-07 spelling is none of them).
 Any other ``$schema`` (2020-12, none, unknown) keeps 2020-12 rules, where an
-array-valued ``items`` is still read as the tuple form.
+array-valued ``items`` is still read as the tuple form.  Keywords newer than
+a declared draft 3, 4, 6 or 7 (``NEWER_KEYWORDS``) are not keywords there
+and are ignored, as that draft's ``jsonschema`` validator ignores them
+(``$defs`` still resolves as a ``$ref`` target).
 """
 
 from __future__ import annotations
@@ -51,6 +54,18 @@ DECLARED_DRAFT = re.compile(r"^(?:http://json-schema\.org/draft-0([3467])|"
                             r"https://json-schema\.org/draft/(2019)-09)/schema#?$")
 """``$schema`` values of the drafts with rules of their own (group 1: 3, 4, 6
 or 7; group 2: 2019)."""
+
+
+_AFTER_DRAFT_7 = frozenset({"dependentRequired", "dependentSchemas", "unevaluatedProperties",
+                            "unevaluatedItems", "prefixItems", "minContains", "maxContains",
+                            "$dynamicRef"})
+_AFTER_DRAFT_6 = _AFTER_DRAFT_7 | {"if", "then", "else"}
+_AFTER_DRAFT_4 = _AFTER_DRAFT_6 | {"const", "contains", "propertyNames"}
+NEWER_KEYWORDS: dict[int, frozenset[str]] = {3: _AFTER_DRAFT_4, 4: _AFTER_DRAFT_4,
+                                             6: _AFTER_DRAFT_6, 7: _AFTER_DRAFT_7}
+"""Declared draft -> the keywords its ``jsonschema`` validator does not know
+(``minContains``/``maxContains`` came with 2019-09; ``if``/``then``/``else``
+with draft 7; ``const``, ``contains`` and ``propertyNames`` with draft 6)."""
 
 
 def declared_draft(root: Any) -> int | None:

@@ -10,7 +10,9 @@ boolean), so the translator can build a single grammar for it:
   ``enum`` intersect, ``const`` becomes a one-element enum;
 - sub-schemas (``properties`` entries, ``items``, ``additionalProperties``,
   ...) are merged *lazily* as ``{"allOf": [x, y]}``, translated when reached:
-  so recursive definitions never expand here;
+  so recursive definitions never expand here (and the translator makes
+  each merging schema that holds a ``$ref`` a shared rule, so one that
+  recurs is a rule reference: ``translator.shared_rules``);
 - object cross-effects are exact: a property declared by one operand but
   not by another must also satisfy the other's ``additionalProperties`` (or
   its matching ``patternProperties``); positions of ``prefixItems`` meet the
@@ -20,7 +22,8 @@ boolean), so the translator can build a single grammar for it:
 - ``anyOf``/``oneOf`` of several operands distribute into a product (capped
   at ``MAX_DISTRIBUTED_BRANCHES``, else a warning and the first is kept).
 
-``multipleOf`` steps merge to their least common multiple.  Keywords that
+Operands (and inlined targets) lose the keywords newer than the declared
+draft first (``translator.own_keywords``).  ``multipleOf`` steps merge to their least common multiple.  Keywords that
 cannot be combined (two different ``pattern`` or ``format`` values, ``not``)
 keep the first value with a warning naming the keyword: looser, never
 silent.
@@ -106,8 +109,9 @@ def merge_schemas(translator, schemas: list, pointer: str, owner: int | None = N
     operands' properties, so they are resolved after merging); every other
     operand is its own scope and has its unevaluated* keywords resolved first.
     """
+    own = [translator.own_keywords(schema) for schema in schemas]
     scoped = [schema if index == owner else _own_scope(translator, schema, pointer)
-              for index, schema in enumerate(schemas)]
+              for index, schema in enumerate(own)]
     operands = _flatten(translator, scoped, pointer, [0], translator.base_uri)
     if any(operand is False for operand in operands):
         return False
@@ -139,13 +143,14 @@ def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int], base
                     continue
                 target, target_base = translator.resolve_inline(schema.pop(keyword), pointer,
                                                                 base)
-                target = _own_scope(translator, target, pointer)
+                target = _own_scope(translator, translator.own_keywords(target), pointer)
                 operands.extend(_flatten(translator, [target], pointer, n_inlined, target_base))
         if "allOf" in schema:
             branches = schema.pop("allOf")
             if not isinstance(branches, list):
                 raise translator.error(pointer, "allOf must be an array")
-            branches = [_own_scope(translator, branch, pointer) for branch in branches]
+            branches = [_own_scope(translator, translator.own_keywords(branch), pointer)
+                        for branch in branches]
             operands.extend(_flatten(translator, branches, pointer, n_inlined, base))
         operands.append(schema)
     return operands

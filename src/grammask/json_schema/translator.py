@@ -10,11 +10,21 @@ The nodes themselves are made by ``builder.GrammarBuilder``, which this
 class extends; each keyword family has its own module.
 
 Data layout: ``rules`` (from the builder) maps rule name -> body node in
-definition order; ``ref_rules`` maps a resolved ``$ref`` location -> its rule
-name (one rule per definition; recursion is a cycle of ``RuleRef``; a
-definition found empty after a cycle already referenced it is defined as an
+definition order; ``shared_rules`` maps a key -> its rule name, for two kinds
+of shared subschema (issues 16 and 17):
+
+- a resolved ``$ref`` location (a string): one rule per definition;
+- ``(base URI, JSON text)`` of a schema that merges operands containing a
+  ``$ref`` (``$ref`` with siblings, ``allOf``, ``anyOf``/``oneOf``, ``if``):
+  one rule per (reference, sibling context).  Merging inlines a top-level
+  ``$ref`` target, whose own subschemas may hold the same merging schema
+  again (``allOf: [{"$ref": "#"}]`` inside a property); translated as a
+  rule, that recurrence is a ``RuleRef`` to the rule in progress.
+
+Recursion is therefore always a cycle of ``RuleRef``, never an expansion.  A
+shared rule found empty after a cycle already referenced it is defined as an
 unproductive self-loop, which normalization removes with every alternative
-that uses it).
+that uses it.
 
 Dispatch (``node``): boolean schemas; ``$ref`` (alone, or under draft 3-7
 where its siblings are ignored: the definition's rule; with siblings: an
@@ -34,17 +44,19 @@ which raises ``SchemaUnsupported`` (a ``GrammarError``) when ``strict``.
 
 from __future__ import annotations
 
+import json
 import warnings
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported
 from grammask.grammar.ast import GrammarAST, Rule, RuleRef
 from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node, not_node,
                                               if_then_else_node, schema_dependencies)
 from grammask.json_schema.arrays import array_node
-from grammask.json_schema.builder import NEVER, GrammarBuilder
+from grammask.json_schema.builder import NEVER, GrammarBuilder, rule_hint
 from grammask.json_schema.const_nodes import enum_node
-from grammask.json_schema.keywords import allowed_types, declared_draft, has_constraints
+from grammask.json_schema.keywords import (NEWER_KEYWORDS, allowed_types, declared_draft,
+                                           has_constraints)
 from grammask.json_schema.merge import merge_schemas, resolve_unevaluated
 from grammask.json_schema.number_nodes import number_node
 from grammask.json_schema.objects import object_node
@@ -58,7 +70,7 @@ class Translator(GrammarBuilder):
         super().__init__(options)
         self.root = root
         self.resolver = RefResolver(root)
-        self.ref_rules: dict[str, str] = {}
+        self.shared_rules: dict[Any, Any] = {}
         self.warnings: list[GrammarWarning] = []
         self.depth = 0
         self.base_uri = self.resolver.root_uri
@@ -69,6 +81,8 @@ class Translator(GrammarBuilder):
         self.tuple_items = draft is not None
         """Whether ``$schema`` names a draft before 2020-12, where ``prefixItems``
         is not a keyword (``keywords.array_positions``)."""
+        self.newer_keywords = NEWER_KEYWORDS.get(draft, frozenset())
+        """Keywords the declared draft does not know, ignored (``own_keywords``)."""
         self.integer_zero_fraction = draft not in (3, 4)
         """Whether 1.0 is an integer (drafts 6 and later; not in drafts 3 and 4)."""
 
@@ -103,6 +117,7 @@ class Translator(GrammarBuilder):
         if not isinstance(schema, dict):
             raise self.error(pointer, f"a schema must be an object or a boolean, "
                                       f"not {type(schema).__name__}")
+        schema = self.own_keywords(schema)
         self.depth += 1
         saved_base = self.base_uri
         try:
@@ -116,7 +131,31 @@ class Translator(GrammarBuilder):
             self.depth -= 1
             self.base_uri = saved_base
 
+    def own_keywords(self, schema: Any) -> Any:
+        """``schema`` without the keywords newer than the declared draft."""
+        if isinstance(schema, dict) and not self.newer_keywords.isdisjoint(schema):
+            return {k: v for k, v in schema.items() if k not in self.newer_keywords}
+        return schema
+
     def _node(self, schema: dict, pointer: str) -> Any:
+        if self._merges_reference(schema):
+            key = (self.base_uri, json.dumps(schema))
+            return self._shared_rule(key, rule_hint(pointer, "merged"),
+                                     lambda: self._merged_node(schema, pointer))
+        return self._merged_node(schema, pointer)
+
+    def _merges_reference(self, schema: dict) -> bool:
+        """Whether translating ``schema`` merges operands that contain a
+        ``$ref`` (which merging inlines), so it must be a shared rule."""
+        merges = ("allOf" in schema or "if" in schema
+                  or any(keyword in schema and len(schema) > 1
+                         for keyword in ("$ref", "$dynamicRef", "anyOf", "oneOf")))
+        if not merges or (self.ref_hides_siblings and "$ref" in schema):
+            return False
+        text = json.dumps(schema)
+        return '"$ref"' in text or '"$dynamicRef"' in text
+
+    def _merged_node(self, schema: dict, pointer: str) -> Any:
         for reference_keyword in ("$ref", "$dynamicRef"):
             if reference_keyword in schema:
                 reference = schema[reference_keyword]
@@ -179,25 +218,34 @@ class Translator(GrammarBuilder):
         except UnresolvedRef as error:
             self.warn("$ref", pointer, f"{error}; any JSON value accepted instead")
             return self.generic("value")
-        name = self.ref_rules.get(location)
+        hint = location.rsplit("/", 1)[-1] if "/" in location else "root"
+
+        def build() -> Any:
+            saved_base = self.base_uri
+            self.base_uri = target_base
+            try:
+                return self.node(target, location.split("#", 1)[1])
+            finally:
+                self.base_uri = saved_base
+
+        return self._shared_rule(location, f"def_{hint}", build)
+
+    def _shared_rule(self, key: Any, hint: str, build: Callable[[], Any]) -> Any:
+        """A ``RuleRef`` to the rule of ``key`` (see ``shared_rules``), whose
+        body ``build`` makes on first use; NEVER if that body is empty."""
+        name = self.shared_rules.get(key)
         if name is NEVER:
             return NEVER
         if name is not None:
             return RuleRef(name)
-        hint = location.rsplit("/", 1)[-1] if "/" in location else "root"
-        name = self.fresh_name(f"def_{hint}")
-        self.ref_rules[location] = name
-        saved_base = self.base_uri
-        self.base_uri = target_base
-        try:
-            body = self.node(target, location.split("#", 1)[1])
-        finally:
-            self.base_uri = saved_base
+        name = self.fresh_name(hint)
+        self.shared_rules[key] = name
+        body = build()
         if body is NEVER:
             # References made while the body was built (a cycle) need the
             # rule to exist: a self-loop is unproductive, so normalization
             # removes it together with every alternative that uses it.
-            self.ref_rules[location] = NEVER
+            self.shared_rules[key] = NEVER
             self.define(name, RuleRef(name))
             return NEVER
         self.define(name, body)
