@@ -148,7 +148,7 @@ def _custom_metaschema(schema) -> bool:
 
 
 def _asserts_format(schema) -> bool:
-    from grammask.json_schema.strings import FORMAT_PATTERNS
+    from grammask.json_schema.formats import FORMAT_PATTERNS
 
     if isinstance(schema, dict):
         if schema.get("format") in FORMAT_PATTERNS:

@@ -28,8 +28,9 @@ from grammask.json_schema.numbers import (
 from grammask.json_schema.regex_text import (
     JSON_CHAR, fixed_width_range, json_char_regex, json_string_literal_regex, normalize_ranges,
 )
+from grammask.json_schema.formats import FORMAT_PATTERNS
 from grammask.json_schema.strings import (
-    FORMAT_PATTERNS, STRING_TAIL, PatternUnsupported, string_not_in_parts, string_regex,
+    STRING_TAIL, PatternUnsupported, string_not_in_parts, string_regex,
     translate_pattern,
 )
 

@@ -39,8 +39,10 @@ Semantics notes (each tested): the declared ``$schema`` decides where
 drafts differ (draft 3-7: ``$ref`` hides its siblings; before 2020-12:
 ``items: [..]`` is a tuple, ``prefixItems`` unknown; ``keywords.declared_draft``); ``oneOf`` is translated as ``anyOf`` (a
 warning unless its branches are proven disjoint); ``format`` is asserted for date, time,
-date-time, email, uuid, uri, uri-reference, ipv4 and hostname (others warn
-and are not enforced: 2020-12's default annotation behaviour); numbers:
+date-time, duration, email, hostname, ipv4, ipv6, uri, uri-reference, iri,
+iri-reference, uri-template, json-pointer, relative-json-pointer and uuid
+(``formats.py``; regex, idn-hostname, idn-email and unknown formats warn and
+are not enforced: 2020-12's default annotation behaviour); numbers:
 see ``numbers.py`` and ``number_nodes.py``; free strings count code points
 in any escape spelling, literal strings (keys, enum, const) and formats
 accept the canonical spellings (``regex_text.json_string_literal_regex``);
@@ -59,7 +61,7 @@ trie-shaped regexes); ``string_nodes``; ``number_nodes``;
 objects); ``keywords`` (keyword groups, types, counts, pointers);
 ``options``; ``refs`` ($ref/$id/$anchor); ``values`` (JSON values as
 nodes, type tests); ``numbers`` (ranges, multipleOf); ``strings``
-(patterns, formats, key exclusion); ``regex_text`` (escaping, JSON
+(patterns, key exclusion); ``formats`` (format grammars as patterns); ``regex_text`` (escaping, JSON
 character encodings, digit ranges).
 """
 

@@ -44,7 +44,7 @@ from fractions import Fraction
 from typing import Any, Optional
 
 from grammask.errors import GrammarError
-from grammask.json_schema import strings
+from grammask.json_schema import formats, strings
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.values import json_equal, json_type_of
@@ -213,8 +213,8 @@ def _string_regexes(schema: dict) -> Optional[list[str]]:
     constraints = []
     if isinstance(schema.get("pattern"), str):
         constraints.append((schema["pattern"], True))
-    if schema.get("format") in strings.FORMAT_PATTERNS:
-        constraints.append((strings.FORMAT_PATTERNS[schema["format"]], False))
+    if schema.get("format") in formats.FORMAT_PATTERNS:
+        constraints.append((formats.FORMAT_PATTERNS[schema["format"]], False))
     for pattern, ascii_escapes in constraints:
         try:
             content, _, _ = strings.translate_pattern(pattern, ascii_escapes=ascii_escapes)

@@ -3,15 +3,16 @@
 What it computes: ``string_node(translator, schema, pointer)``, the node of
 the JSON strings a schema's string keywords allow.  A ``pattern`` and an
 asserted ``format`` each become one regex over the string's JSON encoding
-(``strings.translate_pattern``, ``strings.FORMAT_PATTERNS``); lengths alone
+(``strings.translate_pattern`` of the pattern or of ``formats.FORMAT_PATTERNS``); lengths alone
 become ``string_with_length``.  Several of them (pattern, format, and the
 length bounds when the pattern's own width does not imply them) become one
 ``intersection`` terminal (``GrammarBuilder.rx_all``: the product of their
 DFAs, built by the Rust crate), so each is enforced exactly: the pattern's
 search semantics are already in its regex (``.*`` sides unless anchored),
 and the length regex counts decoded code points in any escape spelling.
-A format grammask does not assert is warned about and not enforced
-(2020-12's default annotation behaviour).  Still warned: when the
+A format grammask does not assert is warned about (with the reason from
+``formats.NOT_ENFORCED`` when it has one) and not enforced (2020-12's
+default annotation behaviour).  Still warned: when the
 intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
 / ``max_dfa_bytes``; the product grows with the length bound times the
 pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
@@ -26,7 +27,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from grammask.errors import LimitExceeded
-from grammask.json_schema import strings
+from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.regex_text import repeat as repeat_text
 from grammask.terminals import INTERSECTION_SEPARATOR, compile_regex
@@ -44,10 +45,12 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
             raise translator.error(pointer, "pattern must be a string")
         constraints.append(("pattern", pattern, True))
     format_name = schema.get("format")
-    if format_name is not None and format_name not in strings.FORMAT_PATTERNS:
-        translator.warn("format", pointer, f"format {format_name!r} not enforced")
+    if format_name is not None and format_name not in formats.FORMAT_PATTERNS:
+        reason = formats.NOT_ENFORCED.get(format_name)
+        translator.warn("format", pointer, f"format {format_name!r} not enforced"
+                        + (f": {reason}" if reason else ""))
     elif format_name is not None:
-        constraints.append(("format", strings.FORMAT_PATTERNS[format_name], False))
+        constraints.append(("format", formats.FORMAT_PATTERNS[format_name], False))
     parts = []
     implied = True
     for keyword, constraint, ascii_escapes in constraints:

@@ -1,4 +1,4 @@
-"""JSON string regexes: lengths, ECMA-262 ``pattern``, ``format``, key exclusion.
+"""JSON string regexes: lengths, ECMA-262 ``pattern``, key exclusion.
 
 What it computes: regex text (Rust/Python common syntax) over the *encoded*
 JSON string text, for constraints stated on the *decoded* string:
@@ -19,12 +19,6 @@ JSON string text, for constraints stated on the *decoded* string:
   terminators, ``$`` is the end of the string only.  Unsupported (``PatternUnsupported``):
   backreferences, look-around, word boundaries, anchors other than at the
   start/end of a top-level alternative, ``\\p{..}`` classes.
-- ``FORMAT_PATTERNS``: date, time, date-time (RFC 3339, with real month
-  lengths and leap years; second 60 is refused, since a leap second is only
-  valid at 23:59:60 UTC, which an offset makes non-regular to state), email, uuid, uri, uri-reference, ipv4, hostname
-  written as anchored patterns and translated like user patterns, with
-  printable ASCII accepted raw only (their DFAs stay small; json.dumps never
-  escapes those characters).
 - ``string_not_in_parts(names)``: strings whose decoded value is none of
   ``names`` (the keys of ``additionalProperties``), built from the names'
   trie (see the function for its shape and what it leaves out).
@@ -132,7 +126,7 @@ def parse_pattern(pattern: str):
 def translate_pattern(pattern: str, ascii_escapes: bool = True) -> tuple[str, int, Optional[int]]:
     """(regex over encoded string content, min length, max length or None).
 
-    ``ascii_escapes=False`` (used for formats) accepts printable ASCII
+    ``ascii_escapes=False`` (used for ``formats.FORMAT_PATTERNS``) accepts printable ASCII
     characters only raw (see ``regex_text.json_char_regex``).
     """
     parsed = parse_pattern(pattern)
@@ -320,34 +314,6 @@ def _finite_sequence(items, limit: int) -> Optional[list[str]]:
         if len(strings) > limit:
             return None
     return list(dict.fromkeys(strings))
-
-
-# -------------------------------------------------------------------- formats
-
-_YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
-_LEAP_YEAR = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
-_MONTH_DAY = ("(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
-              "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
-              "|02-(?:0[1-9]|1[0-9]|2[0-8]))")
-_DATE = f"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
-_TIME = ("(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?"
-         "(?:[Zz]|[+\\-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
-_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9\\-]*[A-Za-z0-9])?"
-_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
-_URI_CHAR = "(?:[A-Za-z0-9\\-._~:/?#\\[\\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})"
-
-FORMAT_PATTERNS = {
-    "date": f"^{_DATE}$",
-    "time": f"^{_TIME}$",
-    "date-time": f"^{_DATE}[Tt]{_TIME}$",
-    "email": f"^[A-Za-z0-9!#$%&'*+/=?^_`{{|}}~\\-]+(?:\\.[A-Za-z0-9!#$%&'*+/=?^_`{{|}}~\\-]+)*"
-             f"@{_LABEL}(?:\\.{_LABEL})*$",
-    "uuid": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
-    "uri": f"^[A-Za-z][A-Za-z0-9+.\\-]*:{_URI_CHAR}*$",
-    "uri-reference": f"^{_URI_CHAR}*$",
-    "ipv4": f"^{_OCTET}\\.{_OCTET}\\.{_OCTET}\\.{_OCTET}$",
-    "hostname": f"^{_LABEL}(?:\\.{_LABEL})*$",
-}
 
 
 # ------------------------------------------------------------- key exclusion

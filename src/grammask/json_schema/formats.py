@@ -1,0 +1,198 @@
+"""``format`` values as anchored patterns over the decoded string.
+
+What it computes: ``FORMAT_PATTERNS``, a map from a draft 2020-12 format
+name to an anchored pattern (``^...$``, the syntax ``strings.translate_pattern``
+reads) whose language is the format's grammar; ``NOT_ENFORCED``, a map from
+the formats grammask knows but does not assert to the reason (the warning
+text).  ``string_nodes`` turns a pattern into a regex over the JSON string
+text with ``translate_pattern(pattern, ascii_escapes=False)``: printable
+ASCII characters are accepted raw only (``json.dumps`` never escapes them;
+their DFAs stay small), every other character in any JSON spelling.
+
+Data layout: each pattern is assembled from named pieces that follow the
+ABNF rule of the same name in its source, one rule per constant, so a
+pattern can be checked against its RFC line by line:
+
+- date, time, date-time: RFC 3339 section 5.6, with real month lengths and
+  leap years.  Second 60 is refused: a leap second is only valid at
+  23:59:60 UTC, which an offset makes non-regular to state.
+- duration: RFC 3339 appendix A (``P`` then date or time parts, or weeks).
+- email: RFC 5321 ``Mailbox`` restricted to a dot-atom local part and a
+  hostname domain (no quoted local parts, no address literals: stricter).
+- hostname: RFC 1123 labels (letters, digits, inner hyphens), dot-separated
+  (label and name lengths are not counted: looser than RFC 1034's 63/253).
+- ipv4: RFC 2673 dotted quad, no leading zeros; ipv6: RFC 4291 section 2.2
+  as written in RFC 3986's ``IPv6address`` (no zone index).
+- uri, uri-reference: RFC 3986 ``URI`` and ``URI-reference``; iri,
+  iri-reference: RFC 3987 ``IRI`` and ``IRI-reference`` (``ucschar`` in
+  every component, ``iprivate`` in the query too).  ``host`` is
+  ``IP-literal / reg-name``: ``IPv4address`` is omitted because every
+  dotted quad is already a ``reg-name`` (same language).
+- uri-template: RFC 6570 section 2 (level 4 syntax).
+- json-pointer: RFC 6901 section 3; relative-json-pointer:
+  draft-bhutton-relative-json-pointer-00 section 3 (with index manipulation).
+- uuid: RFC 4122 section 3 string form (hex digits of either case).
+
+Invariant: each pattern is anchored at both ends and accepts exactly its
+grammar's strings (except where a bullet above says stricter or looser);
+the tests (``tests/test_json_schema_formats.py``) check each against
+``jsonschema``'s format checker and the JSON-Schema-Test-Suite's
+``optional/format`` cases.
+"""
+
+from __future__ import annotations
+
+# ------------------------------------------------------------- RFC 3339 date/time
+
+_YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
+_LEAP_YEAR = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+_MONTH_DAY = ("(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+              "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)"
+              "|02-(?:0[1-9]|1[0-9]|2[0-8]))")
+_DATE = f"(?:{_YEAR}-{_MONTH_DAY}|{_LEAP_YEAR}-02-29)"
+_TIME = ("(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]+)?"
+         "(?:[Zz]|[+\\-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+
+# RFC 3339 appendix A: dur-second .. dur-week, duration.
+_DUR_SECOND = "[0-9]+S"
+_DUR_MINUTE = f"[0-9]+M(?:{_DUR_SECOND})?"
+_DUR_HOUR = f"[0-9]+H(?:{_DUR_MINUTE})?"
+_DUR_TIME = f"T(?:{_DUR_HOUR}|{_DUR_MINUTE}|{_DUR_SECOND})"
+_DUR_DAY = "[0-9]+D"
+_DUR_MONTH = f"[0-9]+M(?:{_DUR_DAY})?"
+_DUR_YEAR = f"[0-9]+Y(?:{_DUR_MONTH})?"
+_DUR_DATE = f"(?:{_DUR_DAY}|{_DUR_MONTH}|{_DUR_YEAR})(?:{_DUR_TIME})?"
+_DUR_WEEK = "[0-9]+W"
+_DURATION = f"P(?:{_DUR_DATE}|{_DUR_TIME}|{_DUR_WEEK})"
+
+# ------------------------------------------------------------- hosts and addresses
+
+_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9\\-]*[A-Za-z0-9])?"
+_HOSTNAME = f"{_LABEL}(?:\\.{_LABEL})*"
+_DEC_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+_IPV4 = f"{_DEC_OCTET}\\.{_DEC_OCTET}\\.{_DEC_OCTET}\\.{_DEC_OCTET}"
+_H16 = "[0-9A-Fa-f]{1,4}"
+_LS32 = f"(?:{_H16}:{_H16}|{_IPV4})"
+
+
+def _ipv6() -> str:
+    """RFC 3986 ``IPv6address``: its nine alternatives, the n-th (n = 0..8)
+    with n - 1 groups compressed away (n = 0: none, "::" absent)."""
+    branches = [f"(?:{_H16}:){{6}}{_LS32}"]
+    # After "::": k full "h16:" groups then ls32 (k = 5..0), then h16, then nothing.
+    tails = [f"(?:{_H16}:){{{k}}}{_LS32}" if k else _LS32 for k in range(5, -1, -1)]
+    tails += [_H16, ""]
+    for before, tail in enumerate(tails):
+        # Alternative `before`: at most `before - 1` "h16:" then h16, before "::".
+        if before == 0:
+            head = ""
+        elif before == 1:
+            head = f"(?:{_H16})?"
+        else:
+            head = f"(?:(?:{_H16}:){{0,{before - 1}}}{_H16})?"
+        branches.append(f"{head}::{tail}")
+    return "(?:" + "|".join(branches) + ")"
+
+
+_IPV6 = _ipv6()
+
+_ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\-]"
+_EMAIL = f"{_ATEXT}+(?:\\.{_ATEXT}+)*@{_HOSTNAME}"
+
+# ------------------------------------------------------------- RFC 3986 / RFC 3987
+
+_UNRESERVED = "A-Za-z0-9\\-._~"
+_SUB_DELIMS = "!$&'()*+,;="
+_PCT_ENCODED = "%[0-9A-Fa-f]{2}"
+# RFC 3987 ucschar (BMP part, then one range per plane 1..14) and iprivate.
+_UCSCHAR = ("\\u00a0-\\ud7ff\\uf900-\\ufdcf\\ufdf0-\\uffef"
+            + "".join(f"\\U{plane:04x}0000-\\U{plane:04x}fffd" for plane in range(1, 14))
+            + "\\U000e1000-\\U000efffd")
+_IPRIVATE = "\\ue000-\\uf8ff\\U000f0000-\\U000ffffd\\U00100000-\\U0010fffd"
+
+
+def _rfc3986(iri: bool) -> dict[str, str]:
+    """RFC 3986's ``URI`` and ``URI-reference`` (``iri=False``), or RFC 3987's
+    ``IRI`` and ``IRI-reference`` (``iri=True``: ``unreserved`` also holds
+    ``ucschar``, the query also ``iprivate``), one local per ABNF rule."""
+    unreserved = _UNRESERVED + (_UCSCHAR if iri else "")
+    pchar = f"(?:[{unreserved}{_SUB_DELIMS}:@]|{_PCT_ENCODED})"
+    segment_nz_nc = f"(?:[{unreserved}{_SUB_DELIMS}@]|{_PCT_ENCODED})+"
+    segment = f"{pchar}*"
+    segment_nz = f"{pchar}+"
+    query_extra = _IPRIVATE if iri else ""
+    query = f"(?:[{unreserved}{_SUB_DELIMS}:@/?{query_extra}]|{_PCT_ENCODED})*"
+    fragment = f"(?:[{unreserved}{_SUB_DELIMS}:@/?]|{_PCT_ENCODED})*"
+    scheme = "[A-Za-z][A-Za-z0-9+\\-.]*"
+    userinfo = f"(?:[{unreserved}{_SUB_DELIMS}:]|{_PCT_ENCODED})*"
+    ipvfuture = f"[vV][0-9A-Fa-f]+\\.[{_UNRESERVED}{_SUB_DELIMS}:]+"
+    ip_literal = f"\\[(?:{_IPV6}|{ipvfuture})\\]"
+    reg_name = f"(?:[{unreserved}{_SUB_DELIMS}]|{_PCT_ENCODED})*"
+    authority = f"(?:{userinfo}@)?(?:{ip_literal}|{reg_name})(?::[0-9]*)?"
+    path_abempty = f"(?:/{segment})*"
+    path_absolute = f"/(?:{segment_nz}(?:/{segment})*)?"
+    path_noscheme = f"{segment_nz_nc}(?:/{segment})*"
+    path_rootless = f"{segment_nz}(?:/{segment})*"
+    hier_part = f"(?://{authority}{path_abempty}|{path_absolute}|{path_rootless}|)"
+    relative_part = f"(?://{authority}{path_abempty}|{path_absolute}|{path_noscheme}|)"
+    tail = f"(?:\\?{query})?(?:#{fragment})?"
+    absolute = f"{scheme}:{hier_part}{tail}"
+    relative = f"{relative_part}{tail}"
+    return {"absolute": absolute, "reference": f"(?:{absolute}|{relative})"}
+
+
+_URI = _rfc3986(iri=False)
+_IRI = _rfc3986(iri=True)
+
+# ------------------------------------------------------------- RFC 6570 uri-template
+
+# literals: any character but CTL, SP, DQUOTE, "'", "%", "<", ">", "\", "^",
+# "`", "{", "|", "}" (so %x21 / %x23-24 / %x26 / %x28-3B / %x3D / %x3F-5B /
+# %x5D / %x5F / %x61-7A / %x7E), ucschar, iprivate, or pct-encoded.
+_TEMPLATE_LITERAL = (f"(?:[!#$&(-;=?-\\[\\]_a-z~{_UCSCHAR}{_IPRIVATE}]|{_PCT_ENCODED})")
+_VARCHAR = f"(?:[A-Za-z0-9_]|{_PCT_ENCODED})"
+_VARNAME = f"{_VARCHAR}(?:\\.?{_VARCHAR})*"
+_MODIFIER = "(?::[1-9][0-9]{0,3}|\\*)"
+_VARSPEC = f"{_VARNAME}{_MODIFIER}?"
+_OPERATOR = "[+#./;?&=,!@|]"
+_EXPRESSION = f"\\{{{_OPERATOR}?{_VARSPEC}(?:,{_VARSPEC})*\\}}"
+_URI_TEMPLATE = f"(?:{_TEMPLATE_LITERAL}|{_EXPRESSION})*"
+
+# ------------------------------------------------------------- RFC 6901 json-pointer
+
+# unescaped = %x00-2E / %x30-7D / %x7F-10FFFF (all but "/" and "~").
+_REFERENCE_TOKEN = "(?:[^/~]|~[01])*"
+_JSON_POINTER = f"(?:/{_REFERENCE_TOKEN})*"
+_NON_NEGATIVE_INTEGER = "(?:0|[1-9][0-9]*)"
+_RELATIVE_JSON_POINTER = (f"{_NON_NEGATIVE_INTEGER}(?:[+\\-]{_NON_NEGATIVE_INTEGER})?"
+                          f"(?:#|{_JSON_POINTER})")
+
+_HEX = "[0-9a-fA-F]"
+_UUID = f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
+
+FORMAT_PATTERNS = {name: f"^{body}$" for name, body in {
+    "date": _DATE,
+    "time": _TIME,
+    "date-time": f"{_DATE}[Tt]{_TIME}",
+    "duration": _DURATION,
+    "email": _EMAIL,
+    "hostname": _HOSTNAME,
+    "ipv4": _IPV4,
+    "ipv6": _IPV6,
+    "uri": _URI["absolute"],
+    "uri-reference": _URI["reference"],
+    "iri": _IRI["absolute"],
+    "iri-reference": _IRI["reference"],
+    "uri-template": _URI_TEMPLATE,
+    "json-pointer": _JSON_POINTER,
+    "relative-json-pointer": _RELATIVE_JSON_POINTER,
+    "uuid": _UUID,
+}.items()}
+
+NOT_ENFORCED = {
+    "regex": "ECMA-262 regular expressions nest groups to any depth (not a regular language)",
+    "idn-hostname": "IDNA2008 (RFC 5890-5893) decides by per-code-point tables and "
+                    "context rules (bidi, joiners) that grammask does not carry",
+    "idn-email": "its domain is an idn-hostname (IDNA2008 tables, not carried)",
+}
+"""Known formats not asserted, with the reason (the ``GrammarWarning`` text)."""
