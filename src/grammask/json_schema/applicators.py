@@ -44,7 +44,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from grammask.errors import LimitExceeded
-from grammask.json_schema import strings
+from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.disjoint import disjoint
 from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, allowed_types, count_keyword,
@@ -236,8 +236,8 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
     kept = []
     if "pattern" in rest:
         kept.append(("pattern", rest["pattern"], True))
-    if rest.get("format") in strings.FORMAT_PATTERNS:
-        kept.append(("format", strings.FORMAT_PATTERNS[rest["format"]], False))
+    if rest.get("format") in formats.FORMAT_PATTERNS:
+        kept.append(("format", formats.FORMAT_PATTERNS[rest["format"]], False))
     regexes = []
     for keyword, pattern, ascii_escapes in kept:
         try:
