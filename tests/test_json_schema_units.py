@@ -374,3 +374,24 @@ def test_multiple_of_one_with_wide_bounds_is_exact(schema):
         except grammask.TokenRejected:
             accepted = False
         assert accepted == validator.is_valid(json.loads(text)), text
+
+
+def test_translator_helper_rules_left_unused_do_not_warn():
+    # A translated schema may leave helper rules unreachable (here the
+    # `not: {not: ...}` of a MaskBench schema); they are pruned silently: the
+    # "never used" warning is for rules a user wrote.
+    import warnings as warnings_module
+
+    import grammask
+
+    schema = {"allOf": [{"enum": [{"foo": "baz"}]},
+                        {"not": {"not": {"anyOf": [{"properties": {"bar": {"type": "integer"}}, "required": ["bar"]},
+                                                   {"properties": {"foo": {"type": "string"}},
+                                                    "required": ["foo"]}]}}}]}
+    with warnings_module.catch_warnings(record=True) as caught:
+        warnings_module.simplefilter("always")
+        grammar = grammask.Grammar.from_json_schema(schema)
+    assert not [w for w in caught if "never used" in str(w.message)]
+    assert grammar.warnings == []
+    with pytest.warns(UserWarning, match="rule 'unused' .*is never used"):
+        grammask.Grammar.from_ebnf("start ::= 'a'; unused ::= 'b';")

@@ -9,7 +9,9 @@ and fingerprint are derived on first use; the object never changes after.
 
 - ``ast``: the GrammarAST (source spans on parsed nodes)
 - ``lnf``: the LNF arrays consumed by the Earley core
-- ``warnings``: messages about unused rules (also emitted with ``warnings.warn``)
+- ``warnings``: messages about unused rules of a grammar a user wrote (also
+  emitted with ``warnings.warn``); none for one a translator generated (JSON
+  Schema, pydantic), whose unused helper rules are pruned silently
 - ``start_accepts_empty``: the empty string is a sentence
 - ``token_terminal_kinds``: the token terminals used (``grammar/token_terminals.py``)
 - ``fingerprint``: sha256 hex of the canonical LNF (names, arrays, terminal keys)
@@ -54,10 +56,11 @@ __all__ = ["Grammar", "builtin", "builtin_names"]
 class Grammar:
     """A validated, normalized grammar (see the module docstring)."""
 
-    def __init__(self, ast: GrammarAST, config: Config | None = None):
+    def __init__(self, ast: GrammarAST, config: Config | None = None, *, generated: bool = False):
         self._config = config or Config()
         self._ast = ast
-        self._warnings = validate(ast, self._config)
+        unused = validate(ast, self._config)
+        self._warnings = [] if generated else unused
         for message in self._warnings:
             _warnings.warn(message, stacklevel=3)
         normalized = normalize(ast, self._config)
@@ -98,14 +101,14 @@ class Grammar:
         """JSON documents valid for ``schema`` (a dict or JSON text)."""
         from grammask.json_schema import schema_to_ast
 
-        return cls(schema_to_ast(schema, **options), config)
+        return cls(schema_to_ast(schema, **options), config, generated=True)
 
     @classmethod
     def from_pydantic(cls, model, *, config: Config | None = None, **options) -> "Grammar":
         """JSON documents valid for a pydantic model class."""
         from grammask.json_schema import pydantic_to_ast
 
-        return cls(pydantic_to_ast(model, **options), config)
+        return cls(pydantic_to_ast(model, **options), config, generated=True)
 
     # --- properties -------------------------------------------------------------
 
