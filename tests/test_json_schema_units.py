@@ -395,3 +395,20 @@ def test_translator_helper_rules_left_unused_do_not_warn():
     assert grammar.warnings == []
     with pytest.warns(UserWarning, match="rule 'unused' .*is never used"):
         grammask.Grammar.from_ebnf("start ::= 'a'; unused ::= 'b';")
+
+
+def test_formats_no_draft_defines_are_silent_annotations_and_bad_formats_are_typed_errors():
+    import warnings as warnings_module
+
+    import grammask
+    from grammask.errors import GrammarError
+
+    with warnings_module.catch_warnings():
+        warnings_module.simplefilter("error")
+        grammask.Grammar.from_json_schema({"type": "string", "format": "url"})     # OpenAPI's, no draft's
+    with pytest.warns(grammask.GrammarWarning, match="'regex' not enforced"):
+        grammask.Grammar.from_json_schema({"type": "string", "format": "regex"})
+    for schema in ({"type": "string", "format": ["x"]},
+                   {"oneOf": [{"type": "string", "format": {"a": 1}}, {"type": "integer"}]}):
+        with pytest.raises(GrammarError, match="format must be a string"):
+            grammask.Grammar.from_json_schema(schema)

@@ -41,8 +41,8 @@ drafts differ (draft 3-7: ``$ref`` hides its siblings; before 2020-12:
 warning unless its branches are proven disjoint); ``format`` is asserted for date, time,
 date-time, duration, email, hostname, ipv4, ipv6, uri, uri-reference, iri,
 iri-reference, uri-template, json-pointer, relative-json-pointer and uuid
-(``formats.py``; regex, idn-hostname, idn-email and unknown formats warn and
-are not enforced: 2020-12's default annotation behaviour); numbers:
+(``formats.py``; regex, idn-hostname and idn-email warn and are not
+enforced; a format no draft defines is an annotation, ignored silently); numbers:
 see ``numbers.py`` and ``number_nodes.py``; free strings count code points
 in any escape spelling, literal strings (keys, enum, const) and formats
 accept the canonical spellings (``regex_text.json_string_literal_regex``);

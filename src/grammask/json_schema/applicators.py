@@ -236,7 +236,7 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
     kept = []
     if "pattern" in rest:
         kept.append(("pattern", rest["pattern"], True))
-    if rest.get("format") in formats.FORMAT_PATTERNS:
+    if isinstance(rest.get("format"), str) and rest["format"] in formats.FORMAT_PATTERNS:
         kept.append(("format", formats.FORMAT_PATTERNS[rest["format"]], False))
     regexes = []
     for keyword, pattern, ascii_escapes in kept:

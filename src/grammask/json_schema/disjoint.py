@@ -213,7 +213,7 @@ def _string_regexes(schema: dict) -> Optional[list[str]]:
     constraints = []
     if isinstance(schema.get("pattern"), str):
         constraints.append((schema["pattern"], True))
-    if schema.get("format") in formats.FORMAT_PATTERNS:
+    if isinstance(schema.get("format"), str) and schema["format"] in formats.FORMAT_PATTERNS:
         constraints.append((formats.FORMAT_PATTERNS[schema["format"]], False))
     for pattern, ascii_escapes in constraints:
         try:

@@ -10,9 +10,11 @@ length bounds when the pattern's own width does not imply them) become one
 DFAs, built by the Rust crate), so each is enforced exactly: the pattern's
 search semantics are already in its regex (``.*`` sides unless anchored),
 and the length regex counts decoded code points in any escape spelling.
-A format grammask does not assert is warned about (with the reason from
-``formats.NOT_ENFORCED`` when it has one) and not enforced (2020-12's
-default annotation behaviour).  Still warned: when the
+A format of the specification that grammask does not assert is warned
+about with the reason from ``formats.NOT_ENFORCED`` and not enforced; a
+format the specification does not define (``url``, ``byte``, a project's
+own name) is an annotation for every validator, so ignoring it is exact
+and silent.  Still warned: when the
 intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
 / ``max_dfa_bytes``; the product grows with the length bound times the
 pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
@@ -45,11 +47,12 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
             raise translator.error(pointer, "pattern must be a string")
         constraints.append(("pattern", pattern, True))
     format_name = schema.get("format")
-    if format_name is not None and format_name not in formats.FORMAT_PATTERNS:
-        reason = formats.NOT_ENFORCED.get(format_name)
-        translator.warn("format", pointer, f"format {format_name!r} not enforced"
-                        + (f": {reason}" if reason else ""))
-    elif format_name is not None:
+    if format_name is not None and not isinstance(format_name, str):
+        raise translator.error(pointer, "format must be a string")
+    if format_name in formats.NOT_ENFORCED:
+        translator.warn("format", pointer,
+                        f"format {format_name!r} not enforced: {formats.NOT_ENFORCED[format_name]}")
+    elif format_name in formats.FORMAT_PATTERNS:
         constraints.append(("format", formats.FORMAT_PATTERNS[format_name], False))
     parts = []
     implied = True
