@@ -6,6 +6,11 @@ end -> LNF -> Earley core) and answers ``accepts(text)`` with a fresh
 until the output is a complete sentence.  The oracles the tests compare it
 with are never this code: Python ``json``, ``jsonschema``, ``re``, pydantic.
 
+``declared_oracle(schema)`` is the validator of the draft a schema declares;
+``assert_exact_and_silent(schema, instances)`` is the check the tests of each
+exact translation share (no warning, the oracle's verdict on every instance
+in several spellings, valid random walks).
+
 Its self-tests (tests/test_json_schema_harness.py) check it on a grammar whose
 language is known without grammask (a fixed enum).
 
@@ -28,7 +33,7 @@ import jsonschema
 
 from grammask._core.earley import EarleyRecognizer
 from grammask.grammar import Grammar
-from grammask.json_schema import GrammarWarning
+from grammask.json_schema import GrammarWarning, translate_schema
 from support.paths import WORKLOADS
 
 FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
@@ -236,3 +241,42 @@ def dumps_variants(value):
     """The serialisations every valid instance must be accepted in."""
     return [json.dumps(value), json.dumps(value, indent=2),
             json.dumps(value, separators=(",", ":")), json.dumps(value, ensure_ascii=False)]
+
+
+def declared_oracle(schema):
+    """jsonschema's validator for the draft ``schema`` declares (2020-12 without
+    ``$schema``), with ``FORMAT_CHECKER``."""
+    return jsonschema.validators.validator_for(schema)(schema, format_checker=FORMAT_CHECKER)
+
+
+def assert_exact_and_silent(schema, instances, *, indented=True, raw_unicode=False) -> tuple:
+    """Check that ``schema`` translates without a ``GrammarWarning`` and that its
+    grammar accepts each instance's text (members in the schema's order:
+    compact, indented unless ``indented=False``, non-ASCII written raw too
+    with ``raw_unicode``) exactly when ``declared_oracle`` calls it valid;
+    40 random walks through the grammar must all be valid.  Returns the
+    matcher, the validator and how many instances are valid."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GrammarWarning)
+        translate_schema(schema)
+    matcher = SchemaMatcher(schema)
+    assert matcher.warnings == []
+    validator = declared_oracle(schema)
+    n_valid = 0
+    for instance in instances:
+        valid = validator.is_valid(instance)
+        n_valid += valid
+        ordered = schema_ordered(instance, schema)
+        texts = [json.dumps(ordered)]
+        if indented:
+            texts.append(json.dumps(ordered, indent=2))
+        if raw_unicode:
+            texts.append(json.dumps(ordered, ensure_ascii=False))
+        for text in texts:
+            assert matcher.accepts(text) == valid, (instance, text)
+    rng = random.Random(17)
+    for _ in range(40):
+        walk = matcher.random_walk(rng)
+        if walk is not None:
+            assert validator.is_valid(json.loads(walk)), walk
+    return matcher, validator, n_valid
