@@ -336,22 +336,9 @@ class Scanner:
 
     @functools.lru_cache(maxsize=1 << 14)
     def boundaries(self, text: str) -> tuple:
-        """End offsets of the pattern's consecutive matches over ``text`` (characters).
-
-        For a restartable pattern: the first match, then the (memoized)
-        boundaries of the rest, which recur across regions and shapes; else
-        one ``finditer`` pass (the reference; tests compare the two)."""
-        if not self.restartable:
-            return self.boundaries_by_finditer(text)
-        match = self.compiled.search(text)
-        if match is None:
-            return ()
-        end = match.end()
-        if end == 0:
-            return self.boundaries_by_finditer(text)
-        if end == len(text):
-            return (end,)
-        return (end,) + tuple(end + boundary for boundary in self.boundaries(text[end:]))
+        """End offsets of the pattern's consecutive matches over ``text``
+        (characters): ``iter_boundaries`` to the end, memoized."""
+        return tuple(self.iter_boundaries(text))
 
     def iter_boundaries(self, text: str):
         """``boundaries(text)`` one at a time, found lazily: a caller that
