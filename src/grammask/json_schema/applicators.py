@@ -233,13 +233,10 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
     match none of the JSON-string regexes ``removed``: one difference
     terminal.  Warned (and not excluded) past the DFA limits."""
     strings_only = dict(rest, type="string")
-    kept = []
-    if "pattern" in rest:
-        kept.append(("pattern", rest["pattern"], True))
-    if isinstance(rest.get("format"), str) and rest["format"] in formats.FORMAT_PATTERNS:
-        kept.append(("format", formats.FORMAT_PATTERNS[rest["format"]], False))
+    if rest.get("pattern") is not None and not isinstance(rest["pattern"], str):
+        raise translator.error(pointer, "pattern must be a string")
     regexes = []
-    for keyword, pattern, ascii_escapes in kept:
+    for keyword, pattern, ascii_escapes in formats.asserted_patterns(rest):
         try:
             content, _, _ = strings.translate_pattern(pattern, ascii_escapes=ascii_escapes)
         except strings.PatternUnsupported:

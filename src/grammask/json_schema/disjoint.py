@@ -210,12 +210,7 @@ def _string_regexes(schema: dict) -> Optional[list[str]]:
     n_min, n_max = schema.get("minLength", 0), schema.get("maxLength")
     if _is_count(n_min) and (n_max is None or _is_count(n_max)) and (n_min or n_max is not None):
         parts.append(strings.string_regex(n_min, n_max))
-    constraints = []
-    if isinstance(schema.get("pattern"), str):
-        constraints.append((schema["pattern"], True))
-    if isinstance(schema.get("format"), str) and schema["format"] in formats.FORMAT_PATTERNS:
-        constraints.append((formats.FORMAT_PATTERNS[schema["format"]], False))
-    for pattern, ascii_escapes in constraints:
+    for _keyword, pattern, ascii_escapes in formats.asserted_patterns(schema):
         try:
             content, _, _ = strings.translate_pattern(pattern, ascii_escapes=ascii_escapes)
         except strings.PatternUnsupported:

@@ -4,7 +4,9 @@ What it computes: ``FORMAT_PATTERNS``, a map from a draft 2020-12 format
 name to an anchored pattern (``^...$``, the syntax ``strings.translate_pattern``
 reads) whose language is the format's grammar; ``NOT_ENFORCED``, a map from
 the formats grammask knows but does not assert to the reason (the warning
-text).  ``string_nodes`` turns a pattern into a regex over the JSON string
+text); ``asserted_patterns(schema)``, the (keyword, pattern) pairs a string
+schema's ``pattern`` and asserted ``format`` require, read by the string
+node, the ``not`` of strings and the disjointness proof alike.  ``string_nodes`` turns a pattern into a regex over the JSON string
 text with ``translate_pattern(pattern, ascii_escapes=False)``: printable
 ASCII characters are accepted raw only (``json.dumps`` never escapes them;
 their DFAs stay small), every other character in any JSON spelling.
@@ -188,6 +190,19 @@ FORMAT_PATTERNS = {name: f"^{body}$" for name, body in {
     "relative-json-pointer": _RELATIVE_JSON_POINTER,
     "uuid": _UUID,
 }.items()}
+
+def asserted_patterns(schema: dict) -> list[tuple[str, str, bool]]:
+    """(keyword, ECMA-262 pattern, ascii_escapes) of a string schema's
+    ``pattern`` and asserted ``format``: the regexes its strings must match.
+    A value of the wrong type is skipped here; ``string_nodes`` rejects it."""
+    found = []
+    if isinstance(schema.get("pattern"), str):
+        found.append(("pattern", schema["pattern"], True))
+    name = schema.get("format")
+    if isinstance(name, str) and name in FORMAT_PATTERNS:
+        found.append(("format", FORMAT_PATTERNS[name], False))
+    return found
+
 
 NOT_ENFORCED = {
     "regex": "ECMA-262 regular expressions nest groups to any depth (not a regular language)",

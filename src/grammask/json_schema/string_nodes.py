@@ -40,20 +40,14 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
     n_max = _non_negative_int(translator, schema, "maxLength", pointer)
     if n_max is not None and n_max < n_min:
         return NEVER
-    constraints = []
-    pattern = schema.get("pattern")
-    if pattern is not None:
-        if not isinstance(pattern, str):
-            raise translator.error(pointer, "pattern must be a string")
-        constraints.append(("pattern", pattern, True))
+    for keyword in ("pattern", "format"):
+        if schema.get(keyword) is not None and not isinstance(schema[keyword], str):
+            raise translator.error(pointer, f"{keyword} must be a string")
     format_name = schema.get("format")
-    if format_name is not None and not isinstance(format_name, str):
-        raise translator.error(pointer, "format must be a string")
     if format_name in formats.NOT_ENFORCED:
         translator.warn("format", pointer,
                         f"format {format_name!r} not enforced: {formats.NOT_ENFORCED[format_name]}")
-    elif format_name in formats.FORMAT_PATTERNS:
-        constraints.append(("format", formats.FORMAT_PATTERNS[format_name], False))
+    constraints = formats.asserted_patterns(schema)
     parts = []
     implied = True
     for keyword, constraint, ascii_escapes in constraints:
