@@ -245,8 +245,9 @@ def dumps_variants(value):
 
 def declared_oracle(schema):
     """jsonschema's validator for the draft ``schema`` declares (2020-12 without
-    ``$schema``), with ``FORMAT_CHECKER``."""
-    return jsonschema.validators.validator_for(schema)(schema, format_checker=FORMAT_CHECKER)
+    ``$schema`` or with one it does not know), with ``FORMAT_CHECKER``."""
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return validator(schema, format_checker=FORMAT_CHECKER)
 
 
 def assert_exact_and_silent(schema, instances, *, indented=True, raw_unicode=False) -> tuple:
