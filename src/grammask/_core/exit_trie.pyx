@@ -18,7 +18,7 @@ Layout
 The output is a ``TrieView`` (layout in ``trie_walk.pyx``).  While merging,
 each merged node keeps the *source set* of vocabulary nodes it stands for as
 a segment of one stack-like buffer; its children are the children of its
-sources grouped by byte (a counting sort over 256 buckets), so the output
+sources grouped by byte (stably sorted, ``_expand_children``), so the output
 comes out in DFS preorder with children sorted by byte.
 
 Invariants
@@ -37,6 +37,11 @@ import numpy as np
 from grammask._core.growable cimport Growable, growable_bytes, growable_empty, grow_push
 from grammask._core.trie_walk cimport TrieView
 from grammask._core.types cimport node_id_t
+
+
+# Children of several sources are sorted by insertion up to this many, by a
+# counting sort over the 256 bytes above.
+cdef Py_ssize_t _INSERTION_SORT_MAX = 64
 
 
 cdef inline object _as_array(const Growable* array):
@@ -126,19 +131,46 @@ cpdef TrieView merge_subtrees(TrieView trie, object exit_nodes, Py_ssize_t vocab
 cdef bint _expand_children(TrieView trie, Growable* buffer, Py_ssize_t start, Py_ssize_t end,
                            Py_ssize_t* counts) noexcept nogil:
     """Append, after ``buffer[start:end]`` (the sources), the children of all
-    sources sorted by byte (stable); the sources stay in place."""
-    cdef Py_ssize_t i, b, total, source, child, out
-    memset(counts, 0, 257 * sizeof(Py_ssize_t))
+    sources sorted by byte (stable); the sources stay in place.  One source's
+    children are already sorted; a few are sorted by insertion; many by a
+    counting sort over the 256 bytes (whose cost, clearing and summing 257
+    counters, would dominate for the one- or two-child nodes that make up
+    most of a trie)."""
+    cdef Py_ssize_t i, j, b, total, source, child, out
+    cdef int32_t moving
+    out = buffer.size
+    if end - start == 1:
+        source = buffer.data[start]
+        child = source + 1
+        while child < trie.node_subtree_ends[source]:
+            if not grow_push(buffer, <int32_t>child):
+                return False
+            child = trie.node_subtree_ends[child]
+        return True
     for i in range(start, end):
         source = buffer.data[i]
         child = source + 1
         while child < trie.node_subtree_ends[source]:
-            counts[trie.node_bytes[child] + 1] += 1
+            if not grow_push(buffer, <int32_t>child):
+                return False
             child = trie.node_subtree_ends[child]
+    total = buffer.size - out
+    if total <= _INSERTION_SORT_MAX:
+        for i in range(out + 1, buffer.size):
+            moving = buffer.data[i]
+            b = trie.node_bytes[moving]
+            j = i
+            while j > out and trie.node_bytes[buffer.data[j - 1]] > b:
+                buffer.data[j] = buffer.data[j - 1]
+                j -= 1
+            buffer.data[j] = moving
+        return True
+    memset(counts, 0, 257 * sizeof(Py_ssize_t))
+    for i in range(out, buffer.size):
+        counts[trie.node_bytes[buffer.data[i]] + 1] += 1
     for b in range(256):
         counts[b + 1] += counts[b]
-    total = counts[256]
-    out = buffer.size
+    buffer.size = out
     for i in range(total):
         if not grow_push(buffer, 0):
             return False

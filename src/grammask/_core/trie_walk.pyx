@@ -70,6 +70,12 @@ cdef class TrieView:
             raise ValueError("malformed trie: token id out of range")
         self.node_heights = _subtree_heights(self.node_subtree_ends)
 
+    def arrays(self):
+        """(node_bytes, node_subtree_ends, node_token_offsets, token_ids) as
+        read-only numpy views, for inspection."""
+        return (np.asarray(self.node_bytes), np.asarray(self.node_subtree_ends),
+                np.asarray(self.node_token_offsets), np.asarray(self.token_ids))
+
     @classmethod
     def from_token_trie(cls, trie):
         return cls(trie.node_bytes, trie.node_subtree_ends, trie.node_token_offsets,
