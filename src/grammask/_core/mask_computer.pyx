@@ -40,6 +40,7 @@ from libc.string cimport memset
 
 import hashlib
 import threading
+import weakref
 
 import numpy as np
 
@@ -67,6 +68,62 @@ SUB_AUTOMATON_LIMIT = 64
 # Exit tries with at most this many nodes are walked byte by byte; larger
 # ones are handled by recursing over their own per-terminal token sets.
 cdef Py_ssize_t WALK_LIMIT = 4096
+
+
+# A derived token set is built from a base state's only when its walk is
+# estimated to visit fewer than this share of the trie's nodes (it runs two
+# automata per node; a full build runs one over the nodes alive for the state).
+RELATIVE_WALK_SHARE = 0.5
+
+_root_subtree_heights = weakref.WeakKeyDictionary()
+
+
+def root_subtree_heights(TrieView trie):
+    """(the bytes of the root's children, int64[children, KEPT_CLASS_ROWS + 1]
+    whose entry [c, k] counts the nodes n of child c's subtree with
+    height(n) + (edges from c to n) >= k), computed once per trie."""
+    found = _root_subtree_heights.get(trie)
+    if found is None:
+        node_bytes, ends = trie.arrays()[:2]
+        starts = []
+        child = 1
+        while child < trie.n_nodes:
+            starts.append(child)
+            child = int(ends[child])
+        starts = np.asarray(starts, dtype=np.int64)
+        owner = np.searchsorted(starts, np.arange(1, trie.n_nodes), side="right") - 1
+        # a node's depth is the number of subtrees [a, end(a)) strictly around it
+        nesting = np.zeros(trie.n_nodes + 1, dtype=np.int64)
+        np.add.at(nesting, np.arange(1, trie.n_nodes + 1), 1)
+        np.add.at(nesting, ends.astype(np.int64), -1)
+        below_child = np.cumsum(nesting)[1:trie.n_nodes] - 1
+        reach = np.minimum(np.asarray(trie.node_heights)[1:] + below_child, KEPT_CLASS_ROWS)
+        counts = np.zeros((len(starts), KEPT_CLASS_ROWS + 1), dtype=np.int64)
+        np.add.at(counts, (owner, reach), 1)
+        found = (np.asarray(node_bytes)[starts], counts[:, ::-1].cumsum(axis=1)[:, ::-1])
+        _root_subtree_heights[trie] = found
+    return found
+
+
+def relative_walk_estimate(TrieView trie, dfa, rows, Py_ssize_t state, Py_ssize_t base_state):
+    """About how many nodes ``build_terminal_tokens_relative`` visits deriving
+    ``state``'s sets from ``base_state``'s: below a root child where the two
+    states step to different states that agree for f bytes (f the first row
+    of ``rows``, the DFA's kept ``state_classes_by_depth``, where their
+    classes differ), the walk reaches a node d edges below the child when it
+    is at least f - 1 - d high (agreement shrinks by one byte per edge), and
+    never deeper than where both die or meet (not counted: an upper bound)."""
+    child_bytes, tall = root_subtree_heights(trie)
+    if not len(child_bytes):
+        return 0
+    transitions = np.asarray(dfa.transitions)
+    classes = np.asarray(dfa.class_map)[child_bytes]
+    own = transitions[state, classes]
+    other = transitions[base_state, classes]
+    differ = rows[:, own] != rows[:, other]
+    first = np.where(differ.any(axis=0), differ.argmax(axis=0), rows.shape[0])
+    costs = tall[np.arange(len(child_bytes)), np.maximum(first - 1, 0)]
+    return int(costs[own != other].sum())
 
 
 def state_classes_by_depth(transitions, accepting, Py_ssize_t depth):
@@ -228,12 +285,16 @@ cdef class MaskComputer:
             # (decoding walks a string's states in order, and neighbours
             # differ only on long tokens), or from the hub when other DFAs
             # may have built it already.
-            base_state, base = self.last_built.get((trie, info.dfa_id), (hub, None))
-            if base is None:
+            base_state, base = self._cheapest_base(trie, info.dfa_id, progress, hub)
+            if base_state > 0 and base is None:
                 base = self.terminal_tokens(trie, terminal_id, hub)
-            entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens_relative,
-                                      self.tables, trie, terminal_id, progress, self.vocab_size,
-                                      base, base_state, self.depth_classes[info.dfa_id])
+            if base_state > 0:
+                entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens_relative,
+                                          self.tables, trie, terminal_id, progress, self.vocab_size,
+                                          base, base_state, self.depth_classes[info.dfa_id])
+            else:
+                entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
+                                          self.tables, trie, terminal_id, progress, self.vocab_size)
         else:
             entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
                                       self.tables, trie, terminal_id, progress, self.vocab_size)
@@ -242,6 +303,29 @@ cdef class MaskComputer:
         with self.lock:
             entry = self.cache.setdefault(key, entry)
         return entry
+
+    def _cheapest_base(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress,
+                       state_id_t hub):
+        """(state, its TerminalTokens or None when not built yet) to derive
+        ``progress``'s sets from: the state built last for this DFA over this
+        trie or the hub, whichever ``relative_walk_estimate`` says walks
+        fewer nodes; (-1, None) when even that one would walk more than a
+        full build (``RELATIVE_WALK_SHARE`` of the trie), as a state at the
+        start of a counted string does from a hub near its end."""
+        candidates = []
+        last = self.last_built.get((trie, dfa_id))
+        if last is not None:
+            candidates.append(last)
+        if hub > 0 and (last is None or last[0] != hub):
+            candidates.append((hub, None))
+        dfa = self.tables.lnf.dfas[dfa_id]
+        rows = self.depth_classes[dfa_id]
+        best, best_cost = (-1, None), RELATIVE_WALK_SHARE * trie.n_nodes
+        for state, entry in candidates:
+            cost = relative_walk_estimate(trie, dfa, rows, progress, state)
+            if cost < best_cost:
+                best, best_cost = (state, entry), cost
+        return best
 
     cdef state_id_t _hub(self, Py_ssize_t dfa_id):
         """The DFA's hub: the live state (its class representative) that
