@@ -106,6 +106,11 @@ def _cached_checked_dfa(dfa):
     return _checked_dfa(dfa)
 
 
+def clear_prepared_dfas():
+    """Forget the memoized DFA arrays (``grammask.clear_caches``)."""
+    _cached_checked_dfa.cache_clear()
+
+
 def _checked_dfa(dfa):
     """One DFA's tables as ``CompiledTables`` concatenates them, read-only:
     (transitions [n_states, n_classes] int32 with hopeless targets sent to 0,
