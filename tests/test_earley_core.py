@@ -298,3 +298,24 @@ def test_malformed_lnf_never_crashes(field, index, value, truncate):
         recognizer.allowed_first_bytes()
         recognizer.scan_items()
     recognizer.pop(recognizer.rollback_limit)
+
+
+def test_a_dfa_shared_by_grammars_is_prepared_once_and_read_only():
+    """Two grammars with one content-equal DFA: the second CompiledTables
+    takes its checked arrays from ``_prepared_dfa``'s memo (a cache hit),
+    and both recognize their own language exactly."""
+    from grammask._core import earley_tables
+    from grammask.grammar import Grammar
+
+    first = Grammar.from_ebnf('start ::= #"[a-c]+q" "x";')
+    second = Grammar.from_ebnf('start ::= "y" #"[a-c]+q";')
+    assert first.lnf.dfas[0] == second.lnf.dfas[0]
+    CompiledTables(first.lnf)
+    hits = earley_tables._cached_checked_dfa.cache_info().hits
+    tables = CompiledTables(second.lnf)
+    assert earley_tables._cached_checked_dfa.cache_info().hits == hits + 1
+    parts = earley_tables._prepared_dfa(second.lnf.dfas[0])
+    assert not any(array.flags.writeable for array in parts[:-1])
+    for data, accepted in ((b"yabq", True), (b"yq", False), (b"yabqx", False), (b"y", False)):
+        recognizer = EarleyRecognizer(tables)
+        assert (recognizer.push_bytes(data) and recognizer.is_accepting()) == accepted, data

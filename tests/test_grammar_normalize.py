@@ -13,12 +13,16 @@ import warnings
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded
 from grammask.grammar import Grammar
+from grammask.grammar.ast import GrammarAST, Literal, Rule
 from grammask.grammar.lnf import check_invariants
 from grammask.grammar.normalize import PASSES
+from grammask.grammar.terminal_keys import kbnf_string, regex_escape, terminal_spelling
+from grammask.terminals import compile_regex
 from grammask._core.earley import EarleyRecognizer, compiled_tables
 
 from support.ast_reference import ReferenceRecognizer
@@ -263,3 +267,20 @@ def test_adjacent_regex_terminals_are_joined():
     grammar = Grammar.from_ebnf('start ::= #"[a-c]" b #"[0-9]+"; b ::= "x" | "";')
     assert '#"(?:[a-c])(?:[0-9]+)"' in grammar.to_ebnf()
     assert [name for name, _ in grammar.pass_sizes][-1] == "join_adjacent_regexes"
+
+
+AWKWARD_TEXT = st.text(alphabet=st.sampled_from(list('ab\\"\n\r\t\x00\x7f\u00a0\u200b\u2028\U0001F600'
+                                                     '.+*?()|[]{}^$#&-~')), min_size=1, max_size=12)
+
+
+@settings(max_examples=80, deadline=None)
+@given(AWKWARD_TEXT)
+def test_literal_spellings_read_back_to_the_same_text(text):
+    """kbnf_string (printouts) and regex_escape (joined and folded regexes)
+    on quotes, backslashes, controls, non-printable and regex-special characters."""
+    grammar = Grammar.from_ast(GrammarAST((Rule("start", Literal(text.encode("utf-8"))),), "start"))
+    again = Grammar.from_ebnf(grammar.to_ebnf())
+    assert again.fingerprint == grammar.fingerprint
+    assert kbnf_string(text) == terminal_spelling(("lit", text.encode("utf-8")))[1]
+    escaped = compile_regex(regex_escape(text))
+    assert escaped.fullmatch(text) and not escaped.fullmatch(text + "a") and not escaped.fullmatch(text[1:])

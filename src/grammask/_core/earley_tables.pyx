@@ -26,11 +26,16 @@ Invariants (checked here, so the recognizer's loops need no bounds checks):
   class_map values < n_classes, transition targets in [0, n_states); state 0 is
   dead (all its transitions go to 0 and it is not accepting).
 Violations raise ``grammask.GrammarError`` naming the array and index.
+Each DFA's checked per-state arrays are memoized by DFA content
+(``_prepared_dfa``, ``PREPARED_DFA_CACHE_SIZE`` DFAs), so a DFA shared by
+many grammars is checked and prepared once per process.
 Transitions into states that cannot reach an accepting state are redirected
 to 0 here, so "state != 0" means "can still match" even for untrimmed tables.
 Recognizers point at ``view`` (a plain C struct) so their loops hold no Python
 objects; the arrays behind it are owned by this object.
 """
+
+import functools
 
 import numpy as np
 
@@ -76,6 +81,66 @@ def _without_hopeless_states(table, accepting):
             break
         alive = grown
     return np.where(alive[table], table, 0).astype(np.int32)
+
+
+PREPARED_DFA_CACHE_SIZE = 4096
+"""DFAs whose checked per-state arrays ``_prepared_dfa`` keeps (as many as
+``grammask.terminals`` keeps compiled DFAs).  Grammars translated from JSON
+Schema share their string, number and whitespace DFAs, so most DFAs of a
+compile were prepared by an earlier one."""
+
+
+def _prepared_dfa(dfa):
+    """``_checked_dfa(dfa)``, memoized for DFAs hashed and compared by content
+    (their class defines ``__eq__`` and ``__hash__``, as
+    ``grammask.terminals.DFA`` does: equal DFAs have equal tables, so a hit
+    is exact); other objects are checked anew."""
+    kind = type(dfa)
+    if kind.__eq__ is object.__eq__ or kind.__hash__ is None or kind.__hash__ is object.__hash__:
+        return _checked_dfa(dfa)
+    return _cached_checked_dfa(dfa)
+
+
+@functools.lru_cache(maxsize=PREPARED_DFA_CACHE_SIZE)
+def _cached_checked_dfa(dfa):
+    return _checked_dfa(dfa)
+
+
+def clear_prepared_dfas():
+    """Forget the memoized DFA arrays (``grammask.clear_caches``)."""
+    _cached_checked_dfa.cache_clear()
+
+
+def _checked_dfa(dfa):
+    """One DFA's tables as ``CompiledTables`` concatenates them, read-only:
+    (transitions [n_states, n_classes] int32 with hopeless targets sent to 0,
+    class_map uint8[256], accepting uint8, can_continue uint8, allowed bytes
+    (4 x uint64 per state), start).  GrammarError when an invariant fails."""
+    table = np.ascontiguousarray(np.asarray(dfa.transitions), dtype=np.int32)
+    class_map = _contiguous(dfa.class_map, np.uint8, "class_map")
+    accepting = _contiguous(dfa.accepting, np.bool_, "accepting")
+    start = int(dfa.start)
+    if table.ndim != 2 or table.shape[0] < 2 or table.shape[1] < 1:
+        raise GrammarError("transitions must be [n_states >= 2, n_classes >= 1]")
+    n_states, n_classes = table.shape
+    if len(class_map) != 256 or class_map.max() >= n_classes:
+        raise GrammarError(f"class_map must have 256 entries < n_classes={n_classes}")
+    if len(accepting) != n_states:
+        raise GrammarError(f"accepting has {len(accepting)} entries, expected {n_states}")
+    if table.min() < 0 or table.max() >= n_states:
+        raise GrammarError(f"a transition is outside [0, {n_states})")
+    if np.any(table[0] != 0) or accepting[0]:
+        raise GrammarError("state 0 must be a dead, non-accepting sink")
+    if not 1 <= start < n_states:
+        raise GrammarError(f"start state {start} is outside [1, {n_states})")
+    table = _without_hopeless_states(table, accepting)
+    live = table[:, class_map.astype(np.intp)] != 0          # [n_states, 256]
+    allowed = np.ascontiguousarray(np.packbits(live, axis=1, bitorder="little")).view("<u8").reshape(-1)
+    parts = (table, class_map.copy(), accepting.astype(np.uint8), live.any(axis=1).astype(np.uint8),
+             allowed)
+    for array in parts:
+        array.setflags(write=False)
+    return parts + (start,)
 
 
 cdef class CompiledTables:
@@ -144,32 +209,16 @@ cdef class CompiledTables:
             raise MemoryError()
         cdef int64_t transitions_start = 0, state_base = 0
         for i, dfa in enumerate(dfas):
-            table = np.ascontiguousarray(np.asarray(dfa.transitions), dtype=np.int32)
-            class_map = _contiguous(dfa.class_map, np.uint8, f"dfas[{i}].class_map")
-            accepting = _contiguous(dfa.accepting, np.bool_, f"dfas[{i}].accepting")
-            start = int(dfa.start)
-            if table.ndim != 2 or table.shape[0] < 2 or table.shape[1] < 1:
-                raise GrammarError(f"DFA {i} transitions must be [n_states >= 2, n_classes >= 1]")
+            try:
+                table, class_map, accepting, can_continue, allowed, start = _prepared_dfa(dfa)
+            except GrammarError as error:
+                raise GrammarError(f"DFA {i}: {error}") from None
             n_states, n_classes = table.shape
-            if len(class_map) != 256 or class_map.max() >= n_classes:
-                raise GrammarError(f"DFA {i} class_map must have 256 entries < n_classes={n_classes}")
-            if len(accepting) != n_states:
-                raise GrammarError(f"DFA {i} accepting has {len(accepting)} entries, expected {n_states}")
-            if table.min() < 0 or table.max() >= n_states:
-                raise GrammarError(f"DFA {i} has a transition outside [0, {n_states})")
-            if np.any(table[0] != 0) or accepting[0]:
-                raise GrammarError(f"DFA {i}: state 0 must be a dead, non-accepting sink")
-            if not 1 <= start < n_states:
-                raise GrammarError(f"DFA {i} start state {start} is outside [1, {n_states})")
             class_maps[i * 256:(i + 1) * 256] = class_map
-            table = _without_hopeless_states(table, accepting)
-            by_byte = table[:, class_map.astype(np.intp)]          # [n_states, 256]
-            live = by_byte != 0
             transition_parts.append(table.reshape(-1))
-            accepting_parts.append(accepting.astype(np.uint8))
-            continue_parts.append(live.any(axis=1).astype(np.uint8))
-            packed = np.ascontiguousarray(np.packbits(live, axis=1, bitorder="little"))
-            allowed_parts.append(packed.view("<u8").reshape(-1))
+            accepting_parts.append(accepting)
+            continue_parts.append(can_continue)
+            allowed_parts.append(allowed)
             self.dfa_infos[i].transitions_start = transitions_start
             self.dfa_infos[i].class_map_start = i * 256
             self.dfa_infos[i].state_base = state_base

@@ -194,14 +194,13 @@ def sub_automaton_digest(dfa, Py_ssize_t state, Py_ssize_t limit=SUB_AUTOMATON_L
     order = [state]
     i = 0
     while i < len(order):
-        row = table[order[i]]
-        targets, first = np.unique(row, return_index=True)
-        for target in targets[np.argsort(first)]:
+        # dict.fromkeys keeps each target once, in the order of its first byte
+        for target in dict.fromkeys(table[order[i]].tolist()):
             if number[target] < 0:
                 if len(order) >= limit:
                     return None
                 number[target] = len(order) + 1
-                order.append(int(target))
+                order.append(target)
         i += 1
     rows = number[table[order]]
     digest = hashlib.blake2b(b"sub-automaton", digest_size=20)

@@ -36,6 +36,7 @@ from typing import Optional
 import numpy as np
 
 from grammask._core.earley import compiled_tables
+from grammask._core.earley_tables import clear_prepared_dfas
 from grammask._core.mask_computer import MaskComputer
 from grammask.bitset import n_words
 from grammask.config import Config
@@ -117,8 +118,8 @@ def compile(grammar, vocab: Vocabulary, config: Optional[Config] = None) -> Comp
 def clear_caches(vocabularies: bool = True) -> None:
     """Forget every process-wide cache, so the next ``compile`` starts cold.
 
-    Always: compiled grammars, terminal DFAs and the token sets grammars
-    share per vocabulary.  With ``vocabularies`` (the
+    Always: compiled grammars, terminal DFAs (and their prepared Earley
+    tables) and the token sets grammars share per vocabulary.  With ``vocabularies`` (the
     default), also the per-vocabulary tables (token trie, canonical filter)
     and the canonical filters built per tokenizer; ``vocabularies=False``
     keeps them (they take seconds for a large vocabulary).  The canonical
@@ -130,6 +131,7 @@ def clear_caches(vocabularies: bool = True) -> None:
         for value in vars(terminals).values():
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
+    clear_prepared_dfas()
     vocab_tables.clear_token_sets()
     if vocabularies:
         vocab_tables.clear()

@@ -34,7 +34,7 @@ import numpy as np
 
 from grammask.errors import GrammarError
 from grammask.grammar.flatten import FlatGrammar
-from grammask.grammar.terminal_keys import TerminalCompiler, kbnf_string, key_to_kbnf
+from grammask.grammar.terminal_keys import TerminalCompiler, kbnf_string, key_to_kbnf, terminal_spelling
 from grammask.grammar.kbnf import is_name_char
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
@@ -100,8 +100,7 @@ def build_lnf(flat: FlatGrammar, compiler: TerminalCompiler) -> LNF:
     canonical order: productions of a rule sorted, nonterminals numbered in
     breadth-first order of first use from the start (so equal grammars give
     equal arrays and equal printouts)."""
-    printed: dict[tuple, tuple] = {}
-    rules = {name: sorted(productions, key=lambda production: _production_order(production, printed))
+    rules = {name: sorted(productions, key=_production_order)
              for name, productions in flat.rules.items()}
     names = [flat.start]
     seen = {flat.start}
@@ -180,12 +179,7 @@ def lnf_fingerprint(lnf: LNF) -> str:
     regex it prints as count as one), or its key's repr when it has none.
     Defined for every grammar, including those ``to_ebnf`` cannot print
     (non-UTF-8 literals), and equal for a grammar and its re-parsed printout."""
-    terminals = []
-    for key in lnf.terminal_keys:
-        try:
-            terminals.append(key_to_kbnf(key))
-        except GrammarError:
-            terminals.append(repr(key))
+    terminals = [terminal_spelling(key)[1] for key in lnf.terminal_keys]
     digest = hashlib.sha256()
     digest.update(repr((lnf.nonterminal_names, lnf.start_id, lnf.start_accepts_empty,
                         terminals)).encode("utf-8"))
@@ -198,23 +192,11 @@ def lnf_fingerprint(lnf: LNF) -> str:
     return digest.hexdigest()
 
 
-def _production_order(production, printed: dict) -> tuple:
-    """Sort key: names, then terminals by their KBNF printout (so a class and
-    the regex it prints as sort alike); ``printed`` caches terminal keys."""
-    key = []
-    for symbol in production:
-        if symbol.__class__ is str:
-            key.append((0, symbol))
-            continue
-        order = printed.get(symbol)
-        if order is None:
-            try:
-                order = (1, key_to_kbnf(symbol))
-            except GrammarError:
-                order = (2, repr(symbol))
-            printed[symbol] = order
-        key.append(order)
-    return tuple(key)
+def _production_order(production) -> tuple:
+    """Sort key: names, then terminals by their spelling (``terminal_spelling``:
+    the KBNF printout, so a class and the regex it prints as sort alike)."""
+    return tuple((0, symbol) if symbol.__class__ is str else terminal_spelling(symbol)
+                 for symbol in production)
 
 
 def check_invariants(lnf: LNF) -> list[str]:

@@ -19,12 +19,14 @@ key                                 meaning
 ``TerminalCompiler`` turns the DFA-backed keys into ``grammask.terminals.DFA``
 objects (each compiled once) and answers the two questions normalization asks
 of a terminal: is its language empty, and does it match the empty string.
-``key_to_kbnf`` prints a key as KBNF source (used by ``to_ebnf``).
+``key_to_kbnf`` prints a key as KBNF source (used by ``to_ebnf``);
+``terminal_spelling`` is its memoized form that orders and fingerprints terminals.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import Optional
 
 from grammask.config import Config
@@ -37,6 +39,11 @@ from grammask.source import Span
 MAX_CODE_POINT = 0x10FFFF
 SURROGATE_LOW, SURROGATE_HIGH = 0xD800, 0xDFFF
 CLASS_SPECIAL_CHARS = set("\\[]^-&~")
+_REGEX_SPECIAL = re.compile(r"[\\.+*?()|\[\]{}^$#&\-~]")
+"""Characters ``regex_escape`` prefixes with a backslash."""
+_KBNF_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
+"""Characters ``kbnf_string`` spells as two-character escapes; every other
+character it prints as itself, or as ``\\u{X}`` when not printable."""
 
 
 @functools.lru_cache(maxsize=8192)
@@ -106,15 +113,10 @@ def literals_pattern(values) -> str:
 
 def regex_escape(text: str) -> str:
     """``text`` as a Rust regex matching exactly it."""
-    out = []
-    for char in text:
-        if char in "\\.+*?()|[]{}^$#&-~":
-            out.append("\\" + char)
-        elif char.isprintable():
-            out.append(char)
-        else:
-            out.append("\\x{%X}" % ord(char))
-    return "".join(out)
+    escaped = _REGEX_SPECIAL.sub(r"\\\g<0>", text)
+    if escaped.isprintable():
+        return escaped
+    return "".join(char if char.isprintable() else "\\x{%X}" % ord(char) for char in escaped)
 
 
 def _utf8(value: bytes) -> str:
@@ -126,23 +128,10 @@ def _utf8(value: bytes) -> str:
 
 def kbnf_string(text: str) -> str:
     """``text`` as a KBNF double-quoted string (reads back to the same text)."""
-    out = []
-    for char in text:
-        if char == "\\":
-            out.append("\\\\")
-        elif char == '"':
-            out.append('\\"')
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\r":
-            out.append("\\r")
-        elif char == "\t":
-            out.append("\\t")
-        elif not char.isprintable():
-            out.append("\\u{%X}" % ord(char))
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
+    escaped = text.translate(_KBNF_ESCAPES)
+    if not escaped.isprintable():
+        escaped = "".join(char if char.isprintable() else "\\u{%X}" % ord(char) for char in escaped)
+    return '"' + escaped + '"'
 
 
 def _literal_kbnf(value: bytes) -> str:
@@ -180,6 +169,19 @@ def key_to_kbnf(key: tuple) -> str:
     if kind == "literals":
         return "#" + kbnf_string(literals_pattern(key[1]))
     raise ValueError(f"unknown terminal key {key!r}")
+
+
+@functools.lru_cache(maxsize=4096)
+def terminal_spelling(key: tuple) -> tuple[int, str]:
+    """The spelling that orders and fingerprints a terminal: ``(1, KBNF
+    printout)``, or ``(2, repr(key))`` for a key KBNF cannot print (a
+    non-UTF-8 literal).  Memoized per process for 4,096 keys: grammars
+    translated from JSON Schema share most of their terminals (string,
+    number, whitespace), and printing a long pattern dominates otherwise."""
+    try:
+        return 1, key_to_kbnf(key)
+    except GrammarError:
+        return 2, repr(key)
 
 
 class TerminalCompiler:
