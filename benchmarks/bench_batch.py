@@ -14,28 +14,32 @@ What it measures
     server whose new sequences go through grammar states seen before, not
     repeats of whole masks.
 
-    Per (batch size, threads): steps of one ``fill_bitmask`` call over the
-    batch (timed: wall ``perf_counter_ns`` and process CPU ``process_time_ns``,
-    all threads), then every engine accepts its next token (not timed; an
-    engine at the end of its instance starts over).  Steps run until
-    ``--masks`` masks were computed.  Reported: masks per second (wall), CPU
-    microseconds per mask, and per batch size the 2-thread / 1-thread ratio
-    of masks per second, with the fraction of a mask's work that overlapped
-    across threads implied by it (Amdahl: p = 2 (1 - 1/ratio)).  Runs
-    alternate thread counts per batch size, so load from other processes
-    hits both alike; compare ratios within one run.
+    Per (batch size, threads): steps in which every engine accepts its next
+    token (not timed; an engine at the end of its instance starts over), then
+    one ``fill_bitmask`` call over the batch (timed: wall ``perf_counter_ns``
+    and process CPU ``process_time_ns``, all threads), for ``--masks`` masks
+    split into ``--rounds`` rounds; each round runs every thread count, in
+    alternating order, so load from other processes hits them alike.
+    Reported: masks per second (wall, over all rounds), CPU microseconds per
+    mask, and per batch size the median over rounds of the 2-thread /
+    1-thread ratio of masks per second, with the fraction of a mask's work
+    that overlapped across threads implied by it (Amdahl: p = 2 (1 - 1/ratio)).
+    The load average before and after is recorded: on a machine loaded past
+    its cores the scheduler gives a process a share per runnable thread, so
+    the 2-thread figures then measure that share as much as the overlap.
 
 Output: ``--out`` (default ``benchmarks/results/bench_batch.json``) with the
 machine and commit; a markdown table on stdout.
 
 Usage: python benchmarks/bench_batch.py [--batches 1 8 32 128] [--threads 1 2]
-       [--masks 3000] [--schemas 16] [--data DIR] [--out FILE]
+       [--masks 3000] [--rounds 10] [--schemas 16] [--data DIR] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import sys
 import time
@@ -78,34 +82,70 @@ def load_workloads(data: pathlib.Path, n_schemas: int, tokenizer, vocab, config)
     return workloads
 
 
-def run(workloads: list, batch: int, threads: int, n_masks: int) -> dict:
-    """Steps of ``fill_bitmask`` over ``batch`` sequences until ``n_masks``
-    masks; returns the counts and times."""
-    sequences = [workloads[i % len(workloads)] for i in range(batch)]
-    engines = [grammask.Engine(compiled) for _, compiled, _ in sequences]
-    positions = [0] * batch
-    bitmask = np.zeros((batch, sequences[0][1].n_words), dtype=np.int32)
-    wall = cpu = masks = 0
-    with grammask.BatchMasker(threads) as masker:
-        masker.fill_bitmask(engines, bitmask)  # the pool's threads are up
-        for engine in engines:
-            engine.reset()
+class Batch:
+    """``batch`` sequences over the workloads, stepped by one ``BatchMasker``."""
+
+    def __init__(self, workloads: list, batch: int, threads: int):
+        self.sequences = [workloads[i % len(workloads)] for i in range(batch)]
+        self.engines = [grammask.Engine(compiled) for _, compiled, _ in self.sequences]
+        self.positions = [0] * batch
+        self.bitmask = np.zeros((batch, self.sequences[0][1].n_words), dtype=np.int32)
+        self.masker = grammask.BatchMasker(threads)
+        self.masker.fill_bitmask(self.engines, self.bitmask)  # the pool's threads are up
+
+    def run(self, n_masks: int) -> tuple:
+        """Steps until ``n_masks`` masks: (masks, wall ns, CPU ns) of the
+        ``fill_bitmask`` calls."""
+        wall = cpu = masks = 0
         while masks < n_masks:
-            start_wall, start_cpu = time.perf_counter_ns(), time.process_time_ns()
-            masker.fill_bitmask(engines, bitmask)
+            for i, (engine, (_, _, ids)) in enumerate(zip(self.engines, self.sequences)):
+                if self.positions[i] == len(ids):
+                    engine.reset()
+                    self.positions[i] = 0
+                else:
+                    engine.try_accept_new_token(ids[self.positions[i]])
+                    self.positions[i] += 1
+            start_cpu = time.process_time_ns()
+            start_wall = time.perf_counter_ns()
+            self.masker.fill_bitmask(self.engines, self.bitmask)
             wall += time.perf_counter_ns() - start_wall
             cpu += time.process_time_ns() - start_cpu
-            masks += batch
-            for i, (engine, (_, _, ids)) in enumerate(zip(engines, sequences)):
-                if positions[i] == len(ids):
-                    engine.reset()
-                    positions[i] = 0
-                else:
-                    engine.try_accept_new_token(ids[positions[i]])
-                    positions[i] += 1
-    return {"masks": masks, "wall_s": round(wall / 1e9, 4),
-            "masks_per_s": round(masks / (wall / 1e9), 1),
-            "cpu_us_per_mask": round(cpu / 1e3 / masks, 2)}
+            masks += len(self.engines)
+        return masks, wall, cpu
+
+
+def measure(workloads: list, batch: int, thread_counts: list, n_masks: int, rounds: int) -> dict:
+    """``rounds`` rounds, each running every thread count for ``n_masks /
+    rounds`` masks (order alternating), so drifting load hits all alike;
+    per thread count the totals, and the median per-round ratio of masks
+    per second of 2 threads to 1."""
+    batches = {threads: Batch(workloads, batch, threads) for threads in thread_counts}
+    totals = {threads: [0, 0, 0] for threads in thread_counts}
+    ratios = []
+    try:
+        for round_index in range(rounds):
+            order = thread_counts if round_index % 2 == 0 else thread_counts[::-1]
+            rates = {}
+            for threads in order:
+                masks, wall, cpu = batches[threads].run(max(1, n_masks // rounds))
+                rates[threads] = masks / wall
+                for k, value in enumerate((masks, wall, cpu)):
+                    totals[threads][k] += value
+            if 1 in rates and 2 in rates:
+                ratios.append(rates[2] / rates[1])
+    finally:
+        for state in batches.values():
+            state.masker.close()
+    row = {str(threads): {"masks": masks, "wall_s": round(wall / 1e9, 4),
+                          "masks_per_s": round(masks / (wall / 1e9), 1),
+                          "cpu_us_per_mask": round(cpu / 1e3 / masks, 2)}
+           for threads, (masks, wall, cpu) in totals.items()}
+    if ratios:
+        ratio = float(np.median(ratios))
+        row["ratio_2_to_1"] = round(ratio, 2)
+        row["ratio_2_to_1_rounds"] = [round(r, 2) for r in ratios]
+        row["overlapped_fraction"] = round(2 * (1 - 1 / ratio), 2)
+    return row
 
 
 def markdown_table(results: dict) -> str:
@@ -123,6 +163,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 8, 32, 128])
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--masks", type=int, default=3000, help="masks per (batch, threads) run")
+    parser.add_argument("--rounds", type=int, default=10, help="interleaved rounds per batch size")
     parser.add_argument("--schemas", type=int, default=16)
     parser.add_argument("--data", default=str(DATA))
     parser.add_argument("--out", default=str(OUT))
@@ -135,13 +176,10 @@ def main(argv=None) -> dict:
     started = time.perf_counter()
     workloads = load_workloads(pathlib.Path(args.data), args.schemas, tokenizer, vocab, config)
     setup_s = time.perf_counter() - started
+    load_before = os.getloadavg()[0]
     runs = {}
     for batch in args.batches:
-        row = {str(threads): run(workloads, batch, threads, args.masks) for threads in args.threads}
-        if "1" in row and "2" in row:
-            ratio = row["2"]["masks_per_s"] / row["1"]["masks_per_s"]
-            row["ratio_2_to_1"] = round(ratio, 2)
-            row["overlapped_fraction"] = round(2 * (1 - 1 / ratio), 2)
+        row = measure(workloads, batch, args.threads, args.masks, args.rounds)
         runs[str(batch)] = row
         print(f"batch {batch}: {row}", flush=True)
     results = {
@@ -151,7 +189,10 @@ def main(argv=None) -> dict:
         "config": repr(config),
         "workloads": [{"schema": name, "tokens": len(ids)} for name, _, ids in workloads],
         "setup_s": round(setup_s, 1),
+        "load_average_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "threads": args.threads,
+        "masks_per_run": args.masks,
+        "rounds": args.rounds,
         "runs": runs,
     }
     write_results(results, args.out)

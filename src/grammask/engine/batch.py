@@ -12,12 +12,13 @@ What it computes
     one-call form with a masker for the call.
 
 Data layout
-    The engines are dealt round-robin into one chunk per thread; the caller's
-    thread computes the first chunk and a persistent pool of ``threads - 1``
-    workers the others.  Each mask is computed into its engine's own bitset
+    The caller's thread and a persistent pool of ``threads - 1`` workers each
+    take the next engine not yet taken (dynamic, so a worker the OS wakes
+    late costs nothing: the caller will have taken its share, and a helper
+    still queued at the end is cancelled, not awaited).  Each mask is computed into its engine's own bitset
     (``Engine.allowed_bitset``): the Cython mask computation
     (``grammask._core.mask_computer``) runs its trie walks and bitset ORs
-    without the GIL, so chunks overlap there.  Rows are written once every
+    without the GIL, so threads overlap there.  Rows are written once every
     mask is known; float32 / float64 logits rows are masked by the pool too
     (``grammask._core.logits.mask_rows`` releases the GIL).
 
@@ -41,6 +42,7 @@ Seeds: llguidance's ``fill_next_token_bitmask_par`` and xgrammar's
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -55,9 +57,11 @@ from grammask.errors import IndexOutOfRange, InvalidArgument, InvalidArgumentTyp
 
 __all__ = ["BatchMasker", "fill_next_token_bitmask_batch"]
 
-MAX_DEFAULT_THREADS = 8
-"""Default thread count: the CPU count, at most this (beyond it the
-per-chunk handoffs outweigh what is left to overlap in a decoding step)."""
+MAX_DEFAULT_THREADS = 4
+"""Default thread count: the CPU count, at most this.  Only a mask's GIL-free
+part overlaps (the engine's bookkeeping and the cache lookups hold the GIL,
+more than a third of a warm mask's CPU time), so further threads add GIL
+handoffs, not throughput."""
 
 
 def _default_threads() -> int:
@@ -242,28 +246,31 @@ class BatchMasker:
         return masks
 
     def _run(self, items: list, work) -> None:
-        """``work(item)`` for every item, dealt round-robin over the threads
-        (the caller's thread takes the first share); every item is tried, then
-        the error of the first failing item in order is raised."""
-        n_chunks = min(self.threads, len(items))
+        """``work(item)`` for every item: the caller's thread and up to
+        ``threads - 1`` pool threads each take the next untaken item until
+        none is left; a helper still queued when the items run out is
+        cancelled rather than awaited.  Every item is tried, then the error
+        of the first failing item in order is raised."""
         errors: dict = {}
+        positions = itertools.count()  # next() is atomic under the GIL
 
-        def run_chunk(chunk_index):
-            for position in range(chunk_index, len(items), n_chunks):
+        def drain():
+            for position in positions:
+                if position >= len(items):
+                    return
                 try:
                     work(items[position])
                 except BaseException as error:  # re-raised below, in item order
                     errors[position] = error
 
-        futures = [self._pool.submit(run_chunk, k) for k in range(1, n_chunks)] if n_chunks > 1 else []
-        if n_chunks:
-            run_chunk(0)
-        for future in futures:
-            future.result()
+        n_helpers = min(self.threads - 1, len(items) - 1)
+        helpers = [self._pool.submit(drain) for _ in range(n_helpers)]
+        drain()
+        for helper in helpers:
+            if not helper.cancel():
+                helper.result()
         if errors:
             raise errors[min(errors)]
-
-
 
 def fill_next_token_bitmask_batch(engines, bitmask, rows=None, threads: Optional[int] = None) -> None:
     """``BatchMasker(threads).fill_bitmask(engines, bitmask, rows)`` with a
