@@ -176,6 +176,7 @@ def test_engines_on_threads_share_one_compiled_grammar(llama3_vocab, token_ids):
     filled concurrently), see the masks of a sequential run."""
     grammask.clear_caches(vocabularies=False)
     shared = grammask.compile(grammask.Grammar.from_json_schema(SCHEMA), llama3_vocab)
+    assert shared.canonical is not None and shared.lookahead is not None  # shared too
 
     def run(engine, ids, out, barrier=None):
         if barrier is not None:

@@ -15,10 +15,12 @@ Data layout
     The caller's thread and a persistent pool of ``threads - 1`` workers each
     take the next engine not yet taken (dynamic, so a worker the OS wakes
     late costs nothing: the caller will have taken its share, and a helper
-    still queued at the end is cancelled, not awaited).  Each mask is computed into its engine's own bitset
-    (``Engine.allowed_bitset``): the Cython mask computation
-    (``grammask._core.mask_computer``) runs its trie walks and bitset ORs
-    without the GIL, so threads overlap there.  Rows are written once every
+    still queued at the end is cancelled, not awaited).  Each mask is
+    computed into its engine's own bitset (``Engine.allowed_bitset``): the
+    Cython mask computation
+    (``grammask._core.mask_computer``) runs its exit-trie walks and
+    token-set builds without the GIL, so threads overlap there (the rest of
+    a mask holds it: docs/benchmarks.md, "Batched masks").  Rows are written once every
     mask is known; float32 / float64 logits rows are masked by the pool too
     (``grammask._core.logits.mask_rows`` releases the GIL).
 
