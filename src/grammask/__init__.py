@@ -1,8 +1,9 @@
 """grammask: exact grammar, regex and JSON Schema token masks for LLM decoding.
 
 Public API (docs/design.md section 2): Vocabulary, Grammar, Config, compile,
-CompiledGrammar, Engine, Status, clear_caches and the typed errors and
-warnings.  The heavy parts
+CompiledGrammar, Engine, Status, BatchMasker (masks of many engines in one
+call, ``fill_next_token_bitmask_batch`` its one-call form), clear_caches and
+the typed errors and warnings.  The heavy parts
 (compiled core, front end, vocabulary loaders) load on first use, so
 ``import grammask`` stays cheap.
 """
@@ -29,6 +30,7 @@ from grammask.errors import (
 __version__ = "0.1.0"
 
 _LAZY = {
+    "BatchMasker": ("grammask.engine", "BatchMasker"),
     "Grammar": ("grammask.grammar", "Grammar"),
     "Vocabulary": ("grammask.vocab", "Vocabulary"),
     "CompiledGrammar": ("grammask.engine", "CompiledGrammar"),
@@ -36,14 +38,15 @@ _LAZY = {
     "Status": ("grammask.engine", "Status"),
     "compile": ("grammask.engine", "compile"),
     "clear_caches": ("grammask.engine", "clear_caches"),
+    "fill_next_token_bitmask_batch": ("grammask.engine", "fill_next_token_bitmask_batch"),
 }
 
 __all__ = [
-    "CompiledGrammar", "Config", "DeadEndWarning", "Engine", "Grammar", "GrammarError",
+    "BatchMasker", "CompiledGrammar", "Config", "DeadEndWarning", "Engine", "Grammar", "GrammarError",
     "GrammarSyntaxError", "GrammarWarning", "GrammaskError", "IncompleteOutputWarning",
     "IndexOutOfRange", "InvalidArgument", "InvalidArgumentType", "LimitExceeded", "RegexError",
     "SchemaUnsupported", "Status", "TokenRejected", "UsageError", "Vocabulary",
-    "VocabularyError", "clear_caches", "compile",
+    "VocabularyError", "clear_caches", "compile", "fill_next_token_bitmask_batch",
 ]
 
 

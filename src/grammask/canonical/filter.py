@@ -21,6 +21,13 @@ Data layout
     bitsets (256 each: 8 and 4 MB at most for 131k tokens) and
     ``fresh_bitset`` results (in the region LRU).
 
+Threads
+    One filter serves every engine of its vocabulary, on any thread
+    (``grammask.engine.batch``): a re-entrant lock serializes the calls that
+    read or fill its caches or the backend's, so an LRU is never reordered
+    under a reader and a half-built entry is never seen.  Keep bitsets are
+    never modified once cached, so ``apply`` ANDs outside the lock.
+
 EOS and obligations
     ``is_complete_canonical(state)`` says whether the tokens so far are the
     canonical encoding of their text if it ended now; it is False while a
@@ -37,6 +44,7 @@ Backend protocol
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from typing import Any, Iterable, Optional
 
@@ -65,6 +73,7 @@ class CanonicalFilter:
         self._transitions: OrderedDict = OrderedDict()
         self.transition_cache_size = 1 << 16
         self.n_cache_misses = 0
+        self._lock = threading.RLock()
 
     def __repr__(self) -> str:
         return f"CanonicalFilter({self.name!r}, vocab_size={self.vocab_size})"
@@ -79,25 +88,31 @@ class CanonicalFilter:
         BPE (the region since the last fixed pre-token boundary) and for
         WordPiece (the current word).
         """
-        state = self.backend.initial_state()
-        for token_id in context_token_ids:
-            state = self.backend.advance(state, int(token_id))
-        return state
+        with self._lock:
+            state = self.backend.initial_state()
+            for token_id in context_token_ids:
+                state = self.backend.advance(state, int(token_id))
+            return state
 
     def advance(self, state, token_id: int):
         """The state after ``token_id`` (a new object; ``state`` is unchanged); transitions are cached."""
         key = (state, token_id)
-        found = self._transitions.get(key)
-        if found is None:
-            found = self.backend.advance(state, int(token_id))
-            self._transitions[key] = found
-            if len(self._transitions) > self.transition_cache_size:
-                self._transitions.popitem(last=False)
-        return found
+        with self._lock:
+            found = self._transitions.get(key)
+            if found is None:
+                found = self.backend.advance(state, int(token_id))
+                self._transitions[key] = found
+                if len(self._transitions) > self.transition_cache_size:
+                    self._transitions.popitem(last=False)
+            return found
 
     # -- masks ----------------------------------------------------------------
     def _entry(self, state):
         """[forbidden ids or None (computed on demand), keep words] for ``state``, LRU-cached."""
+        with self._lock:
+            return self._entry_locked(state)
+
+    def _entry_locked(self, state):
         entry = self._cache.get(state)
         if entry is not None:
             self._cache.move_to_end(state)
@@ -116,10 +131,11 @@ class CanonicalFilter:
 
     def forbidden_token_ids(self, state) -> np.ndarray:
         """Sorted int32 ids that would make the sequence non-canonical as the next token."""
-        entry = self._entry(state)
-        if entry[0] is None:
-            entry[0] = bitset.token_ids(~entry[1], self.vocab_size)
-        return entry[0]
+        with self._lock:
+            entry = self._entry_locked(state)
+            if entry[0] is None:
+                entry[0] = bitset.token_ids(~entry[1], self.vocab_size)
+            return entry[0]
 
     def keep_bitset(self, state) -> np.ndarray:
         """uint32[ceil(V/32)]: bit set = token allowed by the filter (special tokens always set)."""
@@ -137,18 +153,23 @@ class CanonicalFilter:
             return False
         if self._never_filtered[token_id]:
             return True
-        entry = self._cache.get(state)
-        if entry is not None:
-            return bitset.has(entry[1], token_id)
-        return bool(self.backend.is_allowed(state, token_id))
+        with self._lock:
+            entry = self._cache.get(state)
+            if entry is not None:
+                return bitset.has(entry[1], token_id)
+            return bool(self.backend.is_allowed(state, token_id))
 
     def fresh_bitset(self, state) -> Optional[np.ndarray]:
         """uint32 bitset of the tokens whose state after them does not depend
         on ``state`` (``advance(state, t) == advance(initial_state(), t)``),
         or None when the backend cannot tell (see ``PretokenizedBPE.fresh_words``)."""
         fresh_words = getattr(self.backend, "fresh_words", None)
-        return fresh_words(state) if fresh_words is not None else None
+        if fresh_words is None:
+            return None
+        with self._lock:
+            return fresh_words(state)
 
     def is_complete_canonical(self, state) -> bool:
         """The tokens so far are the canonical encoding of their text if the text ended here."""
-        return bool(self.backend.is_complete(state))
+        with self._lock:
+            return bool(self.backend.is_complete(state))

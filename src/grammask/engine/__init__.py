@@ -11,12 +11,16 @@ Modules, from the bottom up:
   ``clear_caches()``.
 - ``logits``: masks out to the model (int32 bitmask rows, ``-inf`` logits).
 - ``engine``: ``Engine``, the per-sequence state, and ``Status``.
+- ``batch``: ``BatchMasker``, the masks of many engines in one call, on a
+  thread pool.
 
 Masks are token bitsets (``grammask.bitset``); the mask itself is computed
 by the Cython core (``grammask._core.mask_computer``).
 """
 
+from grammask.engine.batch import BatchMasker, fill_next_token_bitmask_batch
 from grammask.engine.compiled import CompiledGrammar, clear_caches, compile
 from grammask.engine.engine import Engine, Status
 
-__all__ = ["CompiledGrammar", "Engine", "Status", "clear_caches", "compile"]
+__all__ = ["BatchMasker", "CompiledGrammar", "Engine", "Status", "clear_caches", "compile",
+           "fill_next_token_bitmask_batch"]

@@ -38,7 +38,7 @@ import numpy as np
 from grammask._core.earley import compiled_tables
 from grammask._core.earley_tables import clear_prepared_dfas
 from grammask._core.mask_computer import MaskComputer
-from grammask.bitset import n_words
+from grammask.bitset import n_words, word_masks
 from grammask.config import Config
 from grammask.engine import vocab_tables
 from grammask.engine.lookahead import CanonicalLookahead
@@ -75,6 +75,7 @@ class CompiledGrammar:
                                           store=tables.token_sets)
         self.n_words = n_words(vocab.size)
         self.eos_token_ids = np.asarray(vocab.eos_token_ids, dtype=np.int32)
+        self.eos_word_masks = word_masks(vocab.eos_token_ids, self.n_words)
         kinds = getattr(grammar, "token_terminal_kinds", frozenset())
         self.token_terminals = TokenTerminals(kinds, tables) if kinds else None
         if kinds and config.canonical:

@@ -400,7 +400,7 @@ class Engine:
             self._set_eos(bits)
         else:
             self._fill_mask(bits)
-            if not bits.any():
+            if bitset.is_empty(bits):
                 self._stats["dead_ends"] += 1
                 warnings.warn(
                     f"dead end after {len(self.output_bytes())} bytes: the output is not a complete "
@@ -446,8 +446,8 @@ class Engine:
             cache.put(key, (cached, self._stats["canonical_fallbacks"] - n_fallbacks))
 
     def _set_eos(self, bits: np.ndarray) -> None:
-        for token_id in self.compiled.vocab.eos_token_ids:
-            bitset.add(bits, token_id)
+        for word, mask in self.compiled.eos_word_masks:
+            bits[word] |= mask
 
     def _apply_canonical(self, bits: np.ndarray, may_end: bool) -> bool:
         """AND the grammar mask in ``bits`` with the canonical filter, then drop
@@ -460,15 +460,15 @@ class Engine:
         canonical = compiled.canonical
         state = self._canonical_state
         canonical_end = may_end and canonical.is_complete_canonical(state)
-        if not bits.any():
+        if bitset.is_empty(bits):
             return may_end
         grammar_bits = bits.copy()
         canonical.apply(state, bits)
-        if compiled.lookahead is not None and bits.any():
+        if compiled.lookahead is not None and not bitset.is_empty(bits):
             n_removed, cut_off = compiled.lookahead.prune(self._recognizer, state, bits, self._narrow)
             self._stats["lookahead_pruned"] += n_removed
             self._stats["lookahead_cutoffs"] += cut_off
-        if bits.any() or canonical_end:
+        if canonical_end or not bitset.is_empty(bits):
             return canonical_end
         bits[:] = grammar_bits
         self._stats["canonical_fallbacks"] += 1
