@@ -26,7 +26,8 @@ Invariants
     its local state numbers, ``end_state`` included) or the literal's bytes,
     and the trie the set is built over (held by the key, so its identity is
     never reused while the entry lives).  One lock serializes lookups and
-    builds; entries are immutable, so readers need no lock after a lookup.
+    insertions, not builds; entries are immutable, so readers need no lock
+    after a lookup.
 """
 
 from __future__ import annotations
@@ -98,13 +99,22 @@ class TokenSetStore:
 
     def lookup(self, key, build, *args):
         """The entry stored under ``key``, or ``build(*args, bitset_pool,
-        trie_pool)`` stored and returned (built under the store's lock)."""
+        trie_pool)`` stored and returned.  The build runs outside the lock
+        (it releases the GIL, so threads build different sets at once); when
+        two threads build the same key, the first stored entry wins."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
                 return entry
-            entry = build(*args, self.bitset_pool, self.trie_pool)
+            bitset_pool, trie_pool = self.bitset_pool, self.trie_pool
+        built = build(*args, bitset_pool, trie_pool)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                return entry
+            entry = built
             self.builds += 1
             self._entries[key] = entry
             self._bytes += _entry_bytes(entry)
