@@ -4,7 +4,9 @@ process, with its time, peak memory and outcome.
 The target (issue "Bounded by construction"): every case ends within
 ``TIME_BUDGET_S`` (1 s) and ``MEMORY_BUDGET_MB`` (500 MB) with a result or a
 typed ``GrammaskError``.  A case still over budget is killed after
-``--timeout`` seconds and reported as such.
+``--timeout`` seconds (wall) and reported as such.  The budget is judged on
+CPU seconds (the import of grammask included), which a loaded machine
+inflates less than wall seconds; both are reported.
 
 Usage: python benchmarks/bench_hostile.py [--timeout 60] [--out benchmarks/results/bench_hostile.json]
 """
@@ -29,15 +31,16 @@ def main(argv=None) -> dict:
                         default=pathlib.Path(__file__).parent / "results" / "bench_hostile.json")
     args = parser.parse_args(argv)
     rows = []
-    print(f"| case | outcome | s | peak MB | within {TIME_BUDGET_S:g} s and {MEMORY_BUDGET_MB} MB |")
-    print("|---|---|---|---|---|")
+    print(f"| case | outcome | CPU s | wall s | peak MB | within {TIME_BUDGET_S:g} s and {MEMORY_BUDGET_MB} MB |")
+    print("|---|---|---|---|---|---|")
     for case in CASES:
         measured = run_case(case, args.timeout)
-        within = (as_expected(case, measured["outcome"]) and measured["seconds"] <= TIME_BUDGET_S
-                  and measured["peak_mb"] is not None and measured["peak_mb"] <= MEMORY_BUDGET_MB)
+        within = (as_expected(case, measured["outcome"]) and measured["cpu_seconds"] is not None
+                  and measured["cpu_seconds"] <= TIME_BUDGET_S and measured["peak_mb"] <= MEMORY_BUDGET_MB)
         rows.append({"case": case.name, "expect": case.expect, "within_budget": within, **measured})
         peak = "-" if measured["peak_mb"] is None else f"{measured['peak_mb']:.0f}"
-        print(f"| {case.name} | {measured['outcome']} | {measured['seconds']:.2f} | {peak} | "
+        cpu = "-" if measured["cpu_seconds"] is None else f"{measured['cpu_seconds']:.2f}"
+        print(f"| {case.name} | {measured['outcome']} | {cpu} | {measured['seconds']:.2f} | {peak} | "
               f"{'yes' if within else 'NO'} |", flush=True)
     results = {"machine": machine_info(), "command": " ".join(sys.argv),
                "budget": {"seconds": TIME_BUDGET_S, "peak_mb": MEMORY_BUDGET_MB, "kill_after_s": args.timeout},

@@ -95,10 +95,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         additional = schema["additionalProperties"]
     else:
         additional = not (translator.options.close_objects and (properties or patterns))
-    ws = translator.ws()
-
     def kv(key, value):
-        return translator.seq(key, ws, translator.lit(":"), ws, value)
+        return translator.seq(key, translator.colon(), value)
 
     finite = {pattern: strings.finite_pattern_strings(pattern) for pattern in patterns}
     if any(names is not None for names in finite.values()):
