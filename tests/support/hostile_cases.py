@@ -128,6 +128,12 @@ SAFETY_CAP_BYTES = 4 << 30
 fails with MemoryError instead of taking the machine down."""
 
 
+WALL_KILL_FACTOR = 3
+"""A case is killed after this many times its CPU allowance in wall seconds:
+on a loaded machine a case gets a fraction of a core, so its wall time
+exceeds its CPU time."""
+
+
 def _cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (SAFETY_CAP_BYTES, SAFETY_CAP_BYTES))
 
@@ -137,11 +143,13 @@ def run_case(case: Case, timeout_s: float) -> dict:
     error class name, "untyped:...", "timeout" or "crash"), wall and CPU
     seconds of the case (the import of grammask included, the interpreter's
     start excluded; CPU None when the case was killed) and the process's
-    peak RSS in MB."""
+    peak RSS in MB.  "timeout": more than ``timeout_s`` CPU seconds, or
+    killed after ``WALL_KILL_FACTOR`` times that in wall seconds (plus 10)."""
     started = time.perf_counter()
     try:
         completed = subprocess.run([sys.executable, "-c", _CHILD], input=case.code, capture_output=True,
-                                   text=True, timeout=timeout_s + 10, preexec_fn=_cap_memory)
+                                   text=True, timeout=WALL_KILL_FACTOR * timeout_s + 10,
+                                   preexec_fn=_cap_memory)
     except subprocess.TimeoutExpired:
         return {"outcome": "timeout", "seconds": round(time.perf_counter() - started, 1), "cpu_seconds": None,
                 "peak_mb": None}
@@ -150,7 +158,7 @@ def run_case(case: Case, timeout_s: float) -> dict:
     except (IndexError, json.JSONDecodeError):
         return {"outcome": "crash", "seconds": round(time.perf_counter() - started, 1), "cpu_seconds": None,
                 "peak_mb": None, "stderr": completed.stderr[-500:]}
-    if reported["seconds"] > timeout_s:
+    if reported["cpu_seconds"] > timeout_s:
         reported["outcome"] = "timeout"
     return {"outcome": reported["outcome"], "seconds": round(reported["seconds"], 3),
             "cpu_seconds": round(reported["cpu_seconds"], 3), "peak_mb": round(reported["peak_mb"], 1)}
