@@ -189,6 +189,21 @@ class GrammarBuilder:
         """``ws ":" ws`` as one terminal (``separator``)."""
         return self.separator(":")
 
+    def closing(self, mark: str) -> Node:
+        """``ws mark`` as one non-nullable terminal (made once per mark):
+        a rule that ends with it instead of deriving the empty string stays
+        non-nullable (see ``separator``)."""
+        key = " " + mark
+        if key not in self._separators:
+            options = self.options
+            if options.whitespace == "compact" or options.max_whitespace == 0:
+                self._separators[key] = self.lit(mark)
+            else:
+                cap = options.max_whitespace
+                run = "[ \\t\\n\\r]*" if cap is None else f"[ \\t\\n\\r]{{0,{cap}}}"
+                self._separators[key] = self.rx(run + "\\" + mark)
+        return self._separators[key]
+
     def separator(self, mark: str) -> Node:
         """``mark`` with optional whitespace runs on both sides, as one
         non-nullable regex terminal (made once per mark): the two whitespace

@@ -50,8 +50,8 @@ import json
 import warnings
 from typing import Any, Callable, Optional
 
+from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported
 from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef
-from grammask.grammar.ast import GrammarAST, Rule, RuleRef
 from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node, not_node,
                                               if_then_else_node, schema_dependencies)
 from grammask.json_schema.arrays import array_node
