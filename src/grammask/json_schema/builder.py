@@ -208,8 +208,8 @@ class GrammarBuilder:
         """``mark`` with optional whitespace runs on both sides, as one
         non-nullable regex terminal (made once per mark): the two whitespace
         runs are no nullable symbols, so eliminating nullable symbols adds
-        no variant for them (a member ``key ws ":" ws value`` after a ``ws
-        "," ws`` would otherwise become 16 productions and helpers)."""
+        no variant for them (four nullable runs around a member ``key ws ":" ws
+        value`` after a comma gave it several productions and helper rules)."""
         if mark not in self._separators:
             options = self.options
             if options.whitespace == "compact" or options.max_whitespace == 0:
