@@ -2,8 +2,9 @@
 
 Each case of ``support/hostile_cases.py`` that is marked bounded runs in its
 own process (``run_case``): it must end as expected (a result, or the named
-``GrammaskError`` subclass), within ``TIME_BUDGET_S`` plus slack for a
-loaded CI machine, and with a peak RSS within ``MEMORY_BUDGET_MB``.  The
+``GrammaskError`` subclass), within ``TIME_BUDGET_S`` CPU seconds plus slack
+for a loaded CI machine (CPU time: wall time on a loaded machine measures
+the load), and with a peak RSS within ``MEMORY_BUDGET_MB``.  The
 cases still over budget are listed by ``benchmarks/bench_hostile.py``.
 """
 
@@ -22,5 +23,5 @@ BOUNDED = [case for case in CASES if case.bounded]
 def test_hostile_case_is_bounded(case):
     measured = run_case(case, TIME_BUDGET_S + CI_SLACK_S)
     assert as_expected(case, measured["outcome"]), measured
-    assert measured["seconds"] <= TIME_BUDGET_S + CI_SLACK_S, measured
+    assert measured["cpu_seconds"] <= TIME_BUDGET_S + CI_SLACK_S, measured
     assert measured["peak_mb"] <= MEMORY_BUDGET_MB, measured

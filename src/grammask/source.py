@@ -13,6 +13,7 @@ regex-syntax's error printer::
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 
 
@@ -24,6 +25,9 @@ class Span:
     end: int
 
 
+_NEWLINE = re.compile("\n")
+
+
 class Source:
     """A grammar's text with a line index."""
 
@@ -32,11 +36,7 @@ class Source:
     def __init__(self, text: str, name: str = "<grammar>"):
         self.text = text
         self.name = name
-        starts = [0]
-        for index, char in enumerate(text):
-            if char == "\n":
-                starts.append(index + 1)
-        self._line_starts = starts
+        self._line_starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
 
     def line_column(self, offset: int) -> tuple[int, int]:
         """1-based (line, column) of a code-point offset (clamped to the text)."""

@@ -43,6 +43,7 @@ from importlib import resources
 
 from grammask.config import Config
 from grammask.grammar.ast import GrammarAST, Regex, Rule
+from grammask.grammar.collector import collector_paused
 from grammask.grammar.gbnf import parse_gbnf
 from grammask.grammar.kbnf import parse_kbnf
 from grammask.grammar.lnf import LNF, build_lnf, lnf_fingerprint
@@ -59,13 +60,14 @@ class Grammar:
     def __init__(self, ast: GrammarAST, config: Config | None = None, *, generated: bool = False):
         self._config = config or Config()
         self._ast = ast
-        unused = validate(ast, self._config)
+        with collector_paused():
+            unused = validate(ast, self._config)
+            normalized = normalize(ast, self._config)
+            self._lnf = build_lnf(normalized.flat, normalized.compiler)
         self._warnings = [] if generated else unused
         for message in self._warnings:
             _warnings.warn(message, stacklevel=3)
-        normalized = normalize(ast, self._config)
         self._pass_sizes = normalized.pass_sizes
-        self._lnf = build_lnf(normalized.flat, normalized.compiler)
         self._token_terminal_kinds = kinds_in(ast)
         if self._token_terminal_kinds:
             check_reserved_bytes(ast)
@@ -78,13 +80,17 @@ class Grammar:
     def from_ebnf(cls, text: str, start: str = "start", *, config: Config | None = None) -> "Grammar":
         """A KBNF grammar (docs/design.md section 3)."""
         config = config or Config()
-        return cls(parse_kbnf(text, start, config), config)
+        with collector_paused():
+            ast = parse_kbnf(text, start, config)
+        return cls(ast, config)
 
     @classmethod
     def from_gbnf(cls, text: str, start: str = "root", *, config: Config | None = None) -> "Grammar":
         """A llama.cpp GBNF grammar (docs/design.md section 3)."""
         config = config or Config()
-        return cls(parse_gbnf(text, start, config), config)
+        with collector_paused():
+            ast = parse_gbnf(text, start, config)
+        return cls(ast, config)
 
     @classmethod
     def from_regex(cls, pattern: str, *, config: Config | None = None) -> "Grammar":
@@ -101,7 +107,9 @@ class Grammar:
         """JSON documents valid for ``schema`` (a dict or JSON text)."""
         from grammask.json_schema import schema_to_ast
 
-        return cls(schema_to_ast(schema, **options), config, generated=True)
+        with collector_paused():
+            ast = schema_to_ast(schema, **options)
+        return cls(ast, config, generated=True)
 
     @classmethod
     def from_pydantic(cls, model, *, config: Config | None = None, **options) -> "Grammar":

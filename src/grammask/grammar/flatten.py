@@ -23,6 +23,7 @@ hit Python's recursion limit.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -60,7 +61,7 @@ class FlatGrammar:
     def sizes(self) -> dict[str, int]:
         """Rule, production and symbol counts (for pass statistics)."""
         n_productions = sum(map(len, self.rules.values()))
-        n_symbols = sum(sum(map(len, productions)) for productions in self.rules.values())
+        n_symbols = sum(map(len, itertools.chain.from_iterable(self.rules.values())))
         return {"n_rules": len(self.rules), "n_productions": n_productions, "n_symbols": n_symbols}
 
 

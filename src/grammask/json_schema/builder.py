@@ -3,8 +3,8 @@
 What it computes: ``GrammarBuilder`` makes the ``grammask.grammar.ast``
 nodes every keyword module assembles: literals, regexes, sequences,
 alternatives and repeats (``lit``, ``rx``, ``seq``, ``alt``, ``repeat``),
-named rules (``fresh_name``, ``define``), JSON whitespace and commas
-(``ws``, ``comma``), the generic "any JSON value / object / array / string /
+named rules (``fresh_name``, ``define``), JSON whitespace and separators
+(``ws``, ``comma``, ``colon``), the generic "any JSON value / object / array / string /
 number" rules (``generic``), exact counts by doubling (``times``,
 ``counted``) and objects whose members come in any order
 (``any_order_object``).  It knows no schema keyword:
@@ -18,8 +18,8 @@ Data layout: ``rules`` maps rule name -> body node in definition order;
 Invariants: ``NEVER`` is a sentinel for the empty language; ``seq``,
 ``alt`` and ``repeat`` propagate it, so no emitted rule has to match
 nothing.  Every node made is counted, and past ``max_grammar_nodes``
-``LimitExceeded`` is raised.  Shared nodes (the whitespace run, generic
-rules, powers) are made once per translation.
+``LimitExceeded`` is raised.  Shared nodes (the whitespace run, separators,
+generic rules, powers) are made once per translation.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ class GrammarBuilder:
         self._generic: dict[str, str] = {}
         self._powers: dict[tuple[Any, int], Any] = {}
         self._ws: Optional[Node] = None
+        self._separators: dict[str, Node] = {}
         self._string_tail: Optional[Node] = None
 
     def error(self, pointer: str, message: str) -> GrammarError:
@@ -181,7 +182,43 @@ class GrammarBuilder:
         return self._ws
 
     def comma(self) -> Node:
-        return self.seq(self.ws(), self.lit(","), self.ws())
+        """``ws "," ws`` as one terminal (``separator``)."""
+        return self.separator(",")
+
+    def colon(self) -> Node:
+        """``ws ":" ws`` as one terminal (``separator``)."""
+        return self.separator(":")
+
+    def closing(self, mark: str) -> Node:
+        """``ws mark`` as one non-nullable terminal (made once per mark):
+        a rule that ends with it instead of deriving the empty string stays
+        non-nullable (see ``separator``)."""
+        key = " " + mark
+        if key not in self._separators:
+            options = self.options
+            if options.whitespace == "compact" or options.max_whitespace == 0:
+                self._separators[key] = self.lit(mark)
+            else:
+                cap = options.max_whitespace
+                run = "[ \\t\\n\\r]*" if cap is None else f"[ \\t\\n\\r]{{0,{cap}}}"
+                self._separators[key] = self.rx(run + "\\" + mark)
+        return self._separators[key]
+
+    def separator(self, mark: str) -> Node:
+        """``mark`` with optional whitespace runs on both sides, as one
+        non-nullable regex terminal (made once per mark): the two whitespace
+        runs are no nullable symbols, so eliminating nullable symbols adds
+        no variant for them (four nullable runs around a member ``key ws ":" ws
+        value`` after a comma gave it several productions and helper rules)."""
+        if mark not in self._separators:
+            options = self.options
+            if options.whitespace == "compact" or options.max_whitespace == 0:
+                self._separators[mark] = self.lit(mark)
+            else:
+                cap = options.max_whitespace
+                run = "[ \\t\\n\\r]*" if cap is None else f"[ \\t\\n\\r]{{0,{cap}}}"
+                self._separators[mark] = self.rx(run + mark + run)
+        return self._separators[mark]
 
     def string_tail(self) -> Node:
         """Any string content then the closing quote (``strings.STRING_TAIL``), made once."""
@@ -208,7 +245,7 @@ class GrammarBuilder:
             names[name] = self.fresh_name(f"json_{name}")
         ws = self.ws()
         value = RuleRef(names["value"])
-        member = self.seq(self.generic("string"), ws, self.lit(":"), ws, value)
+        member = self.seq(self.generic("string"), self.colon(), value)
         self.define(names["value"], self.alt([
             RuleRef(names["object"]), RuleRef(names["array"]), self.generic("string"),
             self.generic("number"), self.lit("true"), self.lit("false"), self.lit("null")]))

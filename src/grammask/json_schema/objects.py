@@ -11,7 +11,7 @@ members from p_i on, ``c`` members already written" with productions
     T(i, c) ::= sep(c) kv_i T(i+1, c+1)        p_i present
               | T(i+1, c)                      p_i optional and absent
               | sep(c) extra T(i, c+1)         an extra member here
-    T(n, c) ::= ""                             when c >= max(minProperties, 1)
+    T(n, c) ::= ws "}"                         when c >= max(minProperties, 1)
 
 where ``sep(0)`` is empty and ``sep(c>0)`` is ``ws "," ws``: an optional
 property is *absent* (never "key with an empty value", docs/design.md section 10),
@@ -19,7 +19,9 @@ commas sit only between present members, and the grammar is linear in n
 (``(n + 1) * (cap + 1)`` rules, ``cap`` = 1 unless min/maxProperties need
 counting; a guard falls back to uncounted with a warning past
 ``MAX_COUNTED_STATES``).  The object is ``"{" ws "}"`` (when empty is allowed)
-or ``"{" ws T(0, 0) ws "}"``, so no two whitespace runs ever touch.
+or ``"{" ws T(0, 0)``, so no two whitespace runs ever touch.  ``sep(c)`` and
+``ws "}"`` are one terminal each (``GrammarBuilder.separator``, ``closing``),
+so no T rule is nullable and eliminating nullable symbols adds nothing here.
 
 A ``patternProperties`` pattern with a finite language (``^(a|b)$``) is
 its names declared as optional properties (exact, and excluded from extra
@@ -95,10 +97,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         additional = schema["additionalProperties"]
     else:
         additional = not (translator.options.close_objects and (properties or patterns))
-    ws = translator.ws()
-
     def kv(key, value):
-        return translator.seq(key, ws, translator.lit(":"), ws, value)
+        return translator.seq(key, translator.colon(), value)
 
     finite = {pattern: strings.finite_pattern_strings(pattern) for pattern in patterns}
     if any(names is not None for names in finite.values()):
@@ -528,7 +528,7 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         alternatives = []
         for kind, target in graph[state]:
             if kind == "end":
-                alternatives.append(translator.seq())
+                alternatives.append(translator.closing("}"))
             elif target in names:
                 if kind == "member":
                     alternatives.append(translator.seq(separator, members[state[0]][1],
@@ -538,8 +538,7 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
                 else:
                     alternatives.append(translator.seq(separator, extra, RuleRef(names[target])))
         translator.define(name, translator.alt(alternatives))
-    ws = translator.ws()
-    full = translator.seq(translator.lit("{"), ws, RuleRef(prefix), ws, translator.lit("}"))
+    full = translator.seq(translator.lit("{"), translator.ws(), RuleRef(prefix))
     return translator.alt([empty, full])
 
 

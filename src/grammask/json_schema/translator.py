@@ -10,7 +10,9 @@ The nodes themselves are made by ``builder.GrammarBuilder``, which this
 class extends; each keyword family has its own module.
 
 Data layout: ``rules`` (from the builder) maps rule name -> body node in
-definition order; ``shared_rules`` maps a key -> its rule name, for two kinds
+definition order; ``plain_type_nodes`` maps a scalar type name -> the node
+(one terminal or a rule) of a schema that says nothing else, made once;
+``shared_rules`` maps a key -> its rule name, for two kinds
 of shared subschema (issues 16 and 17):
 
 - a resolved ``$ref`` location (a string): one rule per definition;
@@ -49,7 +51,7 @@ import warnings
 from typing import Any, Callable, Optional
 
 from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported
-from grammask.grammar.ast import GrammarAST, Rule, RuleRef
+from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef
 from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node, not_node,
                                               if_then_else_node, schema_dependencies)
 from grammask.json_schema.arrays import array_node
@@ -71,6 +73,11 @@ class Translator(GrammarBuilder):
         self.root = root
         self.resolver = RefResolver(root)
         self.shared_rules: dict[Any, Any] = {}
+        self.plain_type_nodes: dict[str, Any] = {}
+        """The node of each schema that is only a scalar ``type`` (``_plain_type``),
+        made once, and a rule unless it is one terminal: 20,000 ``{"type":
+        "integer"}`` properties share one rule instead of 20,000 copies of
+        its alternatives for the front end to flatten."""
         self.warnings: list[GrammarWarning] = []
         self.depth = 0
         self.base_uri = self.resolver.root_uri
@@ -118,6 +125,9 @@ class Translator(GrammarBuilder):
             raise self.error(pointer, f"a schema must be an object or a boolean, "
                                       f"not {type(schema).__name__}")
         schema = self.own_keywords(schema)
+        plain = _plain_type(schema)
+        if plain is not None and plain in self.plain_type_nodes:
+            return self.plain_type_nodes[plain]
         self.depth += 1
         saved_base = self.base_uri
         try:
@@ -126,7 +136,12 @@ class Translator(GrammarBuilder):
                                     self.options.max_schema_depth,
                                     f"schema nesting at #{pointer}")
             self.base_uri = self.resolver.base_of(schema, self.base_uri)
-            return self._node(schema, pointer)
+            made = self._node(schema, pointer)
+            if plain is not None:
+                if made is not NEVER and not isinstance(made, (Literal, Regex, RuleRef)):
+                    made = self.define(self.fresh_name(f"json_plain_{plain}"), made)
+                self.plain_type_nodes[plain] = made
+            return made
         finally:
             self.depth -= 1
             self.base_uri = saved_base
@@ -262,3 +277,16 @@ class Translator(GrammarBuilder):
             self.warn("$ref", pointer, f"{error}; any JSON value accepted instead")
             return True, base
         return target, target_base
+
+
+PLAIN_TYPES = frozenset({"integer", "number", "string", "boolean", "null"})
+ANNOTATIONS = frozenset({"type", "title", "description", "$comment"})
+
+
+def _plain_type(schema: dict) -> Optional[str]:
+    """The type of a schema that is only a scalar ``type`` (annotations
+    aside), whose node depends on nothing else; None for any other schema."""
+    kind = schema.get("type")
+    if kind.__class__ is str and kind in PLAIN_TYPES and ANNOTATIONS.issuperset(schema):
+        return kind
+    return None
