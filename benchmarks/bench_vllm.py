@@ -69,7 +69,8 @@ def run_mode(mode: str, model: str, max_tokens: int, batch: int) -> dict:
     from grammask.integrations.vllm import GrammaskLogitsProcessor
 
     kwargs = {"logits_processors": [GrammaskLogitsProcessor]} if mode == "grammask" else {}
-    llm = LLM(model=model, dtype="float32", enforce_eager=True, max_model_len=512, seed=0, **kwargs)
+    llm = LLM(model=model, dtype="float32", enforce_eager=True, max_model_len=512, seed=0,
+              gpu_memory_utilization=0.1, **kwargs)
 
     def params() -> SamplingParams:
         if mode == "grammask":

@@ -29,8 +29,9 @@ def main(model_dir: str, requests_path: str) -> None:
 
     with open(requests_path, encoding="utf-8") as handle:
         requests = json.load(handle)
+    # on the CPU backend gpu_memory_utilization is the share of RAM vLLM reserves
     llm = LLM(model=model_dir, dtype="float32", enforce_eager=True, max_model_len=512,
-              logits_processors=[GrammaskLogitsProcessor], seed=0)
+              gpu_memory_utilization=0.1, logits_processors=[GrammaskLogitsProcessor], seed=0)
     params = [SamplingParams(max_tokens=request["max_tokens"], temperature=0.8, seed=index,
                              extra_args=None if request["grammask"] is None
                              else {"grammask": request["grammask"]})
