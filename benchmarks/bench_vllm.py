@@ -27,7 +27,8 @@ machine, versions, per-mode figures and one sample output per mode.
 
 Run in the vLLM environment (``./run test`` builds it):
 ``~/.cache/grammask/vllm-venv/bin/python benchmarks/bench_vllm.py --model DIR``
-(about 3 minutes on 2 cores).  One warm-up call per mode is not recorded.
+(each mode loads the model in its own process).  One warm-up call per mode
+is not recorded.
 """
 
 from __future__ import annotations
