@@ -5,6 +5,8 @@
   model loading helpers and the one-call ``generate``.
 - ``grammask.integrations.transformers``: a batched ``LogitsProcessor`` for
   ``model.generate``, and a one-sequence ``generate`` loop.
+- ``grammask.integrations.vllm``: a vLLM V1 logits processor, one grammar
+  per request from ``SamplingParams.extra_args["grammask"]``.
 
 Each submodule imports its runtime on import, so this package itself stays
 free of heavy dependencies.  Shared here: ``resolve_grammar`` (what both
