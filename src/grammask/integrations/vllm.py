@@ -35,7 +35,9 @@ Invariants
     * A row's engine has accepted exactly its request's output ids (up to
       the first placeholder) before its logits are masked.
     * EOS is allowed only when the output is complete; after EOS only EOS.
-    * Masks go through ``_mask_batch`` only (one place for a batched masker).
+    * All rows are masked in one ``BatchMasker.mask_logits`` call (masks
+      computed on the masker's threads, the GIL released where they build
+      token sets).
     * A token the engine refuses (possible only when something else changed
       the logits after grammask, e.g. ``min_tokens`` forbidding the only
       allowed EOS) stops the constraint for that request with a logged
@@ -57,7 +59,7 @@ from typing import Any, Optional
 import torch
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
 
-from grammask.engine import CompiledGrammar, Engine, compile
+from grammask.engine import BatchMasker, CompiledGrammar, Engine, compile
 from grammask.engine.lru import LRU
 from grammask.errors import InvalidArgument, InvalidArgumentType, TokenRejected
 from grammask.grammar import Grammar
@@ -161,12 +163,6 @@ def vocabulary_for(vllm_config: Any) -> Vocabulary:
     return Vocabulary.from_tokenizer(tokenizer, eos_token_ids=eos_ids or None)
 
 
-def _mask_batch(engines: list, logits: torch.Tensor, rows: list[int]) -> None:
-    """Mask row ``rows[i]`` of ``logits`` with ``engines[i]``, in place."""
-    for engine, row in zip(engines, rows):
-        engine.mask_logits(logits[row])
-
-
 @dataclass
 class _Row:
     """One constrained request: its engine and vLLM's growing output ids."""
@@ -206,6 +202,7 @@ class GrammaskLogitsProcessor(LogitsProcessor):
     def __init__(self, vllm_config: Any, device: torch.device, is_pin_memory: bool):
         self.vocab = vocabulary_for(vllm_config)
         self._rows: dict[int, _Row] = {}
+        self._masker = BatchMasker()
 
     def is_argmax_invariant(self) -> bool:
         return False
@@ -238,5 +235,5 @@ class GrammaskLogitsProcessor(LogitsProcessor):
         for index in [index for index, row in self._rows.items() if not row.catch_up()]:
             del self._rows[index]
         indices = list(self._rows)
-        _mask_batch([self._rows[index].engine for index in indices], logits, indices)
+        self._masker.mask_logits([self._rows[index].engine for index in indices], logits, indices)
         return logits
