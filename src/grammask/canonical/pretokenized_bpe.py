@@ -67,7 +67,6 @@ from __future__ import annotations
 
 from array import array
 from collections import OrderedDict
-from itertools import takewhile
 from typing import NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -218,6 +217,7 @@ class PretokenizedBPE:
         self._generic_probes = ("",) + tuple(dict.fromkeys(
             generic[index] for index in range(len(generic)) if index != self.classes.surrogate_class))
         self._verdict_groups = self._group_by_verdict()
+        self._probes_by_end: dict = {}
         self._feasible_memo: dict = {}
         self._trim_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
@@ -227,7 +227,7 @@ class PretokenizedBPE:
     def __getstate__(self) -> dict:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
-        for name in ("_shape_index", "_generic_probes", "_verdict_groups", "_feasible_memo", "_trim_memo", "_pair_cache",
+        for name in ("_shape_index", "_generic_probes", "_probes_by_end", "_verdict_groups", "_feasible_memo", "_trim_memo", "_pair_cache",
                      "_words_cache", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
@@ -250,16 +250,18 @@ class PretokenizedBPE:
         (``'``) lies within ``literal_window`` characters of the end: there a
         letter-literal class cannot start a literal and scans as its generic
         class (the invariant of ``CharClasses.represent``), so cl100k /
-        Llama-3 / Qwen2 scan 7-9 probes instead of 13-16."""
-        classes = self.classes
-        window = classes.literal_window
-        n_text = len(text)
-        if not window or n_text < window:
+        Llama-3 / Qwen2 scan 7-9 probes instead of 13-16.  Memoized by those
+        last characters."""
+        window = self.classes.literal_window
+        if not window or len(text) < window:
             return self.probes
-        class_of, trigger_class = classes.class_of, classes.trigger_class
-        if any(trigger_class[class_of[ord(char)]] for char in text[n_text - window:]):
-            return self.probes
-        return self._generic_probes
+        end = text[-window:]
+        found = self._probes_by_end.get(end)
+        if found is None:
+            class_of, trigger_class = self.classes.class_of, self.classes.trigger_class
+            found = self._probes_by_end[end] = (
+                self.probes if any(trigger_class[class_of[ord(char)]] for char in end) else self._generic_probes)
+        return found
 
     def _token_parts(self, token_id: int):
         """(leading continuation bytes, body shape, trailing partial bytes) of a placeable token, else None."""
@@ -286,26 +288,25 @@ class PretokenizedBPE:
         probes = tail_classes if tail_classes is not None else self._probes_after(region)
         n_region = len(region)
         cut_offsets = {offset for offset, _ in cuts}
-        boundaries_of = self.scanner.iter_boundaries
+        unsure = [(offset, verdict) for offset, verdict in cuts if verdict is not True]
+        boundaries_until = self.scanner.boundaries_until
         ok_without = ok_with = False
         for probe in probes:
             feasible = True
-            inside = set()
-            for boundary in boundaries_of(region + probe):
+            ends = boundaries_until(region + probe, n_region, cut_offsets)
+            for boundary in ends:
                 if boundary >= n_region:
                     if boundary == n_region and tail_classes is not None:
                         feasible = end_is_cut
-                        inside.add(boundary)
                     break
                 if boundary not in cut_offsets:
                     feasible = False
                     break
-                inside.add(boundary)
             if not feasible:
                 continue
             needs_variable = False
-            for offset, verdict in cuts:
-                if offset in inside or verdict is True:
+            for offset, verdict in unsure:
+                if offset in ends:
                     continue
                 if verdict is _VARIABLE:
                     needs_variable = True
@@ -456,15 +457,18 @@ class PretokenizedBPE:
         if not first:
             return None
         n_region = len(region)
-        boundaries_of = self.scanner.iter_boundaries
+        boundaries_until = self.scanner.boundaries_until
 
-        def within(text: str) -> tuple:
-            return tuple(takewhile(lambda boundary: boundary <= n_region, boundaries_of(text)))
+        def within(text: str) -> list:
+            ends = boundaries_until(text, n_region)
+            if ends and ends[-1] > n_region:
+                ends.pop()
+            return ends
         fixed = within(region + first)
         for probe in self._probes_after(region + first):
             if within(region + first + probe) != fixed:
                 return None
-        return fixed
+        return tuple(fixed)
 
     def token_verdict(self, state: PretokenState, token_id: int) -> int:
         """0 forbidden, 1 allowed iff the pair test holds, 2 allowed."""

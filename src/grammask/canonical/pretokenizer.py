@@ -337,31 +337,46 @@ class Scanner:
     @functools.lru_cache(maxsize=1 << 14)
     def boundaries(self, text: str) -> tuple:
         """End offsets of the pattern's consecutive matches over ``text``
-        (characters): ``iter_boundaries`` to the end, memoized."""
-        return tuple(self.iter_boundaries(text))
+        (characters): ``boundaries_until`` to the end, memoized."""
+        return tuple(self.boundaries_until(text, len(text) + 1))
 
-    def iter_boundaries(self, text: str):
-        """``boundaries(text)`` one at a time, found lazily: a caller that
-        stops at the first boundary past some offset (the canonical filter's
-        feasibility check stops after its region) scans no further.  For a
+    def boundaries_until(self, text: str, limit: int, allowed=None) -> list:
+        """``boundaries(text)`` up to the first one at or past ``limit``, or
+        the first one below it not in the set ``allowed`` (given), included.
+
+        A caller that only needs the boundaries before some offset, all at
+        allowed offsets (the canonical filter's feasibility check: before the
+        end of its region, at token cuts), scans no further.  For a
         restartable pattern each match is a ``search`` from the previous end
-        (the same match as on the rest alone); else one ``finditer`` pass."""
+        (the same match as on the rest alone), one call per boundary in a
+        plain loop (the filter's hot path: no generator); else one
+        ``finditer`` pass."""
+        ends: list = []
         if not self.restartable:
-            yield from self.boundaries_by_finditer(text)
-            return
+            for end in self.boundaries_by_finditer(text):
+                ends.append(end)
+                if end >= limit or (allowed is not None and end not in allowed):
+                    break
+            return ends
         search = self.compiled.search
         position, n_text = 0, len(text)
         while position < n_text:
             match = search(text, position)
             if match is None:
-                return
+                break
             end = match.end()
             if end == position:
                 for match in self.compiled.finditer(text, position):
-                    yield match.end()
-                return
-            yield end
+                    end = match.end()
+                    ends.append(end)
+                    if end >= limit or (allowed is not None and end not in allowed):
+                        break
+                break
+            ends.append(end)
+            if end >= limit or (allowed is not None and end not in allowed):
+                break
             position = end
+        return ends
 
     def boundaries_by_finditer(self, text: str) -> tuple:
         return tuple(match.end() for match in self.compiled.finditer(text))
