@@ -1,5 +1,5 @@
-"""``not`` is exact, and silent, over type, enum, const, required and
-pattern (issue 17; ``applicators.not_node``), against ``jsonschema``.
+"""``not`` is exact, and silent, over type, enum, const, required, pattern
+and properties (issue 17; ``applicators.not_node``), against ``jsonschema``.
 
 Each schema of ``EXACT`` translates without a ``GrammarWarning``, and every
 instance of its table (valid and invalid, including other spellings of the
@@ -48,11 +48,26 @@ EXACT = [
      ["a", "b", 1, {"a": 1}, {"b": 1}, "c"]),
     ("not boolean const", {"type": "boolean", "not": {"const": False}}, [True, False, None]),
     ("not false", {"type": "integer", "not": False}, [1, "a"]),
+    ("not properties", {"not": {"properties": {"a": {"const": 1}, "b": {"type": "string"}}}},
+     [{}, {"a": 1}, {"a": 2}, {"b": "x"}, {"b": 2}, {"a": 1, "b": "x"}, {"a": 1, "b": 0},
+      {"c": 1}, 1, "a", None, [1]]),
+    ("not properties and required", {"type": "object",
+                                     "not": {"required": ["kind"],
+                                             "properties": {"kind": {"enum": ["a", "b"]}}}},
+     [{}, {"kind": "a"}, {"kind": "b"}, {"kind": "c"}, {"kind": 1}, {"other": "a"}]),
+    ("not nested properties", {"not": {"properties": {"a": {"properties": {"b": {"const": 0}}}}}},
+     [{}, {"a": {}}, {"a": {"b": 0}}, {"a": {"b": 1}}, {"a": 1}, 0]),
+    ("not properties beside enum", {"enum": [{"a": 1}, {"a": 2}, {"b": 1}, 3],
+                                    "not": {"properties": {"a": {"const": 1}}}},
+     [{"a": 1}, {"a": 2}, {"b": 1}, 3, {"a": 3}]),
 ]
 
 WARNED = [
     ("not of minimum", {"type": "integer", "not": {"minimum": 3}}, 4),
     ("not of an object value", {"not": {"const": {"a": 1}}}, {"a": 1}),
+    ("not of a property schema beside enum", {"enum": [{"a": 1}, {"a": 2}],
+                                              "not": {"properties": {"a": {"minimum": 2}}}},
+     {"a": 2}),
 ]
 
 

@@ -12,20 +12,26 @@ objects, by string languages, by number bounds); otherwise it warns.  Beside ``u
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
 the negated schema uses only ``NEGATABLE_KEYWORDS`` (type, enum, const,
-required, pattern): an instance fails their conjunction iff it fails one,
+required, pattern, properties): an instance fails their conjunction iff it fails one,
 so the node is the alternation of one complement per keyword, each met
 with the schema's other keywords: other types; values other than the
 excluded ones (null and booleans by the values left, numbers as the open
 intervals between excluded numbers, strings as a ``difference`` terminal
 minus every JSON spelling of the excluded strings); objects lacking one
 required name (``properties: {name: false}``); strings outside the
-pattern's language (a ``difference`` terminal).  Beside ``enum``/``const``
-the kept values are filtered in Python.  Still warned: any other negated
+pattern's language (a ``difference`` terminal); objects holding a name of
+``properties`` whose value fails its schema (``{required: [name],
+properties: {name: {not: S}}}``, the nested ``not`` translated the same
+way).  Beside ``enum``/``const`` the kept values are filtered in Python
+(warned when a property schema is not read by ``_holds``).  Still warned: any other negated
 keyword (dropped), excluded array/object values, ``not: {type: integer}``
 beside ``number``, draft-4 boolean exclusive bounds, and difference
 terminals past the DFA limits.
 ``if_then_else_node`` accepts instances valid against (if and then) or
-against else, with a warning: the condition itself is not checked.
+against (else and not if): exact when ``if`` is ``negatable`` (the keywords
+above, and ``properties``, whose complement is an object holding one listed
+name whose value fails its schema, a nested ``not``); otherwise the ``not
+if`` is dropped with a warning.
 ``dependent_schemas_node`` splits on the presence of each trigger property
 ``A`` (``dependentSchemas: {A: S}``): the alternation of "A absent" (the
 schema with ``properties: {A: false}``) and "an object with A present" (the
@@ -110,28 +116,46 @@ def _check_one_of(translator, branches: list, pointer: str) -> None:
                 return
 
 
-NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern"})
+NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties"})
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly."""
+
+
+def negatable(schema: Any) -> bool:
+    """Whether ``not_node`` builds the complement of ``schema`` without a
+    warning of its own (a nested ``not`` of a property may still warn)."""
+    return isinstance(schema, bool) or (
+        isinstance(schema, dict) and set(schema) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS
+        and isinstance(schema.get("properties", {}), dict))
 
 
 def not_node(translator, schema: dict, pointer: str) -> Any:
     """The node of ``schema`` with its ``not`` (module docstring: one
     alternative per negated keyword, De Morgan; anything else warned)."""
-    negated = schema["not"]
-    rest = {k: v for k, v in schema.items() if k != "not"}
+    return negation_node(translator, {k: v for k, v in schema.items() if k != "not"},
+                         schema["not"], pointer)
+
+
+def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
+    """The instances of ``rest`` invalid against ``negated`` (``rest`` may
+    hold a ``not`` of its own: each alternative is translated with it)."""
     if negated is False:
         return translator.node(rest, pointer)
     if negated is True or negated == {}:
         return NEVER
-    if not isinstance(negated, dict) or not set(negated) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS:
+    if not negatable(negated):
         translator.warn("not", pointer, "not enforced")
         return translator.node(rest, pointer)
     if not has_constraints(negated):
         return NEVER
     if "enum" in rest or "const" in rest:
         values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
-        kept = [value for value in values if not _holds(negated, value)]
+        verdicts = [_holds(negated, value) for value in values]
+        if None in verdicts:
+            translator.warn("not", pointer, "a property schema beside enum/const is not "
+                                            "decided here: not enforced")
+            return translator.node(rest, pointer)
+        kept = [value for value, holds in zip(values, verdicts) if not holds]
         rest.pop("const", None)
         return translator.node(dict(rest, enum=kept), pointer)
     alternatives = []
@@ -149,6 +173,12 @@ def not_node(translator, schema: dict, pointer: str) -> Any:
                                                            "properties": {name: False}}],
                                        pointer, owner=0)
                 alternatives.append(translator.node(absent, pointer))
+        elif keyword == "properties":
+            for name, property_schema in value.items():
+                failing = merge_schemas(translator, [rest, {
+                    "type": "object", "required": [name],
+                    "properties": {name: {"not": property_schema}}}], pointer, owner=0)
+                alternatives.append(translator.node(failing, pointer))
         elif "string" in allowed_types(translator, rest, pointer):
             try:
                 content, _, _ = strings.translate_pattern(value)
@@ -160,14 +190,26 @@ def not_node(translator, schema: dict, pointer: str) -> Any:
     return translator.alt(alternatives)
 
 
-def _holds(negated: dict, value: Any) -> bool:
-    """Whether ``value`` is valid against ``negated`` (NEGATABLE_KEYWORDS only)."""
+def _holds(negated: Any, value: Any) -> Optional[bool]:
+    """Whether ``value`` is valid against ``negated`` (``negatable``; None:
+    a property schema outside that reading decides it)."""
+    if isinstance(negated, bool):
+        return negated
+    if not negatable(negated):
+        return None
     if "enum" in negated and not any(json_equal(value, other) for other in negated["enum"]):
         return False
     if "const" in negated and not json_equal(value, negated["const"]):
         return False
-    if isinstance(value, dict) and not all(name in value for name in negated.get("required", [])):
-        return False
+    if isinstance(value, dict):
+        if not all(name in value for name in negated.get("required", [])):
+            return False
+        verdicts = [_holds(sub, value[name])
+                    for name, sub in negated.get("properties", {}).items() if name in value]
+        if False in verdicts:
+            return False
+        if None in verdicts:
+            return None
     return simple_constraints_hold(value, negated)
 
 
@@ -258,27 +300,30 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
 
 
 def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
-    """``if`` / ``then`` / ``else``: the union of (rest, if, then) and (rest, else)."""
+    """``if`` / ``then`` / ``else``: the union of (rest, if, then) and
+    (rest, else, not if), exact when ``if`` is ``negatable``."""
     rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+    condition = schema["if"]
     if "then" not in schema and "else" not in schema:
         if "unevaluatedProperties" not in rest and "unevaluatedItems" not in rest:
             return translator.node(rest, pointer)
         # A passing "if" still evaluates properties/items: valid instances
         # are those valid for rest alone, or for rest and if together.
-        merged = merge_schemas(translator, [rest, schema["if"]], pointer, owner=0)
+        merged = merge_schemas(translator, [rest, condition], pointer, owner=0)
         return translator.alt([translator.node(merged, pointer), translator.node(rest, pointer)])
-    translator.warn("if", pointer, "the condition is not checked: instances valid "
-                                   "against (if and then) or against else are accepted")
-    branches = []
-    condition = schema["if"]
-    if "then" in schema:
-        branches.append(merge_schemas(translator, [rest, condition, schema["then"]], pointer,
-                                      owner=0))
+    passing = merge_schemas(translator, [rest, condition, schema.get("then", True)], pointer,
+                            owner=0)
+    failing = merge_schemas(translator, [rest, schema.get("else", True)], pointer, owner=0)
+    alternatives = [] if passing is False else [translator.node(passing, pointer)]
+    if failing is False:
+        return translator.alt(alternatives)
+    if negatable(condition):
+        alternatives.append(negation_node(translator, failing, condition, pointer))
     else:
-        branches.append(merge_schemas(translator, [rest, condition], pointer, owner=0))
-    branches.append(merge_schemas(translator, [rest, schema["else"]], pointer, owner=0)
-                    if "else" in schema else rest)
-    return translator.alt([translator.node(branch, pointer) for branch in branches])
+        translator.warn("if", pointer, "the condition is not checked: instances valid "
+                                       "against (if and then) or against else are accepted")
+        alternatives.append(translator.node(failing, pointer))
+    return translator.alt(alternatives)
 
 
 def schema_dependencies(schema: dict) -> list[tuple[str, str, Any]]:
