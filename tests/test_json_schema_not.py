@@ -1,5 +1,5 @@
-"""``not`` is exact, and silent, over type, enum, const, required, pattern
-and properties (issue 17; ``applicators.not_node``), against ``jsonschema``.
+"""``not`` is exact, and silent, over type, enum, const, required, pattern,
+properties, not, anyOf, allOf and $ref (issue 17; ``applicators.not_node``), against ``jsonschema``.
 
 Each schema of ``EXACT`` translates without a ``GrammarWarning``, and every
 instance of its table (valid and invalid, including other spellings of the
@@ -57,6 +57,20 @@ EXACT = [
      [{}, {"kind": "a"}, {"kind": "b"}, {"kind": "c"}, {"kind": 1}, {"other": "a"}]),
     ("not nested properties", {"not": {"properties": {"a": {"properties": {"b": {"const": 0}}}}}},
      [{}, {"a": {}}, {"a": {"b": 0}}, {"a": {"b": 1}}, {"a": 1}, 0]),
+    ("not not", {"type": ["integer", "string"], "not": {"not": {"minimum": 3}}},
+     [2, 3, 4, "a", 1.5]),
+    ("not anyOf", {"not": {"anyOf": [{"type": "string"}, {"required": ["a"]},
+                                     {"const": 1}]}},
+     ["a", 1, 2, {}, {"a": 1}, {"b": 1}, None, [1]]),
+    ("not allOf", {"not": {"allOf": [{"type": "object"}, {"required": ["a", "b"]}]}},
+     [{}, {"a": 1}, {"a": 1, "b": 2}, 1, "a"]),
+    ("not ref", {"$defs": {"named": {"required": ["name"],
+                                     "properties": {"name": {"type": "string"}}}},
+                 "type": "object", "not": {"$ref": "#/$defs/named"}},
+     [{}, {"name": "x"}, {"name": 1}, {"other": "x"}]),
+    ("not anyOf beside not", {"allOf": [{"not": {"const": 1}}],
+                              "not": {"anyOf": [{"const": 2}, {"type": "string"}]}},
+     [1, 2, 3, "a", None]),
     ("not properties beside enum", {"enum": [{"a": 1}, {"a": 2}, {"b": 1}, 3],
                                     "not": {"properties": {"a": {"const": 1}}}},
      [{"a": 1}, {"a": 2}, {"b": 1}, 3, {"a": 3}]),

@@ -11,27 +11,29 @@ objects, by string languages, by number bounds); otherwise it warns.  Beside ``u
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
-the negated schema uses only ``NEGATABLE_KEYWORDS`` (type, enum, const,
-required, pattern, properties): an instance fails their conjunction iff it fails one,
-so the node is the alternation of one complement per keyword, each met
-with the schema's other keywords: other types; values other than the
-excluded ones (null and booleans by the values left, numbers as the open
-intervals between excluded numbers, strings as a ``difference`` terminal
-minus every JSON spelling of the excluded strings); objects lacking one
-required name (``properties: {name: false}``); strings outside the
-pattern's language (a ``difference`` terminal); objects holding a name of
-``properties`` whose value fails its schema (``{required: [name],
-properties: {name: {not: S}}}``, the nested ``not`` translated the same
-way).  Beside ``enum``/``const`` the kept values are filtered in Python
-(warned when a property schema is not read by ``_holds``).  Still warned: any other negated
-keyword (dropped), excluded array/object values, ``not: {type: integer}``
-beside ``number``, draft-4 boolean exclusive bounds, and difference
-terminals past the DFA limits.
+the negated schema reads as a conjunction of parts (``negated_conjuncts``:
+its own keywords, its ``allOf`` members and its ``$ref`` target inside the
+same resource) that each use only ``NEGATABLE_KEYWORDS``: an instance fails
+the conjunction iff it fails one keyword of one part, so the node is the
+alternation of one complement per keyword, each met with the schema's other
+keywords: other types; values other than the excluded ones (null and
+booleans by the values left, numbers as the open intervals between excluded
+numbers, strings as a ``difference`` terminal minus every JSON spelling of
+the excluded strings); objects lacking one required name (``properties:
+{name: false}``); strings outside the pattern's language (a ``difference``
+terminal); objects holding a name of ``properties`` whose value fails its
+schema (``{required: [name], properties: {name: {not: S}}}``, the nested
+``not`` translated the same way); for ``not: X`` the instances valid
+against X; for ``anyOf`` the instances failing the first member and
+carrying ``not: {anyOf: [the others]}``.  Beside ``enum``/``const`` the kept
+values are filtered in Python (``_holds``; warned when a part it does not
+read decides).  Still warned: any other negated keyword (not enforced),
+excluded array/object values, ``not: {type: integer}`` beside ``number``,
+draft-4 boolean exclusive bounds, and difference terminals past the DFA
+limits.
 ``if_then_else_node`` accepts instances valid against (if and then) or
-against (else and not if): exact when ``if`` is ``negatable`` (the keywords
-above, and ``properties``, whose complement is an object holding one listed
-name whose value fails its schema, a nested ``not``); otherwise the ``not
-if`` is dropped with a warning.
+against (else and not if): exact when ``not`` is exact over the ``if``
+(``negated_conjuncts``); otherwise the ``not if`` is dropped with a warning.
 ``dependent_schemas_node`` splits on the presence of each trigger property
 ``A`` (``dependentSchemas: {A: S}``): the alternation of "A absent" (the
 schema with ``properties: {A: false}``) and "an object with A present" (the
@@ -51,17 +53,20 @@ from typing import Any, Optional
 
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
-from grammask.json_schema.builder import NEVER
 from grammask.json_schema.disjoint import disjoint
 from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, allowed_types, count_keyword,
                                            has_constraints)
 from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
 from grammask.json_schema.values import json_equal, json_type_of, simple_constraints_hold
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
 
 MAX_ANY_OF_SUBSETS = 4
 """anyOf beside unevaluated*: up to this many branches, every combination is built."""
+MAX_NEGATED_DEPTH = 16
+"""Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
+inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
 on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
@@ -116,17 +121,50 @@ def _check_one_of(translator, branches: list, pointer: str) -> None:
                 return
 
 
-NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties"})
+NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
+                                "not", "anyOf"})
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
-it fails one of them, and each one's complement is built exactly."""
+it fails one of them, and each one's complement is built exactly (``not:
+X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
+add their schemas as further conjuncts."""
 
 
-def negatable(schema: Any) -> bool:
-    """Whether ``not_node`` builds the complement of ``schema`` without a
-    warning of its own (a nested ``not`` of a property may still warn)."""
-    return isinstance(schema, bool) or (
-        isinstance(schema, dict) and set(schema) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS
-        and isinstance(schema.get("properties", {}), dict))
+def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]:
+    """The schemas whose conjunction is ``schema``, each a boolean or a dict
+    of ``NEGATABLE_KEYWORDS`` and annotations, with ``$ref`` targets (inside
+    the current resource) and ``allOf`` members flattened; None when
+    ``not_node`` cannot build its complement."""
+    if isinstance(schema, bool):
+        return [schema]
+    if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
+        return None
+    own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+    if not set(own) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS:
+        return None
+    if not isinstance(own.get("properties", {}), dict) or not all(
+            negated_conjuncts(translator, member, depth + 1) is not None
+            for member in own.get("anyOf", [True])):
+        return None
+    hidden = translator.ref_hides_siblings and "$ref" in schema
+    if not isinstance(schema.get("allOf", []), list):
+        return None
+    parts = [] if hidden else [own] + schema.get("allOf", [])
+    if "$ref" in schema:
+        try:
+            target, _, target_base = translator.resolver.resolve(schema["$ref"],
+                                                                  translator.base_uri)
+        except UnresolvedRef:
+            return None
+        if target_base != translator.base_uri:
+            return None
+        parts.append(target)
+    conjuncts = []
+    for part in parts:
+        flat = [part] if part is own else negated_conjuncts(translator, part, depth + 1)
+        if flat is None:
+            return None
+        conjuncts.extend(flat)
+    return conjuncts
 
 
 def not_node(translator, schema: dict, pointer: str) -> Any:
@@ -139,25 +177,32 @@ def not_node(translator, schema: dict, pointer: str) -> Any:
 def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     """The instances of ``rest`` invalid against ``negated`` (``rest`` may
     hold a ``not`` of its own: each alternative is translated with it)."""
-    if negated is False:
-        return translator.node(rest, pointer)
-    if negated is True or negated == {}:
-        return NEVER
-    if not negatable(negated):
+    conjuncts = negated_conjuncts(translator, negated)
+    if conjuncts is None:
         translator.warn("not", pointer, "not enforced")
         return translator.node(rest, pointer)
-    if not has_constraints(negated):
-        return NEVER
     if "enum" in rest or "const" in rest:
         values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
-        verdicts = [_holds(negated, value) for value in values]
+        verdicts = [_holds_all(conjuncts, value) for value in values]
         if None in verdicts:
-            translator.warn("not", pointer, "a property schema beside enum/const is not "
-                                            "decided here: not enforced")
+            translator.warn("not", pointer, "a subschema beside enum/const is not decided "
+                                            "here: not enforced")
             return translator.node(rest, pointer)
         kept = [value for value, holds in zip(values, verdicts) if not holds]
-        rest.pop("const", None)
+        rest = {k: v for k, v in rest.items() if k != "const"}
         return translator.node(dict(rest, enum=kept), pointer)
+    alternatives = []
+    for conjunct in conjuncts:
+        if conjunct is False:
+            alternatives.append(translator.node(rest, pointer))
+        elif conjunct is not True and has_constraints(conjunct):
+            alternatives.extend(_complements(translator, rest, conjunct, pointer))
+    return translator.alt(alternatives)
+
+
+def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
+    """One node per keyword of ``negated`` (a conjunct): the instances of
+    ``rest`` failing that keyword."""
     alternatives = []
     for keyword in [k for k in negated if k in NEGATABLE_KEYWORDS]:
         value = negated[keyword]
@@ -179,6 +224,17 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
                     "type": "object", "required": [name],
                     "properties": {name: {"not": property_schema}}}], pointer, owner=0)
                 alternatives.append(translator.node(failing, pointer))
+        elif keyword == "not":
+            alternatives.append(translator.node(merge_schemas(translator, [rest, value], pointer,
+                                                              owner=0), pointer))
+        elif keyword == "anyOf":
+            # Failing every member: rest without the first, carrying "not"
+            # of the others (and of the not rest already had).
+            pending = list(value) + ([rest["not"]] if "not" in rest else [])
+            chained = {k: v for k, v in rest.items() if k != "not"}
+            if len(pending) > 1:
+                chained["not"] = {"anyOf": pending[1:]}
+            alternatives.append(negation_node(translator, chained, pending[0], pointer))
         elif "string" in allowed_types(translator, rest, pointer):
             try:
                 content, _, _ = strings.translate_pattern(value)
@@ -187,30 +243,39 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
                 alternatives.append(translator.node(dict(rest, type="string"), pointer))
                 continue
             alternatives.append(_strings_minus(translator, rest, ['"' + content + '"'], pointer))
-    return translator.alt(alternatives)
+    return alternatives
+
+
+def _holds_all(conjuncts: list, value: Any) -> Optional[bool]:
+    """Whether ``value`` is valid against every conjunct (None: undecided)."""
+    verdicts = [_holds(conjunct, value) for conjunct in conjuncts]
+    return False if False in verdicts else None if None in verdicts else True
 
 
 def _holds(negated: Any, value: Any) -> Optional[bool]:
-    """Whether ``value`` is valid against ``negated`` (``negatable``; None:
-    a property schema outside that reading decides it)."""
+    """Whether ``value`` is valid against ``negated`` (None: a ``$ref``,
+    ``allOf`` or other keyword outside ``NEGATABLE_KEYWORDS`` decides it)."""
     if isinstance(negated, bool):
         return negated
-    if not negatable(negated):
+    if not isinstance(negated, dict) or not set(negated) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS:
         return None
-    if "enum" in negated and not any(json_equal(value, other) for other in negated["enum"]):
-        return False
-    if "const" in negated and not json_equal(value, negated["const"]):
-        return False
+    verdicts = []
+    if "enum" in negated:
+        verdicts.append(any(json_equal(value, other) for other in negated["enum"]))
+    if "const" in negated:
+        verdicts.append(json_equal(value, negated["const"]))
+    if "not" in negated:
+        inner = _holds(negated["not"], value)
+        verdicts.append(None if inner is None else not inner)
+    if "anyOf" in negated:
+        members = [_holds(member, value) for member in negated["anyOf"]]
+        verdicts.append(True if True in members else None if None in members else False)
     if isinstance(value, dict):
-        if not all(name in value for name in negated.get("required", [])):
-            return False
-        verdicts = [_holds(sub, value[name])
-                    for name, sub in negated.get("properties", {}).items() if name in value]
-        if False in verdicts:
-            return False
-        if None in verdicts:
-            return None
-    return simple_constraints_hold(value, negated)
+        verdicts.append(all(name in value for name in negated.get("required", [])))
+        verdicts.extend(_holds(sub, value[name])
+                        for name, sub in negated.get("properties", {}).items() if name in value)
+    verdicts.append(simple_constraints_hold(value, negated))
+    return False if False in verdicts else None if None in verdicts else True
 
 
 def _not_type(translator, rest: dict, excluded: Any, pointer: str) -> Any:
@@ -301,7 +366,7 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
 
 def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
     """``if`` / ``then`` / ``else``: the union of (rest, if, then) and
-    (rest, else, not if), exact when ``if`` is ``negatable``."""
+    (rest, else, not if), exact when ``negated_conjuncts`` reads the ``if``."""
     rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
     condition = schema["if"]
     if "then" not in schema and "else" not in schema:
@@ -317,7 +382,7 @@ def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
     alternatives = [] if passing is False else [translator.node(passing, pointer)]
     if failing is False:
         return translator.alt(alternatives)
-    if negatable(condition):
+    if negated_conjuncts(translator, condition) is not None:
         alternatives.append(negation_node(translator, failing, condition, pointer))
     else:
         translator.warn("if", pointer, "the condition is not checked: instances valid "
