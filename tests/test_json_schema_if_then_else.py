@@ -43,7 +43,7 @@ EXACT = [
 ]
 
 WARNED = [
-    ("condition on a bound", {"if": {"minimum": 5}, "then": {"multipleOf": 2}}, 7),
+    ("condition on a step", {"if": {"multipleOf": 5}, "then": {"maximum": 3}}, 10),
 ]
 
 

@@ -71,16 +71,22 @@ EXACT = [
     ("not anyOf beside not", {"allOf": [{"not": {"const": 1}}],
                               "not": {"anyOf": [{"const": 2}, {"type": "string"}]}},
      [1, 2, 3, "a", None]),
+    ("not of bounds", {"not": {"minimum": 3, "maxLength": 2, "minItems": 1,
+                               "maxProperties": 1}},
+     [2, 3, 2.5, "ab", "abc", [], [1], {}, {"a": 1}, {"a": 1, "b": 2}, None]),
+    ("not of exclusive bounds", {"type": "number", "not": {"exclusiveMinimum": 0,
+                                                           "exclusiveMaximum": 1}},
+     [0, 0.5, 1, -1, 2]),
     ("not properties beside enum", {"enum": [{"a": 1}, {"a": 2}, {"b": 1}, 3],
                                     "not": {"properties": {"a": {"const": 1}}}},
      [{"a": 1}, {"a": 2}, {"b": 1}, 3, {"a": 3}]),
 ]
 
 WARNED = [
-    ("not of minimum", {"type": "integer", "not": {"minimum": 3}}, 4),
+    ("not of multipleOf", {"type": "integer", "not": {"multipleOf": 3}}, 3),
     ("not of an object value", {"not": {"const": {"a": 1}}}, {"a": 1}),
     ("not of a property schema beside enum", {"enum": [{"a": 1}, {"a": 2}],
-                                              "not": {"properties": {"a": {"minimum": 2}}}},
+                                              "not": {"properties": {"a": {"multipleOf": 2}}}},
      {"a": 2}),
 ]
 

@@ -4,10 +4,13 @@ in schema form).
 
 What it computes: ``any_of_node`` returns the alternation of the branches,
 each merged with the schema's other keywords (``merge.merge_schemas``);
-``oneOf`` is translated as ``anyOf``, which is exact when every two
-branches are proven disjoint (``disjoint.disjoint``: by value class, by
-const/enum values, by a discriminator property both require, by closed
-objects, by string languages, by number bounds); otherwise it warns.  Beside ``unevaluatedProperties`` /
+``oneOf`` is the alternation of each branch minus the branches it may
+overlap: no subtraction where two branches are proven disjoint
+(``disjoint.disjoint``: by value class, by const/enum values, by a
+discriminator property both require, by closed objects, by string
+languages, by number bounds), else the branch meets ``not: {anyOf: [the
+overlapping ones]}`` (exact when ``not`` is, see below); a branch that
+cannot be negated makes oneOf an ``anyOf`` with a warning.  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
@@ -25,7 +28,8 @@ terminal); objects holding a name of ``properties`` whose value fails its
 schema (``{required: [name], properties: {name: {not: S}}}``, the nested
 ``not`` translated the same way); for ``not: X`` the instances valid
 against X; for ``anyOf`` the instances failing the first member and
-carrying ``not: {anyOf: [the others]}``.  Beside ``enum``/``const`` the kept
+carrying ``not: {anyOf: [the others]}``; for a bound, the other side of it
+within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
 values are filtered in Python (``_holds``; warned when a part it does not
 read decides).  Still warned: any other negated keyword (not enforced),
 excluded array/object values, ``not: {type: integer}`` beside ``number``,
@@ -64,6 +68,9 @@ from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, com
 
 MAX_ANY_OF_SUBSETS = 4
 """anyOf beside unevaluated*: up to this many branches, every combination is built."""
+MAX_ONE_OF_EXCLUSIONS = 16
+"""oneOf: a branch's alternative fails at most this many overlapping
+branches (each a chain of complements); more: translated as anyOf, warned."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
 inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
@@ -79,17 +86,19 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
     if not isinstance(branches, list) or not branches:
         raise translator.error(pointer, f"{keyword} must be a non-empty array")
     rest = {k: v for k, v in schema.items() if k != keyword}
-    if keyword == "oneOf":
-        _check_one_of(translator, branches, pointer)
+    unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
+    excluded = (_one_of_exclusions(translator, branches, unevaluated, pointer)
+                if keyword == "oneOf" else {})
     alternatives = []
     for index, branch in enumerate(branches):
         branch_pointer = f"{pointer}/{keyword}/{index}"
         if has_constraints(rest):
-            merged = merge_schemas(translator, [rest, branch], branch_pointer, owner=0)
-            alternatives.append(translator.node(merged, branch_pointer))
+            branch = merge_schemas(translator, [rest, branch], branch_pointer, owner=0)
+        if index in excluded and branch is not False:
+            alternatives.append(negation_node(translator, {} if branch is True else branch,
+                                              {"anyOf": excluded[index]}, branch_pointer))
         else:
             alternatives.append(translator.node(branch, branch_pointer))
-    unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
     if keyword == "anyOf" and unevaluated and len(branches) > 1:
         # Properties evaluated by every matching branch count: also accept
         # instances matching several branches at once (each subset S of
@@ -109,20 +118,53 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
     return translator.alt(alternatives)
 
 
-def _check_one_of(translator, branches: list, pointer: str) -> None:
-    """Warn when oneOf's "exactly one" could differ from anyOf's "at least
-    one": unless every two branches are proven disjoint (``disjoint.disjoint``)."""
+def _one_of_exclusions(translator, branches: list, unevaluated: bool,
+                       pointer: str) -> dict[int, list]:
+    """For oneOf's "exactly one": branch index -> the branches it may overlap
+    (not proven disjoint, ``disjoint.disjoint``), which its alternative must
+    fail (``negation_node`` of their anyOf).  Exact when every such branch
+    is read by ``negated_conjuncts``; otherwise (or beside unevaluated*, or
+    past ``MAX_ONE_OF_EXCLUSIONS``) nothing is excluded and a warning says
+    oneOf is translated as anyOf."""
+    overlaps: dict[int, list[int]] = {}
     for index, first in enumerate(branches):
         for other_index, second in enumerate(branches[:index]):
             if not disjoint(translator, first, second):
-                translator.warn("oneOf", pointer, f"translated as anyOf: branches {other_index} "
-                                                  f"and {index} may overlap, and an "
-                                                  f"instance matching several is accepted")
-                return
+                overlaps.setdefault(index, []).append(other_index)
+                overlaps.setdefault(other_index, []).append(index)
+    if not overlaps:
+        return {}
+    first_pair = min((other, index) for index, others in overlaps.items() for other in others
+                     if other < index)
+    reason = None
+    if unevaluated:
+        reason = "beside unevaluatedProperties / unevaluatedItems"
+    elif max(len(others) for others in overlaps.values()) > MAX_ONE_OF_EXCLUSIONS:
+        reason = f"a branch may overlap more than MAX_ONE_OF_EXCLUSIONS = {MAX_ONE_OF_EXCLUSIONS}"
+    elif any(negated_conjuncts(translator, branches[index]) is None for index in overlaps):
+        reason = "a branch cannot be negated"
+    if reason is not None:
+        translator.warn("oneOf", pointer, f"translated as anyOf ({reason}): branches "
+                                          f"{first_pair[0]} and {first_pair[1]} may overlap, "
+                                          f"and an instance matching several is accepted")
+        return {}
+    return {index: [branches[other] for other in sorted(others)]
+            for index, others in overlaps.items()}
 
 
+_BOUND_COMPLEMENTS = {
+    "minimum": ("number", "exclusiveMaximum", 0), "maximum": ("number", "exclusiveMinimum", 0),
+    "exclusiveMinimum": ("number", "maximum", 0), "exclusiveMaximum": ("number", "minimum", 0),
+    "minLength": ("string", "maxLength", -1), "maxLength": ("string", "minLength", 1),
+    "minItems": ("array", "maxItems", -1), "maxItems": ("array", "minItems", 1),
+    "minProperties": ("object", "maxProperties", -1),
+    "maxProperties": ("object", "minProperties", 1),
+}
+"""bound keyword -> (the type it constrains, the keyword of its complement
+within that type, the shift of a count): ``minLength: n`` fails exactly on
+strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
-                                "not", "anyOf"})
+                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS)
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
 X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
@@ -139,7 +181,9 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
     if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
         return None
     own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
-    if not set(own) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS:
+    if not set(own) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS or not all(
+            isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
+            for k in _BOUND_COMPLEMENTS if k in own):
         return None
     if not isinstance(own.get("properties", {}), dict) or not all(
             negated_conjuncts(translator, member, depth + 1) is not None
@@ -224,6 +268,13 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
                     "type": "object", "required": [name],
                     "properties": {name: {"not": property_schema}}}], pointer, owner=0)
                 alternatives.append(translator.node(failing, pointer))
+        elif keyword in _BOUND_COMPLEMENTS:
+            type_name, complement, shift = _BOUND_COMPLEMENTS[keyword]
+            if shift >= 0 or value > 0:
+                outside = merge_schemas(translator, [rest, {"type": type_name,
+                                                            complement: value + shift}],
+                                        pointer, owner=0)
+                alternatives.append(translator.node(outside, pointer))
         elif keyword == "not":
             alternatives.append(translator.node(merge_schemas(translator, [rest, value], pointer,
                                                               owner=0), pointer))
@@ -270,6 +321,10 @@ def _holds(negated: Any, value: Any) -> Optional[bool]:
     if "anyOf" in negated:
         members = [_holds(member, value) for member in negated["anyOf"]]
         verdicts.append(True if True in members else None if None in members else False)
+    if isinstance(value, (list, dict)):
+        low, high = ("minItems", "maxItems") if isinstance(value, list) else (
+            "minProperties", "maxProperties")
+        verdicts.append(negated.get(low, 0) <= len(value) <= negated.get(high, len(value)))
     if isinstance(value, dict):
         verdicts.append(all(name in value for name in negated.get("required", [])))
         verdicts.extend(_holds(sub, value[name])
