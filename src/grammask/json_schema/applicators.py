@@ -175,7 +175,10 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
     """The schemas whose conjunction is ``schema``, each a boolean or a dict
     of ``NEGATABLE_KEYWORDS`` and annotations, with ``$ref`` targets (inside
     the current resource) and ``allOf`` members flattened; None when
-    ``not_node`` cannot build its complement."""
+    ``not_node`` cannot build its complement, or that of a nested
+    ``properties`` / ``anyOf`` / ``not`` schema (so a negation never warns
+    half-way down), or the nesting passes ``MAX_NEGATED_DEPTH`` (recursive
+    definitions)."""
     if isinstance(schema, bool):
         return [schema]
     if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
@@ -185,9 +188,13 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
-    if not isinstance(own.get("properties", {}), dict) or not all(
-            negated_conjuncts(translator, member, depth + 1) is not None
-            for member in own.get("anyOf", [True])):
+    members = list(own.get("anyOf", [])) + [own.get("not", True)]
+    if isinstance(own.get("properties"), dict):
+        members.extend(own["properties"].values())
+    elif "properties" in own:
+        return None
+    if not all(negated_conjuncts(translator, member, depth + 1) is not None
+               for member in members):
         return None
     hidden = translator.ref_hides_siblings and "$ref" in schema
     if not isinstance(schema.get("allOf", []), list):
