@@ -40,6 +40,10 @@ EXACT = [
     ("false condition", {"if": False, "then": {"type": "integer"}, "else": {"minimum": 2}},
      [1, 2, 3, 1.5, "a"]),
     ("then false", {"if": {"const": 0}, "then": False}, [0, 1, "0", None]),
+    ("then and else in other allOf members",
+     {"allOf": [{"if": {"exclusiveMaximum": 0}}, {"then": {"minimum": -10}},
+                {"else": {"multipleOf": 2}}]},
+     [-100, 3, 0, -1, 2]),
 ]
 
 WARNED = [

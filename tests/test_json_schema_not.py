@@ -84,6 +84,10 @@ EXACT = [
 
 WARNED = [
     ("not of multipleOf", {"type": "integer", "not": {"multipleOf": 3}}, 3),
+    ("not not beside unevaluatedProperties",
+     {"type": "object", "properties": {"a": {"type": "string"}},
+      "not": {"not": {"properties": {"b": {"const": 1}}, "required": ["b"]}},
+      "unevaluatedProperties": False}, {"a": "x"}),
     ("not of an object value", {"not": {"const": {"a": 1}}}, {"a": 1}),
     ("not of a property schema beside enum", {"enum": [{"a": 1}, {"a": 2}],
                                               "not": {"properties": {"a": {"multipleOf": 2}}}},

@@ -32,7 +32,8 @@ carrying ``not: {anyOf: [the others]}``; for a bound, the other side of it
 within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
 values are filtered in Python (``_holds``; warned when a part it does not
 read decides).  Still warned: any other negated keyword (not enforced),
-excluded array/object values, ``not: {type: integer}`` beside ``number``,
+a ``properties`` or ``not`` complement beside unevaluated* (its properties
+would count as evaluated), excluded array/object values, ``not: {type: integer}`` beside ``number``,
 draft-4 boolean exclusive bounds, and difference terminals past the DFA
 limits.
 ``if_then_else_node`` accepts instances valid against (if and then) or
@@ -229,6 +230,11 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     """The instances of ``rest`` invalid against ``negated`` (``rest`` may
     hold a ``not`` of its own: each alternative is translated with it)."""
     conjuncts = negated_conjuncts(translator, negated)
+    if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
+        # Complements that declare properties or merge a schema would count
+        # them as evaluated, which a not never does.
+        if any(isinstance(c, dict) and ("properties" in c or "not" in c) for c in conjuncts):
+            conjuncts = None
     if conjuncts is None:
         translator.warn("not", pointer, "not enforced")
         return translator.node(rest, pointer)

@@ -26,7 +26,8 @@ Operands (and inlined targets) lose the keywords newer than the declared
 draft first (``translator.own_keywords``).  ``multipleOf`` steps merge to their least common multiple.  Keywords that
 cannot be combined (two different ``pattern`` or ``format`` values, ``if``)
 keep the first value with a warning naming the keyword: looser, never
-silent.  Two ``not`` values become one ``not: {anyOf: [both]}`` (failing
+silent.  ``then`` / ``else`` of an operand without ``if`` are dropped (they
+must not meet another operand's ``if``).  Two ``not`` values become one ``not: {anyOf: [both]}`` (failing
 both is failing their union).
 """
 
@@ -132,6 +133,9 @@ def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int], base
         if not isinstance(schema, dict):
             raise translator.error(pointer, "allOf operands must be schemas")
         schema = dict(schema)
+        if "if" not in schema:  # then / else without an if have no effect
+            schema.pop("then", None)
+            schema.pop("else", None)
         if translator.ref_hides_siblings and "$ref" in schema:
             schema = {"$ref": schema["$ref"]}  # draft 3-7: $ref hides its siblings
         for keyword in ("$ref", "$dynamicRef"):
