@@ -27,8 +27,9 @@ the excluded strings); objects lacking one required name (``properties:
 terminal); objects holding a name of ``properties`` whose value fails its
 schema (``{required: [name], properties: {name: {not: S}}}``, the nested
 ``not`` translated the same way); for ``not: X`` the instances valid
-against X; for ``anyOf`` the instances failing the first member and
-carrying ``not: {anyOf: [the others]}``; for a bound, the other side of it
+against X; for a one-member ``anyOf`` the complement of that member (the
+chain of ``not`` for several members accepted invalid instances on
+MaskBench's calculate_area_93241e5b, so it is not read); for a bound, the other side of it
 within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
 values are filtered in Python (``_holds``; warned when a part it does not
 read decides).  Still warned: any other negated keyword (not enforced),
@@ -69,9 +70,10 @@ from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, com
 
 MAX_ANY_OF_SUBSETS = 4
 """anyOf beside unevaluated*: up to this many branches, every combination is built."""
-MAX_ONE_OF_EXCLUSIONS = 16
+MAX_ONE_OF_EXCLUSIONS = 1
 """oneOf: a branch's alternative fails at most this many overlapping
-branches (each a chain of complements); more: translated as anyOf, warned."""
+branches; more: translated as anyOf, warned (``negated_conjuncts`` reads a
+one-member ``anyOf`` only)."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
 inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
@@ -168,7 +170,7 @@ NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", 
                                 "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS)
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
-X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
+X`` by X itself, a one-member ``anyOf`` by that member's); ``$ref`` and ``allOf``
 add their schemas as further conjuncts."""
 
 
@@ -189,6 +191,8 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
+    if len(own.get("anyOf", [])) > 1:
+        return None  # the chain of complements accepted invalid instances: not yet exact
     members = list(own.get("anyOf", [])) + [own.get("not", True)]
     if isinstance(own.get("properties"), dict):
         members.extend(own["properties"].values())
@@ -292,8 +296,8 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
             alternatives.append(translator.node(merge_schemas(translator, [rest, value], pointer,
                                                               owner=0), pointer))
         elif keyword == "anyOf":
-            # Failing every member: rest without the first, carrying "not"
-            # of the others (and of the not rest already had).
+            # One member (negated_conjuncts); with a not of its own, rest
+            # keeps carrying it.
             pending = list(value) + ([rest["not"]] if "not" in rest else [])
             chained = {k: v for k, v in rest.items() if k != "not"}
             if len(pending) > 1:
