@@ -10,7 +10,8 @@ overlap: no subtraction where two branches are proven disjoint
 discriminator property both require, by closed objects, by string
 languages, by number bounds), else the branch meets ``not: {anyOf: [the
 overlapping ones]}`` (exact when ``not`` is, see below); a branch that
-cannot be negated makes oneOf an ``anyOf`` with a warning.  Beside ``unevaluatedProperties`` /
+cannot be negated, or that may overlap more than ``MAX_ONE_OF_EXCLUSIONS``
+others, makes oneOf an ``anyOf`` with a warning.  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
