@@ -89,7 +89,7 @@ _COMBINATORS = ("allOf", "anyOf", "oneOf", "$ref")
 def closed(schema, in_combinator: bool = False):
     """``schema`` with objects that declare properties closed to other keys
     (not inside or beside allOf/anyOf/oneOf/$ref, where other operands may
-    declare them): its instances are instances of ``schema``, and random
+    declare them, unless every anyOf/oneOf branch names only declared ones): its instances are instances of ``schema``, and random
     walks through it end (with extra members allowed, a walk that still has
     to write a required member tends to write short extra members forever)."""
     if isinstance(schema, list):
@@ -103,10 +103,23 @@ def closed(schema, in_combinator: bool = False):
         else:
             result[key] = closed(value, key in _COMBINATORS)
     if "properties" in result and not in_combinator \
-            and not any(key in schema for key in _COMBINATORS) \
+            and not any(key in schema for key in _COMBINATORS if not _declares_nothing_new(schema, key)) \
             and result.get("additionalProperties", True) in (True, {}):
         result["additionalProperties"] = False
     return result
+
+
+def _declares_nothing_new(schema: dict, key: str) -> bool:
+    """Whether every ``anyOf`` / ``oneOf`` branch of ``schema`` names (in
+    ``properties`` and ``required``) only properties ``schema`` declares, so
+    closing ``schema`` removes nothing a branch adds."""
+    branches = schema.get(key) if key in ("anyOf", "oneOf") else None
+    if not isinstance(branches, list):
+        return False
+    declared = set(schema.get("properties") or {})
+    return all(isinstance(branch, dict) and not set(branch) & set(_COMBINATORS)
+               and set(branch.get("properties") or {}) | set(branch.get("required") or [])
+               <= declared for branch in branches)
 
 
 @pytest.mark.parametrize("path", BENCH_FILES, ids=[p.stem for p in BENCH_FILES])

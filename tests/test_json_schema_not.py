@@ -1,5 +1,5 @@
-"""``not`` is exact, and silent, over type, enum, const, required and
-pattern (issue 17; ``applicators.not_node``), against ``jsonschema``.
+"""``not`` is exact, and silent, over type, enum, const, required, pattern,
+properties, not, anyOf, allOf and $ref (issue 17; ``applicators.not_node``), against ``jsonschema``.
 
 Each schema of ``EXACT`` translates without a ``GrammarWarning``, and every
 instance of its table (valid and invalid, including other spellings of the
@@ -48,11 +48,44 @@ EXACT = [
      ["a", "b", 1, {"a": 1}, {"b": 1}, "c"]),
     ("not boolean const", {"type": "boolean", "not": {"const": False}}, [True, False, None]),
     ("not false", {"type": "integer", "not": False}, [1, "a"]),
+    ("not properties", {"not": {"properties": {"a": {"const": 1}, "b": {"type": "string"}}}},
+     [{}, {"a": 1}, {"a": 2}, {"b": "x"}, {"b": 2}, {"a": 1, "b": "x"}, {"a": 1, "b": 0},
+      {"c": 1}, 1, "a", None, [1]]),
+    ("not properties and required", {"type": "object",
+                                     "not": {"required": ["kind"],
+                                             "properties": {"kind": {"enum": ["a", "b"]}}}},
+     [{}, {"kind": "a"}, {"kind": "b"}, {"kind": "c"}, {"kind": 1}, {"other": "a"}]),
+    ("not nested properties", {"not": {"properties": {"a": {"properties": {"b": {"const": 0}}}}}},
+     [{}, {"a": {}}, {"a": {"b": 0}}, {"a": {"b": 1}}, {"a": 1}, 0]),
+    ("not not", {"type": ["integer", "string"], "not": {"not": {"minimum": 3}}},
+     [2, 3, 4, "a", 1.5]),
+    ("not allOf", {"not": {"allOf": [{"type": "object"}, {"required": ["a", "b"]}]}},
+     [{}, {"a": 1}, {"a": 1, "b": 2}, 1, "a"]),
+    ("not ref", {"$defs": {"named": {"required": ["name"],
+                                     "properties": {"name": {"type": "string"}}}},
+                 "type": "object", "not": {"$ref": "#/$defs/named"}},
+     [{}, {"name": "x"}, {"name": 1}, {"other": "x"}]),
+    ("not of bounds", {"not": {"minimum": 3, "maxLength": 2, "minItems": 1,
+                               "maxProperties": 1}},
+     [2, 3, 2.5, "ab", "abc", [], [1], {}, {"a": 1}, {"a": 1, "b": 2}, None]),
+    ("not of exclusive bounds", {"type": "number", "not": {"exclusiveMinimum": 0,
+                                                           "exclusiveMaximum": 1}},
+     [0, 0.5, 1, -1, 2]),
+    ("not properties beside enum", {"enum": [{"a": 1}, {"a": 2}, {"b": 1}, 3],
+                                    "not": {"properties": {"a": {"const": 1}}}},
+     [{"a": 1}, {"a": 2}, {"b": 1}, 3, {"a": 3}]),
 ]
 
 WARNED = [
-    ("not of minimum", {"type": "integer", "not": {"minimum": 3}}, 4),
+    ("not of multipleOf", {"type": "integer", "not": {"multipleOf": 3}}, 3),
+    ("not not beside unevaluatedProperties",
+     {"type": "object", "properties": {"a": {"type": "string"}},
+      "not": {"not": {"properties": {"b": {"const": 1}}, "required": ["b"]}},
+      "unevaluatedProperties": False}, {"a": "x"}),
     ("not of an object value", {"not": {"const": {"a": 1}}}, {"a": 1}),
+    ("not of a property schema beside enum", {"enum": [{"a": 1}, {"a": 2}],
+                                              "not": {"properties": {"a": {"multipleOf": 2}}}},
+     {"a": 2}),
 ]
 
 

@@ -1,14 +1,18 @@
 """``oneOf`` is exact, and silent, when its branches are provably disjoint
-(issue 17; ``json_schema/disjoint.py``), against ``jsonschema``.
+(issue 17; ``json_schema/disjoint.py``) or when each branch that may overlap
+another can be negated (``applicators._one_of_exclusions``: a branch minus
+the branches it may overlap), against ``jsonschema``.
 
 Each schema of ``EXACT`` has branches that share no instance (by value class,
 const/enum values, a discriminator through ``$ref``, a closed object, string
-languages, number bounds): it translates without a ``GrammarWarning``, and
-every instance (valid and invalid) is accepted iff ``validator_for(schema)``
-calls it valid; random walks through the grammar are all valid.  Each schema
-of ``OVERLAPPING`` has branches that do share instances: it still warns, and
-an instance valid against two branches (invalid for ``oneOf``) is accepted,
-which is what the warning says.
+languages, number bounds), each of ``SUBTRACTED`` branches that do share
+instances but can be negated: both translate without a ``GrammarWarning``,
+and every instance (valid and invalid, including ones valid against several
+branches) is accepted iff ``validator_for(schema)`` calls it valid; random
+walks through the grammar are all valid.  Each schema of ``OVERLAPPING`` has
+a branch that cannot be negated: it still warns (naming ``oneOf``, or ``not``
+for the complement it cannot build), and an instance valid against two
+branches (invalid for ``oneOf``) is accepted, which is what the warning says.
 """
 
 from __future__ import annotations
@@ -65,18 +69,31 @@ EXACT = [
      ["x", None, True, 1]),
 ]
 
-OVERLAPPING = [
-    ("integer inside number", {"oneOf": [{"type": "integer"}, {"type": "number"}]}, 1),
-    ("const 1.0 is an integer", {"oneOf": [{"const": 1.0}, {"type": "integer"}]}, 1),
+SUBTRACTED = [
     ("open object", {"oneOf": [
-        {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
-        {"type": "object", "properties": {"b": {"type": "integer"}}, "required": ["b"]}]},
-     {"a": 1, "b": 2}),
+        {"type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a"]},
+        {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}]},
+     [{"a": True, "b": "x"}, {"a": False}, {"b": "x"}, {"a": True, "b": 2}, {}, 1]),
+    ("one of two names", {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+     [{}, {"a": 1}, {"b": 1}, {"a": 1, "b": 2}, {"c": 1}]),
     ("patterns that meet", {"oneOf": [{"type": "string", "pattern": "a"},
-                                      {"type": "string", "pattern": "b"}]}, "ab"),
+                                      {"type": "string", "pattern": "b"}]},
+     ["ab", "a", "b", "c", 1]),
     ("touching bounds", {"oneOf": [{"type": "number", "maximum": 0},
-                                   {"type": "number", "minimum": 0}]}, 0),
-    ("untyped branch", {"oneOf": [{"required": ["a"]}, {"type": "string"}]}, "x"),
+                                   {"type": "number", "minimum": 0}]}, [0, 1, -1, 0.5, "0"]),
+    ("untyped branch", {"oneOf": [{"required": ["a"]}, {"type": "string"}]},
+     ["x", {}, {"a": 1}, 1, None]),
+    ("lengths", {"type": "string", "oneOf": [{"maxLength": 3}, {"minLength": 2}]},
+     ["", "a", "ab", "abc", "abcd"]),
+    ("negated through a ref", {"$defs": {"named": {"required": ["name"]}},
+                               "oneOf": [{"$ref": "#/$defs/named"}, {"required": ["id"]}]},
+     [{}, {"name": 1}, {"id": 1}, {"name": 1, "id": 2}]),
+]
+
+OVERLAPPING = [
+    ("array items", {"oneOf": [{"type": "array", "items": {"type": "integer"}},
+                               {"type": "array", "maxItems": 1}]}, [1], "oneOf"),
+    ("integer inside number", {"oneOf": [{"type": "integer"}, {"type": "number"}]}, 1, "not"),
 ]
 
 
@@ -85,12 +102,19 @@ def test_disjoint_branches_are_exact_and_silent(name, schema, instances):
     assert_exact_and_silent(schema, instances)
 
 
-@pytest.mark.parametrize("name,schema,both", OVERLAPPING, ids=[case[0] for case in OVERLAPPING])
-def test_overlapping_branches_warn(name, schema, both):
-    with pytest.warns(GrammarWarning, match="oneOf"):
+@pytest.mark.parametrize("name,schema,instances", SUBTRACTED,
+                         ids=[case[0] for case in SUBTRACTED])
+def test_overlapping_negatable_branches_are_exact_and_silent(name, schema, instances):
+    assert_exact_and_silent(schema, instances)
+
+
+@pytest.mark.parametrize("name,schema,both,keyword", OVERLAPPING,
+                         ids=[case[0] for case in OVERLAPPING])
+def test_overlapping_branches_warn(name, schema, both, keyword):
+    with pytest.warns(GrammarWarning, match=keyword):
         translate_schema(schema)
     matcher = SchemaMatcher(schema)
-    assert [warning.keyword for warning in matcher.warnings] == ["oneOf"]
+    assert [warning.keyword for warning in matcher.warnings] == [keyword]
     validator = declared_oracle(schema)
     assert not validator.is_valid(both)
     assert all(jsonschema.validators.validator_for(branch)(branch).is_valid(both)

@@ -4,28 +4,43 @@ in schema form).
 
 What it computes: ``any_of_node`` returns the alternation of the branches,
 each merged with the schema's other keywords (``merge.merge_schemas``);
-``oneOf`` is translated as ``anyOf``, which is exact when every two
-branches are proven disjoint (``disjoint.disjoint``: by value class, by
-const/enum values, by a discriminator property both require, by closed
-objects, by string languages, by number bounds); otherwise it warns.  Beside ``unevaluatedProperties`` /
+``oneOf`` is the alternation of each branch minus the branches it may
+overlap: no subtraction where two branches are proven disjoint
+(``disjoint.disjoint``: by value class, by const/enum values, by a
+discriminator property both require, by closed objects, by string
+languages, by number bounds), else the branch meets ``not: {anyOf: [the
+overlapping ones]}`` (exact when ``not`` is, see below); a branch that
+cannot be negated, or that may overlap more than ``MAX_ONE_OF_EXCLUSIONS``
+others, makes oneOf an ``anyOf`` with a warning.  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
-the negated schema uses only ``NEGATABLE_KEYWORDS`` (type, enum, const,
-required, pattern): an instance fails their conjunction iff it fails one,
-so the node is the alternation of one complement per keyword, each met
-with the schema's other keywords: other types; values other than the
-excluded ones (null and booleans by the values left, numbers as the open
-intervals between excluded numbers, strings as a ``difference`` terminal
-minus every JSON spelling of the excluded strings); objects lacking one
-required name (``properties: {name: false}``); strings outside the
-pattern's language (a ``difference`` terminal).  Beside ``enum``/``const``
-the kept values are filtered in Python.  Still warned: any other negated
-keyword (dropped), excluded array/object values, ``not: {type: integer}``
-beside ``number``, draft-4 boolean exclusive bounds, and difference
-terminals past the DFA limits.
+the negated schema reads as a conjunction of parts (``negated_conjuncts``:
+its own keywords, its ``allOf`` members and its ``$ref`` target inside the
+same resource) that each use only ``NEGATABLE_KEYWORDS``: an instance fails
+the conjunction iff it fails one keyword of one part, so the node is the
+alternation of one complement per keyword, each met with the schema's other
+keywords: other types; values other than the excluded ones (null and
+booleans by the values left, numbers as the open intervals between excluded
+numbers, strings as a ``difference`` terminal minus every JSON spelling of
+the excluded strings); objects lacking one required name (``properties:
+{name: false}``); strings outside the pattern's language (a ``difference``
+terminal); objects holding a name of ``properties`` whose value fails its
+schema (``{required: [name], properties: {name: {not: S}}}``, the nested
+``not`` translated the same way); for ``not: X`` the instances valid
+against X; for a one-member ``anyOf`` the complement of that member (the
+chain of ``not`` for several members accepted invalid instances on
+MaskBench's calculate_area_93241e5b, so it is not read); for a bound, the other side of it
+within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
+values are filtered in Python (``_holds``; warned when a part it does not
+read decides).  Still warned: any other negated keyword (not enforced),
+a ``properties`` or ``not`` complement beside unevaluated* (its properties
+would count as evaluated), excluded array/object values, ``not: {type: integer}`` beside ``number``,
+draft-4 boolean exclusive bounds, and difference terminals past the DFA
+limits.
 ``if_then_else_node`` accepts instances valid against (if and then) or
-against else, with a warning: the condition itself is not checked.
+against (else and not if): exact when ``not`` is exact over the ``if``
+(``negated_conjuncts``); otherwise the ``not if`` is dropped with a warning.
 ``dependent_schemas_node`` splits on the presence of each trigger property
 ``A`` (``dependentSchemas: {A: S}``): the alternation of "A absent" (the
 schema with ``properties: {A: false}``) and "an object with A present" (the
@@ -45,17 +60,24 @@ from typing import Any, Optional
 
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
-from grammask.json_schema.builder import NEVER
 from grammask.json_schema.disjoint import disjoint
 from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, allowed_types, count_keyword,
                                            has_constraints)
 from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
 from grammask.json_schema.values import json_equal, json_type_of, simple_constraints_hold
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
 
 MAX_ANY_OF_SUBSETS = 4
 """anyOf beside unevaluated*: up to this many branches, every combination is built."""
+MAX_ONE_OF_EXCLUSIONS = 1
+"""oneOf: a branch's alternative fails at most this many overlapping
+branches; more: translated as anyOf, warned (``negated_conjuncts`` reads a
+one-member ``anyOf`` only)."""
+MAX_NEGATED_DEPTH = 16
+"""Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
+inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
 on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
@@ -68,17 +90,19 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
     if not isinstance(branches, list) or not branches:
         raise translator.error(pointer, f"{keyword} must be a non-empty array")
     rest = {k: v for k, v in schema.items() if k != keyword}
-    if keyword == "oneOf":
-        _check_one_of(translator, branches, pointer)
+    unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
+    excluded = (_one_of_exclusions(translator, branches, unevaluated, pointer)
+                if keyword == "oneOf" else {})
     alternatives = []
     for index, branch in enumerate(branches):
         branch_pointer = f"{pointer}/{keyword}/{index}"
         if has_constraints(rest):
-            merged = merge_schemas(translator, [rest, branch], branch_pointer, owner=0)
-            alternatives.append(translator.node(merged, branch_pointer))
+            branch = merge_schemas(translator, [rest, branch], branch_pointer, owner=0)
+        if index in excluded and branch is not False:
+            alternatives.append(negation_node(translator, {} if branch is True else branch,
+                                              {"anyOf": excluded[index]}, branch_pointer))
         else:
             alternatives.append(translator.node(branch, branch_pointer))
-    unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
     if keyword == "anyOf" and unevaluated and len(branches) > 1:
         # Properties evaluated by every matching branch count: also accept
         # instances matching several branches at once (each subset S of
@@ -98,42 +122,149 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
     return translator.alt(alternatives)
 
 
-def _check_one_of(translator, branches: list, pointer: str) -> None:
-    """Warn when oneOf's "exactly one" could differ from anyOf's "at least
-    one": unless every two branches are proven disjoint (``disjoint.disjoint``)."""
+def _one_of_exclusions(translator, branches: list, unevaluated: bool,
+                       pointer: str) -> dict[int, list]:
+    """For oneOf's "exactly one": branch index -> the branches it may overlap
+    (not proven disjoint, ``disjoint.disjoint``), which its alternative must
+    fail (``negation_node`` of their anyOf).  Exact when every such branch
+    is read by ``negated_conjuncts``; otherwise (or beside unevaluated*, or
+    past ``MAX_ONE_OF_EXCLUSIONS``) nothing is excluded and a warning says
+    oneOf is translated as anyOf."""
+    overlaps: dict[int, list[int]] = {}
     for index, first in enumerate(branches):
         for other_index, second in enumerate(branches[:index]):
             if not disjoint(translator, first, second):
-                translator.warn("oneOf", pointer, f"translated as anyOf: branches {other_index} "
-                                                  f"and {index} may overlap, and an "
-                                                  f"instance matching several is accepted")
-                return
+                overlaps.setdefault(index, []).append(other_index)
+                overlaps.setdefault(other_index, []).append(index)
+    if not overlaps:
+        return {}
+    first_pair = min((other, index) for index, others in overlaps.items() for other in others
+                     if other < index)
+    reason = None
+    if unevaluated:
+        reason = "beside unevaluatedProperties / unevaluatedItems"
+    elif max(len(others) for others in overlaps.values()) > MAX_ONE_OF_EXCLUSIONS:
+        reason = f"a branch may overlap more than MAX_ONE_OF_EXCLUSIONS = {MAX_ONE_OF_EXCLUSIONS}"
+    elif any(negated_conjuncts(translator, branches[index]) is None for index in overlaps):
+        reason = "a branch cannot be negated"
+    if reason is not None:
+        translator.warn("oneOf", pointer, f"translated as anyOf ({reason}): branches "
+                                          f"{first_pair[0]} and {first_pair[1]} may overlap, "
+                                          f"and an instance matching several is accepted")
+        return {}
+    return {index: [branches[other] for other in sorted(others)]
+            for index, others in overlaps.items()}
 
 
-NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern"})
+_BOUND_COMPLEMENTS = {
+    "minimum": ("number", "exclusiveMaximum", 0), "maximum": ("number", "exclusiveMinimum", 0),
+    "exclusiveMinimum": ("number", "maximum", 0), "exclusiveMaximum": ("number", "minimum", 0),
+    "minLength": ("string", "maxLength", -1), "maxLength": ("string", "minLength", 1),
+    "minItems": ("array", "maxItems", -1), "maxItems": ("array", "minItems", 1),
+    "minProperties": ("object", "maxProperties", -1),
+    "maxProperties": ("object", "minProperties", 1),
+}
+"""bound keyword -> (the type it constrains, the keyword of its complement
+within that type, the shift of a count): ``minLength: n`` fails exactly on
+strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
+NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
+                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS)
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
-it fails one of them, and each one's complement is built exactly."""
+it fails one of them, and each one's complement is built exactly (``not:
+X`` by X itself, a one-member ``anyOf`` by that member's); ``$ref`` and ``allOf``
+add their schemas as further conjuncts."""
+
+
+def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]:
+    """The schemas whose conjunction is ``schema``, each a boolean or a dict
+    of ``NEGATABLE_KEYWORDS`` and annotations, with ``$ref`` targets (inside
+    the current resource) and ``allOf`` members flattened; None when
+    ``not_node`` cannot build its complement, or that of a nested
+    ``properties`` / ``anyOf`` / ``not`` schema (so a negation never warns
+    half-way down), or the nesting passes ``MAX_NEGATED_DEPTH`` (recursive
+    definitions)."""
+    if isinstance(schema, bool):
+        return [schema]
+    if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
+        return None
+    own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+    if not set(own) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS or not all(
+            isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
+            for k in _BOUND_COMPLEMENTS if k in own):
+        return None
+    if len(own.get("anyOf", [])) > 1:
+        return None  # the chain of complements accepted invalid instances: not yet exact
+    members = list(own.get("anyOf", [])) + [own.get("not", True)]
+    if isinstance(own.get("properties"), dict):
+        members.extend(own["properties"].values())
+    elif "properties" in own:
+        return None
+    if not all(negated_conjuncts(translator, member, depth + 1) is not None
+               for member in members):
+        return None
+    hidden = translator.ref_hides_siblings and "$ref" in schema
+    if not isinstance(schema.get("allOf", []), list):
+        return None
+    parts = [] if hidden else [own] + schema.get("allOf", [])
+    if "$ref" in schema:
+        try:
+            target, _, target_base = translator.resolver.resolve(schema["$ref"],
+                                                                  translator.base_uri)
+        except UnresolvedRef:
+            return None
+        if target_base != translator.base_uri:
+            return None
+        parts.append(target)
+    conjuncts = []
+    for part in parts:
+        flat = [part] if part is own else negated_conjuncts(translator, part, depth + 1)
+        if flat is None:
+            return None
+        conjuncts.extend(flat)
+    return conjuncts
 
 
 def not_node(translator, schema: dict, pointer: str) -> Any:
     """The node of ``schema`` with its ``not`` (module docstring: one
     alternative per negated keyword, De Morgan; anything else warned)."""
-    negated = schema["not"]
-    rest = {k: v for k, v in schema.items() if k != "not"}
-    if negated is False:
-        return translator.node(rest, pointer)
-    if negated is True or negated == {}:
-        return NEVER
-    if not isinstance(negated, dict) or not set(negated) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS:
+    return negation_node(translator, {k: v for k, v in schema.items() if k != "not"},
+                         schema["not"], pointer)
+
+
+def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
+    """The instances of ``rest`` invalid against ``negated`` (``rest`` may
+    hold a ``not`` of its own: each alternative is translated with it)."""
+    conjuncts = negated_conjuncts(translator, negated)
+    if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
+        # Complements that declare properties or merge a schema would count
+        # them as evaluated, which a not never does.
+        if any(isinstance(c, dict) and ("properties" in c or "not" in c) for c in conjuncts):
+            conjuncts = None
+    if conjuncts is None:
         translator.warn("not", pointer, "not enforced")
         return translator.node(rest, pointer)
-    if not has_constraints(negated):
-        return NEVER
     if "enum" in rest or "const" in rest:
         values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
-        kept = [value for value in values if not _holds(negated, value)]
-        rest.pop("const", None)
+        verdicts = [_holds_all(conjuncts, value) for value in values]
+        if None in verdicts:
+            translator.warn("not", pointer, "a subschema beside enum/const is not decided "
+                                            "here: not enforced")
+            return translator.node(rest, pointer)
+        kept = [value for value, holds in zip(values, verdicts) if not holds]
+        rest = {k: v for k, v in rest.items() if k != "const"}
         return translator.node(dict(rest, enum=kept), pointer)
+    alternatives = []
+    for conjunct in conjuncts:
+        if conjunct is False:
+            alternatives.append(translator.node(rest, pointer))
+        elif conjunct is not True and has_constraints(conjunct):
+            alternatives.extend(_complements(translator, rest, conjunct, pointer))
+    return translator.alt(alternatives)
+
+
+def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
+    """One node per keyword of ``negated`` (a conjunct): the instances of
+    ``rest`` failing that keyword."""
     alternatives = []
     for keyword in [k for k in negated if k in NEGATABLE_KEYWORDS]:
         value = negated[keyword]
@@ -149,6 +280,30 @@ def not_node(translator, schema: dict, pointer: str) -> Any:
                                                            "properties": {name: False}}],
                                        pointer, owner=0)
                 alternatives.append(translator.node(absent, pointer))
+        elif keyword == "properties":
+            for name, property_schema in value.items():
+                failing = merge_schemas(translator, [rest, {
+                    "type": "object", "required": [name],
+                    "properties": {name: {"not": property_schema}}}], pointer, owner=0)
+                alternatives.append(translator.node(failing, pointer))
+        elif keyword in _BOUND_COMPLEMENTS:
+            type_name, complement, shift = _BOUND_COMPLEMENTS[keyword]
+            if shift >= 0 or value > 0:
+                outside = merge_schemas(translator, [rest, {"type": type_name,
+                                                            complement: value + shift}],
+                                        pointer, owner=0)
+                alternatives.append(translator.node(outside, pointer))
+        elif keyword == "not":
+            alternatives.append(translator.node(merge_schemas(translator, [rest, value], pointer,
+                                                              owner=0), pointer))
+        elif keyword == "anyOf":
+            # One member (negated_conjuncts); with a not of its own, rest
+            # keeps carrying it.
+            pending = list(value) + ([rest["not"]] if "not" in rest else [])
+            chained = {k: v for k, v in rest.items() if k != "not"}
+            if len(pending) > 1:
+                chained["not"] = {"anyOf": pending[1:]}
+            alternatives.append(negation_node(translator, chained, pending[0], pointer))
         elif "string" in allowed_types(translator, rest, pointer):
             try:
                 content, _, _ = strings.translate_pattern(value)
@@ -157,18 +312,43 @@ def not_node(translator, schema: dict, pointer: str) -> Any:
                 alternatives.append(translator.node(dict(rest, type="string"), pointer))
                 continue
             alternatives.append(_strings_minus(translator, rest, ['"' + content + '"'], pointer))
-    return translator.alt(alternatives)
+    return alternatives
 
 
-def _holds(negated: dict, value: Any) -> bool:
-    """Whether ``value`` is valid against ``negated`` (NEGATABLE_KEYWORDS only)."""
-    if "enum" in negated and not any(json_equal(value, other) for other in negated["enum"]):
-        return False
-    if "const" in negated and not json_equal(value, negated["const"]):
-        return False
-    if isinstance(value, dict) and not all(name in value for name in negated.get("required", [])):
-        return False
-    return simple_constraints_hold(value, negated)
+def _holds_all(conjuncts: list, value: Any) -> Optional[bool]:
+    """Whether ``value`` is valid against every conjunct (None: undecided)."""
+    verdicts = [_holds(conjunct, value) for conjunct in conjuncts]
+    return False if False in verdicts else None if None in verdicts else True
+
+
+def _holds(negated: Any, value: Any) -> Optional[bool]:
+    """Whether ``value`` is valid against ``negated`` (None: a ``$ref``,
+    ``allOf`` or other keyword outside ``NEGATABLE_KEYWORDS`` decides it)."""
+    if isinstance(negated, bool):
+        return negated
+    if not isinstance(negated, dict) or not set(negated) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS:
+        return None
+    verdicts = []
+    if "enum" in negated:
+        verdicts.append(any(json_equal(value, other) for other in negated["enum"]))
+    if "const" in negated:
+        verdicts.append(json_equal(value, negated["const"]))
+    if "not" in negated:
+        inner = _holds(negated["not"], value)
+        verdicts.append(None if inner is None else not inner)
+    if "anyOf" in negated:
+        members = [_holds(member, value) for member in negated["anyOf"]]
+        verdicts.append(True if True in members else None if None in members else False)
+    if isinstance(value, (list, dict)):
+        low, high = ("minItems", "maxItems") if isinstance(value, list) else (
+            "minProperties", "maxProperties")
+        verdicts.append(negated.get(low, 0) <= len(value) <= negated.get(high, len(value)))
+    if isinstance(value, dict):
+        verdicts.append(all(name in value for name in negated.get("required", [])))
+        verdicts.extend(_holds(sub, value[name])
+                        for name, sub in negated.get("properties", {}).items() if name in value)
+    verdicts.append(simple_constraints_hold(value, negated))
+    return False if False in verdicts else None if None in verdicts else True
 
 
 def _not_type(translator, rest: dict, excluded: Any, pointer: str) -> Any:
@@ -258,27 +438,30 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
 
 
 def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
-    """``if`` / ``then`` / ``else``: the union of (rest, if, then) and (rest, else)."""
+    """``if`` / ``then`` / ``else``: the union of (rest, if, then) and
+    (rest, else, not if), exact when ``negated_conjuncts`` reads the ``if``."""
     rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+    condition = schema["if"]
     if "then" not in schema and "else" not in schema:
         if "unevaluatedProperties" not in rest and "unevaluatedItems" not in rest:
             return translator.node(rest, pointer)
         # A passing "if" still evaluates properties/items: valid instances
         # are those valid for rest alone, or for rest and if together.
-        merged = merge_schemas(translator, [rest, schema["if"]], pointer, owner=0)
+        merged = merge_schemas(translator, [rest, condition], pointer, owner=0)
         return translator.alt([translator.node(merged, pointer), translator.node(rest, pointer)])
-    translator.warn("if", pointer, "the condition is not checked: instances valid "
-                                   "against (if and then) or against else are accepted")
-    branches = []
-    condition = schema["if"]
-    if "then" in schema:
-        branches.append(merge_schemas(translator, [rest, condition, schema["then"]], pointer,
-                                      owner=0))
+    passing = merge_schemas(translator, [rest, condition, schema.get("then", True)], pointer,
+                            owner=0)
+    failing = merge_schemas(translator, [rest, schema.get("else", True)], pointer, owner=0)
+    alternatives = [] if passing is False else [translator.node(passing, pointer)]
+    if failing is False:
+        return translator.alt(alternatives)
+    if negated_conjuncts(translator, condition) is not None:
+        alternatives.append(negation_node(translator, failing, condition, pointer))
     else:
-        branches.append(merge_schemas(translator, [rest, condition], pointer, owner=0))
-    branches.append(merge_schemas(translator, [rest, schema["else"]], pointer, owner=0)
-                    if "else" in schema else rest)
-    return translator.alt([translator.node(branch, pointer) for branch in branches])
+        translator.warn("if", pointer, "the condition is not checked: instances valid "
+                                       "against (if and then) or against else are accepted")
+        alternatives.append(translator.node(failing, pointer))
+    return translator.alt(alternatives)
 
 
 def schema_dependencies(schema: dict) -> list[tuple[str, str, Any]]:

@@ -24,9 +24,10 @@ boolean), so the translator can build a single grammar for it:
 
 Operands (and inlined targets) lose the keywords newer than the declared
 draft first (``translator.own_keywords``).  ``multipleOf`` steps merge to their least common multiple.  Keywords that
-cannot be combined (two different ``pattern`` or ``format`` values, ``not``)
+cannot be combined (two different ``pattern`` or ``format`` values, ``not``, ``if``)
 keep the first value with a warning naming the keyword: looser, never
-silent.
+silent.  ``then`` / ``else`` of an operand without ``if`` are dropped (they
+must not meet another operand's ``if``).
 """
 
 from __future__ import annotations
@@ -131,6 +132,9 @@ def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int], base
         if not isinstance(schema, dict):
             raise translator.error(pointer, "allOf operands must be schemas")
         schema = dict(schema)
+        if "if" not in schema:  # then / else without an if have no effect
+            schema.pop("then", None)
+            schema.pop("else", None)
         if translator.ref_hides_siblings and "$ref" in schema:
             schema = {"$ref": schema["$ref"]}  # draft 3-7: $ref hides its siblings
         for keyword in ("$ref", "$dynamicRef"):

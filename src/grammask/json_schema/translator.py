@@ -17,7 +17,7 @@ of shared subschema (issues 16 and 17):
 
 - a resolved ``$ref`` location (a string): one rule per definition;
 - ``(base URI, JSON text)`` of a schema that merges operands containing a
-  ``$ref`` (``$ref`` with siblings, ``allOf``, ``anyOf``/``oneOf``, ``if``):
+  ``$ref`` (``$ref`` with siblings, ``allOf``, ``anyOf``/``oneOf``, ``if``, ``not``):
   one rule per (reference, sibling context).  Merging inlines a top-level
   ``$ref`` target, whose own subschemas may hold the same merging schema
   again (``allOf: [{"$ref": "#"}]`` inside a property); translated as a
@@ -162,7 +162,7 @@ class Translator(GrammarBuilder):
     def _merges_reference(self, schema: dict) -> bool:
         """Whether translating ``schema`` merges operands that contain a
         ``$ref`` (which merging inlines), so it must be a shared rule."""
-        merges = ("allOf" in schema or "if" in schema
+        merges = ("allOf" in schema or "if" in schema or "not" in schema
                   or any(keyword in schema and len(schema) > 1
                          for keyword in ("$ref", "$dynamicRef", "anyOf", "oneOf")))
         if not merges or (self.ref_hides_siblings and "$ref" in schema):
