@@ -20,18 +20,7 @@ from hypothesis import strategies as st
 from grammask._core.exit_trie import merge_subtrees
 from grammask._core.trie_walk import TrieView
 from grammask.vocab import TokenTrie, Vocabulary
-
-
-def _paths(node_bytes, ends) -> list[bytes]:
-    """The byte path of every node of a preorder trie."""
-    paths = [b""] * len(node_bytes)
-    stack = [0]
-    for node in range(1, len(node_bytes)):
-        while ends[stack[-1]] <= node:
-            stack.pop()
-        paths[node] = paths[stack[-1]] + bytes([node_bytes[node]])
-        stack.append(node)
-    return paths
+from support.trie_paths import preorder_paths
 
 
 ALPHABETS = [b"ab", b"abc\xff", bytes(range(0x20, 0x7f)), bytes(range(256))]
@@ -46,7 +35,7 @@ def test_merged_trie_spells_every_remainder(data):
     vocab = Vocabulary([None, *tokens], eos_token_ids=[0])
     trie = TokenTrie.from_vocabulary(vocab)
     view = TrieView.from_token_trie(trie)
-    paths = _paths(np.asarray(trie.node_bytes), np.asarray(trie.node_subtree_ends))
+    paths = preorder_paths(trie.node_bytes, trie.node_subtree_ends)
     candidates = list(range(1, trie.n_nodes))
     exits = sorted(data.draw(st.lists(st.sampled_from(candidates), max_size=12, unique=True))
                    if candidates else [])
@@ -63,7 +52,7 @@ def test_merged_trie_spells_every_remainder(data):
                 expected[remainder][token_id] += 1
 
     m_bytes, m_ends, m_offsets, m_ids = merged.arrays()
-    m_paths = _paths(m_bytes, m_ends)
+    m_paths = preorder_paths(m_bytes, m_ends)
     got = {m_paths[node]: Counter(m_ids[m_offsets[node]:m_offsets[node + 1]].tolist())
            for node in range(1, merged.n_nodes)}
     assert got == expected
@@ -80,10 +69,10 @@ def test_many_children_from_several_sources_come_out_sorted():
     vocab = Vocabulary([None, *tokens], eos_token_ids=[0])
     trie = TokenTrie.from_vocabulary(vocab)
     view = TrieView.from_token_trie(trie)
-    paths = _paths(np.asarray(trie.node_bytes), np.asarray(trie.node_subtree_ends))
+    paths = preorder_paths(trie.node_bytes, trie.node_subtree_ends)
     exits = np.asarray([paths.index(b"a"), paths.index(b"b")], dtype=np.int32)
     m_bytes, m_ends, m_offsets, m_ids = merge_subtrees(view, exits, vocab.size).arrays()
-    m_paths = _paths(m_bytes, m_ends)
+    m_paths = preorder_paths(m_bytes, m_ends)
     assert m_paths == [b""] + tails
     for node, tail in enumerate(tails, start=1):
         ids = sorted(m_ids[m_offsets[node]:m_offsets[node + 1]].tolist())

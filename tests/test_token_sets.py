@@ -18,6 +18,7 @@ from grammask._core.earley import compiled_tables
 from grammask._core.mask_computer import state_classes_by_depth, sub_automaton_digest
 from grammask._core.terminal_tokens import build_terminal_tokens, build_terminal_tokens_relative
 from grammask.engine.vocab_tables import vocabulary_tables
+from support.trie_paths import preorder_paths
 
 PIECES = [bytes([b]) for b in b' \n"{}:,0123456789abdemnx\\'] + [
     b'"', b'""', b'"n', b'"na', b'name', b'named', b'nam', b'me"', b'e":', b'":', b'":"', b'"}',
@@ -63,7 +64,8 @@ def test_full_walk_matches_dfa_oracle(name, vocab):
     grammar = GRAMMARS[name]()
     tables = compiled_tables(grammar.lnf)
     trie = vocabulary_tables(vocab).trie_view
-    paths = _node_paths(vocabulary_tables(vocab).trie)
+    token_trie = vocabulary_tables(vocab).trie
+    paths = preorder_paths(token_trie.node_bytes, token_trie.node_subtree_ends)
     for terminal, dfa in _dfa_terminals(grammar):
         for state in range(1, dfa.n_states):
             entry = build_terminal_tokens(tables, trie, terminal, state, vocab.size)
@@ -76,20 +78,6 @@ def test_full_walk_matches_dfa_oracle(name, vocab):
             assert (entry.exit_trie is None) == (not exits)
             if exits:
                 assert dfa.is_accepting(entry.end_state)
-
-
-def _node_paths(trie) -> list[bytes]:
-    """The bytes spelled from the root to each node of a preorder trie."""
-    node_bytes = np.asarray(trie.node_bytes).tolist()
-    ends = np.asarray(trie.node_subtree_ends).tolist()
-    paths = [b""] * len(node_bytes)
-    stack = [0]
-    for node in range(1, len(node_bytes)):
-        while ends[stack[-1]] <= node:
-            stack.pop()
-        paths[node] = paths[stack[-1]] + bytes([node_bytes[node]])
-        stack.append(node)
-    return paths
 
 
 @pytest.mark.parametrize("name", sorted(GRAMMARS))

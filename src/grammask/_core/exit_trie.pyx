@@ -139,14 +139,6 @@ cdef bint _expand_children(TrieView trie, Growable* buffer, Py_ssize_t start, Py
     cdef Py_ssize_t i, j, b, total, source, child, out
     cdef int32_t moving
     out = buffer.size
-    if end - start == 1:
-        source = buffer.data[start]
-        child = source + 1
-        while child < trie.node_subtree_ends[source]:
-            if not grow_push(buffer, <int32_t>child):
-                return False
-            child = trie.node_subtree_ends[child]
-        return True
     for i in range(start, end):
         source = buffer.data[i]
         child = source + 1
@@ -155,6 +147,8 @@ cdef bint _expand_children(TrieView trie, Growable* buffer, Py_ssize_t start, Py
                 return False
             child = trie.node_subtree_ends[child]
     total = buffer.size - out
+    if end - start == 1:
+        return True
     if total <= _INSERTION_SORT_MAX:
         for i in range(out + 1, buffer.size):
             moving = buffer.data[i]

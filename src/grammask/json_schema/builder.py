@@ -193,16 +193,7 @@ class GrammarBuilder:
         """``ws mark`` as one non-nullable terminal (made once per mark):
         a rule that ends with it instead of deriving the empty string stays
         non-nullable (see ``separator``)."""
-        key = " " + mark
-        if key not in self._separators:
-            options = self.options
-            if options.whitespace == "compact" or options.max_whitespace == 0:
-                self._separators[key] = self.lit(mark)
-            else:
-                cap = options.max_whitespace
-                run = "[ \\t\\n\\r]*" if cap is None else f"[ \\t\\n\\r]{{0,{cap}}}"
-                self._separators[key] = self.rx(run + "\\" + mark)
-        return self._separators[key]
+        return self._spaced(" " + mark, mark, lambda run: run + "\\" + mark)
 
     def separator(self, mark: str) -> Node:
         """``mark`` with optional whitespace runs on both sides, as one
@@ -210,15 +201,21 @@ class GrammarBuilder:
         runs are no nullable symbols, so eliminating nullable symbols adds
         no variant for them (four nullable runs around a member ``key ws ":" ws
         value`` after a comma gave it several productions and helper rules)."""
-        if mark not in self._separators:
+        return self._spaced(mark, mark, lambda run: run + mark + run)
+
+    def _spaced(self, key: str, mark: str, pattern) -> Node:
+        """The terminal cached under ``key``: ``mark`` alone when no whitespace
+        may be generated, else the regex ``pattern(run)`` for the whitespace
+        run the options allow."""
+        if key not in self._separators:
             options = self.options
             if options.whitespace == "compact" or options.max_whitespace == 0:
-                self._separators[mark] = self.lit(mark)
+                self._separators[key] = self.lit(mark)
             else:
                 cap = options.max_whitespace
                 run = "[ \\t\\n\\r]*" if cap is None else f"[ \\t\\n\\r]{{0,{cap}}}"
-                self._separators[mark] = self.rx(run + mark + run)
-        return self._separators[mark]
+                self._separators[key] = self.rx(pattern(run))
+        return self._separators[key]
 
     def string_tail(self) -> Node:
         """Any string content then the closing quote (``strings.STRING_TAIL``), made once."""
