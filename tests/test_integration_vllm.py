@@ -69,6 +69,10 @@ def test_concurrent_schemas_in_one_vllm_batch(tmp_path):
         if "regex" in spec:
             assert re.fullmatch(spec["regex"], output["text"]), output
         else:
-            jsonschema.validate(json.loads(output["text"]), spec["json_schema"])
+            value = json.loads(output["text"])
+            jsonschema.validate(value, spec["json_schema"])
+            if isinstance(value, dict):
+                # members come in the order of the schema's properties (all required here)
+                assert list(value) == list(spec["json_schema"]["properties"]), output
     assert report["refused"] is not None, "a malformed grammask entry was accepted"
     assert "exactly one of" in report["refused"]["message"], report["refused"]

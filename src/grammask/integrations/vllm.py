@@ -89,7 +89,9 @@ def request_spec(extra_args: Optional[dict]) -> Optional[tuple[str, str]]:
     carries only strings and numbers) with exactly one of ``KINDS`` (and,
     with ``json_schema``, optionally ``OPTIONS``); a JSON Schema may be a
     dict or JSON text, the others are strings.  A schema's canonical text is
-    the JSON of ``[schema, options]`` with sorted keys."""
+    the compact JSON of ``[schema, options]`` with keys in their given order:
+    the order of ``properties`` is the order members are written in, so two
+    schemas that differ only there are two grammars."""
     if not extra_args or ARGUMENT not in extra_args:
         return None
     entry = extra_args[ARGUMENT]
@@ -120,7 +122,7 @@ def request_spec(extra_args: Optional[dict]) -> Optional[tuple[str, str]]:
         options = entry.get(OPTIONS, {})
         if not isinstance(options, dict):
             raise InvalidArgumentType(f"{ARGUMENT}.{OPTIONS} must be a dict, got {type(options).__name__}")
-        return kind, json.dumps([value, options], sort_keys=True, separators=(",", ":"))
+        return kind, json.dumps([value, options], separators=(",", ":"))
     if not isinstance(value, str):
         raise InvalidArgumentType(f"{ARGUMENT}.{kind} must be a string, got {type(value).__name__}")
     return kind, value
