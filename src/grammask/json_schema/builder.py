@@ -12,7 +12,10 @@ number" rules (``generic``), exact counts by doubling (``times``,
 modules receive that translator.
 
 Data layout: ``rules`` maps rule name -> body node in definition order;
-``used_names`` holds every rule name taken (the start rule's included);
+``used_names`` holds every rule name taken (the start rule's included),
+``_last_suffix`` the last counter ``fresh_name`` gave each base name (hints
+that clean to one base, as non-ASCII names all become "rule", resume there
+instead of counting up through every earlier name: O(1) a name, not O(k));
 ``n_nodes`` counts the nodes made so far.
 
 Invariants: ``NEVER`` is a sentinel for the empty language; ``seq``,
@@ -62,6 +65,7 @@ class GrammarBuilder:
         self.options = options
         self.rules: dict[str, Node] = {}
         self.used_names = {options.start}
+        self._last_suffix: dict[str, int] = {}
         self.n_nodes = 0
         self._generic: dict[str, str] = {}
         self._powers: dict[tuple[Any, int], Any] = {}
@@ -78,10 +82,11 @@ class GrammarBuilder:
         if base[0].isdigit():
             base = "r_" + base
         name = base
-        counter = 1
+        counter = self._last_suffix.get(base, 1)
         while name in self.used_names:
             counter += 1
             name = f"{base}_{counter}"
+        self._last_suffix[base] = counter
         self.used_names.add(name)
         return name
 
