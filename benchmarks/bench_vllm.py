@@ -2,33 +2,42 @@
 unconstrained generation and vLLM's own xgrammar backend.
 
 What it measures
-    Each mode runs in a fresh process (one ``LLM`` per process; the model is
-    the converted SmolLM2-135M-Instruct that ``./run test`` caches):
+    One ``LLM`` (the converted SmolLM2-135M-Instruct that ``./run test``
+    caches) with ``GrammaskLogitsProcessor`` installed; requests without an
+    ``extra_args["grammask"]`` entry pass through it untouched, so the modes
+    run interleaved in the same process, on the same warm model:
 
-    - ``unconstrained``: no custom logits processor, no structured output;
-    - ``grammask``: ``GrammaskLogitsProcessor`` with the schema in
-      ``extra_args["grammask"]``;
-    - ``xgrammar``: vLLM's structured outputs (``StructuredOutputsParams(json=...)``,
-      backend ``xgrammar``) on the same schema.
+    - ``grammask``: the schema in ``extra_args["grammask"]`` (compact JSON);
+    - ``xgrammar``: vLLM's structured outputs (``StructuredOutputsParams(json=...)``)
+      on the same schema;
+    - ``unconstrained``: no grammar, ``ignore_eos``, and ``max_tokens`` set
+      to the token count of the constrained request it is paired with, so
+      both decode the same number of tokens;
+    - ``prefill``: the same prompt with ``max_tokens=1`` (prefill and one
+      token), subtracted from both so that the prompt's prefill does not
+      dilute the per-token figures.
 
-    Every mode generates greedily for the same prompts at batch size 1 (one
-    request after another: every step decodes one token) and at batch size
-    ``--batch`` (all prompts in one ``generate`` call).  Per call: wall
-    seconds and generated tokens.  The per-token figure at batch 1 is wall
-    seconds over generated tokens (prompts are a few dozen tokens, their
-    prefill is included); at batch N it is wall seconds over decode steps
-    (the longest output).  grammask's and xgrammar's overhead is the ratio
-    to the unconstrained figure of the same run.  Unconstrained outputs run
-    to ``--max-tokens`` (``ignore_eos``), constrained ones stop at the end
-    of the JSON, so compare per-token figures, not totals.
+    Each round draws a new sampling seed per prompt (temperature 0.7): the
+    constrained outputs differ from round to round, so the masks are not
+    all served from the per-grammar mask cache of earlier rounds.  A round
+    runs, for each prompt, grammask, its unconstrained twin, xgrammar, its
+    twin and the prefill request, one request at a time (every step decodes
+    one token); then the batch of all prompts with grammask and its twin
+    batch.  Both wall and CPU seconds (``process_time``: the model's threads
+    and grammask's) are taken per request.
+
+    Overhead of a constrained mode in one round = (constrained seconds -
+    twin seconds) / (twin seconds - prefill seconds): the extra time per
+    decoded token over unconstrained decoding.  The figure is the median over
+    rounds (CPU and wall); a first round (compiles, vLLM's warm-up) is not
+    recorded.
 
 Output: a JSON file (default ``benchmarks/results/bench_vllm.json``) with the
-machine, versions, per-mode figures and one sample output per mode.
+machine, versions, per-round figures, the medians and one sample output per
+mode.
 
 Run in the vLLM environment (``./run test`` builds it):
-``~/.cache/grammask/vllm-venv/bin/python benchmarks/bench_vllm.py --model DIR``
-(each mode loads the model in its own process).  One warm-up call per mode
-is not recorded.
+``~/.cache/grammask/vllm-venv/bin/python benchmarks/bench_vllm.py --model DIR``.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -58,87 +67,139 @@ PROMPTS = [
     "Grace Hopper, 85, Arlington, compilers and COBOL. As JSON:",
     "Linus, 28, Helsinki, kernels, C and git. As JSON:",
 ]
-MODES = ("unconstrained", "grammask", "xgrammar")
+TEMPERATURE = 0.7
+MAX_TOKENS = 48
 
 
-def run_mode(mode: str, model: str, max_tokens: int, batch: int) -> dict:
-    """Time one mode in this process; returns its figures."""
-    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    from vllm import LLM, SamplingParams
+class Timed:
+    """Wall and CPU seconds and token counts of ``LLM.generate`` calls."""
+
+    def __init__(self, llm):
+        self.llm = llm
+
+    def __call__(self, prompts, params):
+        wall, cpu = time.perf_counter(), time.process_time()
+        outputs = self.llm.generate(prompts, params, use_tqdm=False)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        return [result.outputs[0] for result in outputs], wall, cpu
+
+
+def _params(mode: str, seed: int, max_tokens: int = MAX_TOKENS):
+    from vllm import SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
-    from grammask.integrations.vllm import GrammaskLogitsProcessor
+    if mode == "grammask":
+        return SamplingParams(max_tokens=max_tokens, temperature=TEMPERATURE, seed=seed,
+                              extra_args={"grammask": {"json_schema": SCHEMA,
+                                                       "options": {"whitespace": "compact"}}})
+    if mode == "xgrammar":
+        return SamplingParams(max_tokens=max_tokens, temperature=TEMPERATURE, seed=seed,
+                              structured_outputs=StructuredOutputsParams(json=SCHEMA,
+                                                                         whitespace_pattern=""))
+    return SamplingParams(max_tokens=max_tokens, temperature=TEMPERATURE, seed=seed, ignore_eos=True)
 
-    kwargs = {"logits_processors": [GrammaskLogitsProcessor]} if mode == "grammask" else {}
-    llm = LLM(model=model, dtype="float32", enforce_eager=True, max_model_len=512, seed=0,
-              gpu_memory_utilization=0.1, **kwargs)
 
-    def params() -> SamplingParams:
-        if mode == "grammask":
-            return SamplingParams(max_tokens=max_tokens, temperature=0.0,
-                                  extra_args={"grammask": {"json_schema": SCHEMA,
-                                                           "options": {"whitespace": "compact"}}})
-        if mode == "xgrammar":
-            return SamplingParams(max_tokens=max_tokens, temperature=0.0,
-                                  structured_outputs=StructuredOutputsParams(json=SCHEMA,
-                                                                             whitespace_pattern=""))
-        return SamplingParams(max_tokens=max_tokens, temperature=0.0, ignore_eos=True)
+def _round(generate: Timed, index: int, batch: int) -> dict:
+    """One round's seconds per mode (sums over the prompts), token counts
+    and samples."""
+    totals = {key: [0.0, 0.0] for key in ("grammask", "grammask_twin", "xgrammar", "xgrammar_twin",
+                                          "prefill", "batch", "batch_twin")}
+    tokens = {"grammask": 0, "xgrammar": 0, "batch": 0}
+    samples = {}
 
-    llm.generate(PROMPTS[-1:], params(), use_tqdm=False)
-    single_seconds, single_tokens = 0.0, 0
-    for prompt in PROMPTS:
-        started = time.perf_counter()
-        output = llm.generate([prompt], params(), use_tqdm=False)[0].outputs[0]
-        single_seconds += time.perf_counter() - started
-        single_tokens += len(output.token_ids)
+    def add(key, wall, cpu):
+        totals[key][0] += wall
+        totals[key][1] += cpu
+
+    for number, prompt in enumerate(PROMPTS):
+        print(f"round {index}, prompt {number}", file=sys.stderr, flush=True)
+        seed = 1000 * index + number
+        for mode in ("grammask", "xgrammar"):
+            (output,), wall, cpu = generate([prompt], _params(mode, seed))
+            add(mode, wall, cpu)
+            n_tokens = len(output.token_ids)
+            tokens[mode] += n_tokens
+            samples.setdefault(mode, output.text)
+            (twin,), wall, cpu = generate([prompt], _params("unconstrained", seed, n_tokens))
+            assert len(twin.token_ids) == n_tokens, (len(twin.token_ids), n_tokens)
+            add(f"{mode}_twin", wall, cpu)
+        (_,), wall, cpu = generate([prompt], _params("unconstrained", seed, 1))
+        add("prefill", wall, cpu)
     prompts = (PROMPTS * ((batch + len(PROMPTS) - 1) // len(PROMPTS)))[:batch]
-    started = time.perf_counter()
-    outputs = llm.generate(prompts, [params() for _ in prompts], use_tqdm=False)
-    batch_seconds = time.perf_counter() - started
-    steps = max(len(result.outputs[0].token_ids) for result in outputs)
-    return {"mode": mode, "batch1_seconds": single_seconds, "batch1_tokens": single_tokens,
-            "batch1_ms_per_token": 1000 * single_seconds / single_tokens,
-            "batch": batch, "batchN_seconds": batch_seconds, "batchN_steps": steps,
-            "batchN_tokens": sum(len(result.outputs[0].token_ids) for result in outputs),
-            "batchN_ms_per_step": 1000 * batch_seconds / steps,
-            "sample": outputs[0].outputs[0].text}
+    seeds = [1000 * index + 100 + number for number in range(len(prompts))]
+    outputs, wall, cpu = generate(prompts, [_params("grammask", seed) for seed in seeds])
+    add("batch", wall, cpu)
+    counts = [len(output.token_ids) for output in outputs]
+    tokens["batch"] = sum(counts)
+    _, wall, cpu = generate(prompts, [_params("unconstrained", seed, n)
+                                      for seed, n in zip(seeds, counts)])
+    add("batch_twin", wall, cpu)
+    return {"seconds": totals, "tokens": tokens, "samples": samples, "batch_steps": max(counts)}
+
+
+def _overheads(figures: dict) -> dict:
+    """Extra time per decoded token over unconstrained decoding, wall and CPU."""
+    seconds = figures["seconds"]
+    result = {}
+    for clock, slot in (("wall", 0), ("cpu", 1)):
+        prefill = seconds["prefill"][slot]
+        for mode in ("grammask", "xgrammar"):
+            twin = seconds[f"{mode}_twin"][slot]
+            result[f"{mode}_{clock}"] = (seconds[mode][slot] - twin) / (twin - prefill)
+        # Batch: the twin batch's own time is the base (its prefill is shared by both).
+        twin = seconds["batch_twin"][slot]
+        result[f"batch_{clock}"] = (seconds["batch"][slot] - twin) / twin
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True, help="the converted SmolLM2 folder")
-    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=4, help="recorded rounds (one more warms up)")
     parser.add_argument("--batch", type=int, default=4)
-    parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "bench_vllm.json"))
-    parser.add_argument("--one-mode", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.one_mode:
-        print(json.dumps(run_mode(args.one_mode, args.model, args.max_tokens, args.batch)))
-        return
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    import torch
     import vllm
+    from vllm import LLM
 
-    results = {"machine": machine_info(), "vllm": vllm.__version__, "schema": SCHEMA,
-               "max_tokens": args.max_tokens, "load_average_start": os.getloadavg(), "modes": {}}
-    for mode in args.modes.split(","):
-        run = subprocess.run([sys.executable, __file__, "--model", args.model, "--max-tokens",
-                              str(args.max_tokens), "--batch", str(args.batch), "--one-mode", mode],
-                             capture_output=True, text=True)
-        if run.returncode != 0:
-            results["modes"][mode] = {"error": run.stderr[-2000:]}
-            print(f"{mode}: failed (see the results file)")
-            continue
-        results["modes"][mode] = json.loads(run.stdout.strip().splitlines()[-1])
-    results["load_average_end"] = os.getloadavg()
-    base = results["modes"].get("unconstrained", {})
-    for mode, figures in results["modes"].items():
-        if "error" in figures or "error" in base or not base:
-            continue
-        figures["batch1_overhead"] = figures["batch1_ms_per_token"] / base["batch1_ms_per_token"] - 1
-        figures["batchN_overhead"] = figures["batchN_ms_per_step"] / base["batchN_ms_per_step"] - 1
-        print(f"{mode:14s} batch 1: {figures['batch1_ms_per_token']:.2f} ms/token "
-              f"({figures['batch1_overhead']:+.1%})   batch {args.batch}: "
-              f"{figures['batchN_ms_per_step']:.2f} ms/step ({figures['batchN_overhead']:+.1%})")
+    from grammask.integrations.vllm import GrammaskLogitsProcessor
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    llm = LLM(model=args.model, dtype="float32", enforce_eager=True, max_model_len=512, seed=0,
+              gpu_memory_utilization=0.1, logits_processors=[GrammaskLogitsProcessor])
+    generate = Timed(llm)
+    load_start = os.getloadavg()
+    rounds = []
+    for index in range(args.rounds + 1):
+        figures = _round(generate, index, args.batch)
+        if index == 0:
+            continue  # compiles and vLLM's own warm-up
+        figures["overhead"] = _overheads(figures)
+        rounds.append(figures)
+        overhead = figures["overhead"]
+        print(f"round {index}: grammask {overhead['grammask_cpu']:+.1%} CPU ({overhead['grammask_wall']:+.1%} wall), "
+              f"xgrammar {overhead['xgrammar_cpu']:+.1%} CPU ({overhead['xgrammar_wall']:+.1%} wall), "
+              f"grammask batch {args.batch} {overhead['batch_cpu']:+.1%} CPU", flush=True)
+    medians = {key: statistics.median(r["overhead"][key] for r in rounds) for key in rounds[0]["overhead"]}
+    per_token = {}
+    for mode in ("grammask", "xgrammar"):
+        n_tokens = sum(r["tokens"][mode] for r in rounds)
+        for clock, slot in (("wall", 0), ("cpu", 1)):
+            decode = sum(r["seconds"][f"{mode}_twin"][slot] - r["seconds"]["prefill"][slot] for r in rounds)
+            extra = sum(r["seconds"][mode][slot] - r["seconds"][f"{mode}_twin"][slot] for r in rounds)
+            per_token[f"{mode}_unconstrained_ms_{clock}"] = 1000 * decode / n_tokens
+            per_token[f"{mode}_extra_ms_{clock}"] = 1000 * extra / n_tokens
+    results = {"machine": machine_info(), "vllm": vllm.__version__, "torch_threads": torch.get_num_threads(),
+               "schema": SCHEMA, "prompts": PROMPTS, "temperature": TEMPERATURE, "batch": args.batch,
+               "load_average_start": load_start, "load_average_end": os.getloadavg(),
+               "median_overhead": medians, "per_token_ms": per_token, "rounds": rounds,
+               "samples": rounds[-1]["samples"]}
+    print("median overhead per decoded token:",
+          ", ".join(f"{key} {value:+.1%}" for key, value in medians.items()))
     write_results(results, args.out)
 
 

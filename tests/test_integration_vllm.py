@@ -1,8 +1,9 @@
 """grammask inside vLLM: several concurrent requests with different JSON
 Schemas (plus a regex and an unconstrained request) in one batch of vLLM's
 CPU engine on SmolLM2-135M, every constrained output checked by json.loads
-and jsonschema (or the regex), a malformed request refused with grammask's
-typed error.
+and jsonschema (or the regex), members in the schema's order, a request
+with the canonical filter on giving exactly the tokenizer's own encoding of
+its text, a malformed request refused with grammask's typed error.
 
 vLLM lives in its own environment (its torch pin conflicts with the one the
 transformers tests use): ``./run test`` builds it and exports
@@ -51,6 +52,9 @@ def test_concurrent_schemas_in_one_vllm_batch(tmp_path):
     requests.append({"prompt": "Tell me about Paris.", "max_tokens": 16, "grammask": None})
     # the same schema twice: one compiled grammar, two engines
     requests.append(dict(requests[0], prompt="A person as JSON:\n"))
+    # the canonical filter on request: the output's tokens are the tokenizer's own encoding
+    requests.append({"prompt": "A city and the weather as JSON:\n", "max_tokens": 40,
+                     "grammask": {"json_schema": SCHEMAS[1], "options": COMPACT, "canonical": True}})
     path = tmp_path / "requests.json"
     path.write_text(json.dumps(requests), encoding="utf-8")
     script = Path(__file__).parent / "vllm_env" / "e2e_requests.py"
@@ -74,5 +78,10 @@ def test_concurrent_schemas_in_one_vllm_batch(tmp_path):
             if isinstance(value, dict):
                 # members come in the order of the schema's properties (all required here)
                 assert list(value) == list(spec["json_schema"]["properties"]), output
+        if spec.get("canonical"):
+            ids = output["token_ids"]
+            if ids and ids[-1] == output["eos_token_id"]:
+                ids = ids[:-1]
+            assert ids == output["encoded_ids"], output
     assert report["refused"] is not None, "a malformed grammask entry was accepted"
     assert "exactly one of" in report["refused"]["message"], report["refused"]

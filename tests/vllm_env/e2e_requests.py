@@ -37,8 +37,12 @@ def main(model_dir: str, requests_path: str) -> None:
                              else {"grammask": request["grammask"]})
               for index, request in enumerate(requests)]
     results = llm.generate([request["prompt"] for request in requests], params, use_tqdm=False)
+    tokenizer = llm.get_tokenizer()
     outputs = [{"text": result.outputs[0].text, "finish_reason": result.outputs[0].finish_reason,
-                "n_tokens": len(result.outputs[0].token_ids)} for result in results]
+                "n_tokens": len(result.outputs[0].token_ids),
+                "token_ids": list(result.outputs[0].token_ids),
+                "encoded_ids": tokenizer.encode(result.outputs[0].text, add_special_tokens=False),
+                "eos_token_id": tokenizer.eos_token_id} for result in results]
     try:
         llm.generate(["x"], SamplingParams(max_tokens=4, extra_args={"grammask": {"regex": "a", "gbnf": "b"}}),
                      use_tqdm=False)

@@ -5,8 +5,10 @@ What it computes
     request that asks for it produces a sentence of its own grammar: a JSON
     Schema, a GBNF or grammask EBNF grammar, or a regex, given per request in
     ``SamplingParams(extra_args={"grammask": {...}})`` (``request_spec``
-    reads it).  Requests without that key are left untouched.  Each
-    (kind, canonical text, vocabulary fingerprint) is compiled once per
+    reads it).  Requests without that key are left untouched.  The
+    canonical-tokenization filter is off unless the entry says
+    ``"canonical": true`` (``CANONICAL``).  Each (kind, canonical text,
+    canonical flag, vocabulary fingerprint) is compiled once per
     process and kept in an LRU (``compiled_for``), so concurrent or repeated
     requests with the same schema share one ``CompiledGrammar`` and its mask
     cache.
@@ -54,18 +56,19 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import torch
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
 
+from grammask.config import Config
 from grammask.engine import BatchMasker, CompiledGrammar, Engine, compile
 from grammask.engine.lru import LRU
 from grammask.errors import InvalidArgument, InvalidArgumentType, TokenRejected
 from grammask.grammar import Grammar
 from grammask.vocab import Vocabulary
 
-__all__ = ["ARGUMENT", "GrammaskLogitsProcessor", "compiled_for", "request_spec"]
+__all__ = ["ARGUMENT", "GrammaskLogitsProcessor", "RequestSpec", "compiled_for", "request_spec"]
 
 ARGUMENT = "grammask"
 """The key of ``SamplingParams.extra_args`` (``vllm_xargs`` over HTTP) read here."""
@@ -77,17 +80,36 @@ OPTIONS = "options"
 """With ``json_schema`` only: the JSON Schema translator's keyword options
 (``Grammar.from_json_schema``), e.g. ``{"whitespace": "compact"}``."""
 
+CANONICAL = "canonical"
+"""With any kind: true turns the canonical-tokenization filter on for the
+request (``Config(canonical=True)``; the model's tokenizer must be one it
+is exact for).  Off by default here, unlike ``compile``'s default: on
+sampled text each new pre-token region costs the filter tens of
+milliseconds on this machine, which roughly doubled the time per token of
+SmolLM2-135M in vLLM (``benchmarks/bench_vllm.py``); a server pays that on
+every request, and vLLM's own backends do not filter."""
+
+
+class RequestSpec(NamedTuple):
+    """What a request asks for: the grammar's kind and canonical text, and
+    whether its tokens must stay canonical."""
+    kind: str
+    text: str
+    canonical: bool = False
+
+
 _GRAMMARS = LRU(64)
 _COMPILED = LRU(64)
 _log = logging.getLogger(__name__)
 
 
-def request_spec(extra_args: Optional[dict]) -> Optional[tuple[str, str]]:
-    """``(kind, canonical text)`` of the grammar a request asks for, or None.
+def request_spec(extra_args: Optional[dict]) -> Optional[RequestSpec]:
+    """The ``RequestSpec`` of what a request asks for, or None.
 
     ``extra_args["grammask"]`` is a dict (or its JSON text, as ``vllm_xargs``
     carries only strings and numbers) with exactly one of ``KINDS`` (and,
-    with ``json_schema``, optionally ``OPTIONS``); a JSON Schema may be a
+    with ``json_schema``, optionally ``OPTIONS``; with any kind, optionally
+    ``CANONICAL``, a bool); a JSON Schema may be a
     dict or JSON text, the others are strings.  A schema's canonical text is
     the compact JSON of ``[schema, options]`` with keys in their given order:
     the order of ``properties`` is the order members are written in, so two
@@ -104,10 +126,14 @@ def request_spec(extra_args: Optional[dict]) -> Optional[tuple[str, str]]:
         raise InvalidArgumentType(f"extra_args[{ARGUMENT!r}] must be a dict with one of {KINDS}, "
                                   f"got {type(entry).__name__}")
     named = [key for key in entry if key in KINDS]
-    allowed = set(KINDS) | ({OPTIONS} if named == ["json_schema"] else set())
+    allowed = set(KINDS) | {CANONICAL} | ({OPTIONS} if named == ["json_schema"] else set())
     if len(named) != 1 or set(entry) - allowed:
         raise InvalidArgument(f"extra_args[{ARGUMENT!r}] must have exactly one of {KINDS} (and "
-                              f"{OPTIONS!r} with json_schema only), got keys {sorted(entry)}")
+                              f"{OPTIONS!r} with json_schema only, {CANONICAL!r} with any), "
+                              f"got keys {sorted(entry)}")
+    canonical = entry.get(CANONICAL, False)
+    if not isinstance(canonical, bool):
+        raise InvalidArgumentType(f"{ARGUMENT}.{CANONICAL} must be true or false, got {canonical!r}")
     kind = named[0]
     value = entry[kind]
     if kind == "json_schema":
@@ -122,10 +148,10 @@ def request_spec(extra_args: Optional[dict]) -> Optional[tuple[str, str]]:
         options = entry.get(OPTIONS, {})
         if not isinstance(options, dict):
             raise InvalidArgumentType(f"{ARGUMENT}.{OPTIONS} must be a dict, got {type(options).__name__}")
-        return kind, json.dumps([value, options], separators=(",", ":"))
+        return RequestSpec(kind, json.dumps([value, options], separators=(",", ":")), canonical)
     if not isinstance(value, str):
         raise InvalidArgumentType(f"{ARGUMENT}.{kind} must be a string, got {type(value).__name__}")
-    return kind, value
+    return RequestSpec(kind, value, canonical)
 
 
 def grammar_for(kind: str, text: str) -> Grammar:
@@ -142,10 +168,11 @@ def grammar_for(kind: str, text: str) -> Grammar:
     return _GRAMMARS.get_or_build((kind, text), build)
 
 
-def compiled_for(kind: str, text: str, vocab: Vocabulary) -> CompiledGrammar:
-    """The grammar compiled for ``vocab``, cached by (kind, text, vocabulary fingerprint)."""
-    return _COMPILED.get_or_build((kind, text, vocab.fingerprint),
-                                  lambda: compile(grammar_for(kind, text), vocab))
+def compiled_for(spec: RequestSpec, vocab: Vocabulary) -> CompiledGrammar:
+    """The grammar compiled for ``vocab``, cached by (spec, vocabulary fingerprint)."""
+    return _COMPILED.get_or_build((*spec, vocab.fingerprint),
+                                  lambda: compile(grammar_for(spec.kind, spec.text), vocab,
+                                                  Config(canonical=spec.canonical)))
 
 
 def vocabulary_for(vllm_config: Any) -> Vocabulary:
@@ -199,7 +226,7 @@ class GrammaskLogitsProcessor(LogitsProcessor):
     def validate_params(cls, sampling_params) -> None:
         spec = request_spec(sampling_params.extra_args)
         if spec is not None:
-            grammar_for(*spec)
+            grammar_for(spec.kind, spec.text)
 
     def __init__(self, vllm_config: Any, device: torch.device, is_pin_memory: bool):
         self.vocab = vocabulary_for(vllm_config)
@@ -220,7 +247,7 @@ class GrammaskLogitsProcessor(LogitsProcessor):
             if spec is None:
                 rows.pop(index, None)
                 continue
-            engine = Engine(compiled_for(*spec, self.vocab))
+            engine = Engine(compiled_for(spec, self.vocab))
             if prompt_ids:
                 engine.seed_canonical_context(prompt_ids)
             rows[index] = _Row(engine, output_ids)
