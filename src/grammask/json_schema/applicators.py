@@ -5,9 +5,10 @@ in schema form).
 What it computes: ``any_of_node`` returns the alternation of the branches,
 each merged with the schema's other keywords (``merge.merge_schemas``);
 ``oneOf`` is the alternation of each branch minus the branches it may
-overlap: no subtraction where two branches are proven disjoint
-(``disjoint.disjoint``: by value class, by const/enum values, by a
-discriminator property both require, by closed objects, by string
+overlap: no subtraction where two branches, each read together with the
+schema's other keywords, are proven disjoint (``disjoint.disjoint``: by
+value class, by const/enum values, by a discriminator property either
+requires, by closed objects, by item counts and leading items, by string
 languages, by number bounds), else the branch meets ``not: {anyOf: [the
 overlapping ones]}`` (exact when ``not`` is, see below); a branch that
 cannot be negated, or that may overlap more than ``MAX_ONE_OF_EXCLUSIONS``
@@ -91,7 +92,7 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
         raise translator.error(pointer, f"{keyword} must be a non-empty array")
     rest = {k: v for k, v in schema.items() if k != keyword}
     unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
-    excluded = (_one_of_exclusions(translator, branches, unevaluated, pointer)
+    excluded = (_one_of_exclusions(translator, rest, branches, unevaluated, pointer)
                 if keyword == "oneOf" else {})
     alternatives = []
     for index, branch in enumerate(branches):
@@ -122,17 +123,21 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
     return translator.alt(alternatives)
 
 
-def _one_of_exclusions(translator, branches: list, unevaluated: bool,
+def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool,
                        pointer: str) -> dict[int, list]:
     """For oneOf's "exactly one": branch index -> the branches it may overlap
-    (not proven disjoint, ``disjoint.disjoint``), which its alternative must
-    fail (``negation_node`` of their anyOf).  Exact when every such branch
-    is read by ``negated_conjuncts``; otherwise (or beside unevaluated*, or
-    past ``MAX_ONE_OF_EXCLUSIONS``) nothing is excluded and a warning says
-    oneOf is translated as anyOf."""
+    (not proven disjoint, ``disjoint.disjoint``, each branch read together
+    with ``rest``, the schema's other keywords, which every instance meets
+    too), which its alternative must fail (``negation_node`` of their
+    anyOf).  Exact when every such branch is read by ``negated_conjuncts``;
+    otherwise (or beside unevaluated*, or past ``MAX_ONE_OF_EXCLUSIONS``)
+    nothing is excluded and a warning says oneOf is translated as anyOf."""
+    # rest's $id is already the translator's base URI.
+    context = {k: v for k, v in rest.items() if k != "$id"}
+    within = [{"allOf": [context, branch]} for branch in branches]
     overlaps: dict[int, list[int]] = {}
-    for index, first in enumerate(branches):
-        for other_index, second in enumerate(branches[:index]):
+    for index, first in enumerate(within):
+        for other_index, second in enumerate(within[:index]):
             if not disjoint(translator, first, second):
                 overlaps.setdefault(index, []).append(other_index)
                 overlaps.setdefault(other_index, []).append(index)
