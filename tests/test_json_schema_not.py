@@ -74,6 +74,11 @@ EXACT = [
     ("not properties beside enum", {"enum": [{"a": 1}, {"a": 2}, {"b": 1}, 3],
                                     "not": {"properties": {"a": {"const": 1}}}},
      [{"a": 1}, {"a": 2}, {"b": 1}, 3, {"a": 3}]),
+    ("not beside enum and const", {"enum": ["a", "b", "c"], "const": "a",
+                                   "not": {"const": "b"}}, ["a", "b", "c", "d"]),
+    ("if beside enum and const", {"allOf": [{"enum": ["a", "b", "c"]}, {"const": "a"}],
+                                  "if": {"const": "b"}, "then": False},
+     ["a", "b", "c", "d"]),
 ]
 
 WARNED = [

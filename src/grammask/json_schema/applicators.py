@@ -250,6 +250,8 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
         return translator.node(rest, pointer)
     if "enum" in rest or "const" in rest:
         values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
+        if "enum" in rest and "const" in rest:
+            values = [value for value in values if json_equal(value, rest["const"])]
         verdicts = [_holds_all(conjuncts, value) for value in values]
         if None in verdicts:
             translator.warn("not", pointer, "a subschema beside enum/const is not decided "
