@@ -6,8 +6,8 @@ Soundness on random schemas: ``random_schema`` draws schemas from the
 keywords the prover reads (type, const, enum, number and length bounds,
 pattern, format, required, properties, additionalProperties,
 patternProperties, maxProperties, item counts, items, prefixItems, allOf,
-anyOf, oneOf, ``$ref``) and from some it must ignore (``not``,
-``multipleOf``), over a small alphabet of names and values so that the two
+anyOf, oneOf, ``$ref``, ``not`` of a ``$ref``) and from some it must
+ignore (other ``not``, ``multipleOf``), over a small alphabet of names and values so that the two
 schemas of a pair often meet.  For each pair that ``disjoint`` proves, every
 instance of ``INSTANCES`` (scalars, arrays and objects built from the same
 alphabet) is checked with the draft 2020-12 validator and its format
@@ -103,6 +103,8 @@ def random_keyword(rng: random.Random, depth: int, refs: bool) -> dict:
     if kind == 18 and refs:
         return {"$ref": rng.choice(["#/$defs/first", "#/$defs/second"])}
     if kind == 19:
+        if refs and rng.random() < 0.5:
+            return {"not": {"$ref": rng.choice(["#/$defs/first", "#/$defs/second"])}}
         return {"not": random_schema(rng, depth + 1, refs)}
     if kind == 20:
         return {"multipleOf": rng.choice([2, 0.5])}
@@ -176,6 +178,8 @@ PROVEN = [
      {"type": "string", "allOf": [{"pattern": "^a"}, {"maxLength": 2}]},
      {"type": "string", "allOf": [{"pattern": "^a"}, {"minLength": 3}]},
      "ab", "abc"),
+    ("not of the other side", {"$defs": {"p": {"type": "string", "enum": ["a", "b"]}}},
+     {"$ref": "#/$defs/p"}, {"type": "string", "not": {"$ref": "#/$defs/p"}}, "a", "c"),
     ("through a $ref chain", {"$defs": {"circle": {"$ref": "#/$defs/shape",
                                                    "properties": {"kind": {"const": "c"}}},
                                         "shape": {"type": "object", "required": ["kind"]}}},

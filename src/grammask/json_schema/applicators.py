@@ -29,16 +29,18 @@ the excluded strings); objects lacking one required name (``properties:
 terminal); objects holding a name of ``properties`` whose value fails its
 schema (``{required: [name], properties: {name: {not: S}}}``, the nested
 ``not`` translated the same way); for ``not: X`` the instances valid
-against X; for a one-member ``anyOf`` the complement of that member (the
-chain of ``not`` for several members accepted invalid instances on
-MaskBench's calculate_area_93241e5b, so it is not read); for a bound, the other side of it
-within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
+against X; for ``anyOf`` the instances failing the first member and
+carrying ``not: {anyOf: [the others]}`` (a chain of complements); for a
+bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
 values are filtered in Python (``_holds``; warned when a part it does not
 read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
 would count as evaluated), excluded array/object values, ``not: {type: integer}`` beside ``number``,
-draft-4 boolean exclusive bounds, and difference terminals past the DFA
-limits.
+draft-4 boolean exclusive bounds, difference terminals past the DFA
+limits, and excluded strings beside an ``anyOf`` / ``oneOf`` / ``if`` the
+difference terminal cannot read, or beside a carried ``not`` that is more
+than a set of strings (``_string_exclusions``: an anyOf of patterns and
+string values).
 ``if_then_else_node`` accepts instances valid against (if and then) or
 against (else and not if): exact when ``not`` is exact over the ``if``
 (``negated_conjuncts``); otherwise the ``not if`` is dropped with a warning.
@@ -72,10 +74,10 @@ from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, com
 
 MAX_ANY_OF_SUBSETS = 4
 """anyOf beside unevaluated*: up to this many branches, every combination is built."""
-MAX_ONE_OF_EXCLUSIONS = 1
+MAX_ONE_OF_EXCLUSIONS = 16
 """oneOf: a branch's alternative fails at most this many overlapping
-branches; more: translated as anyOf, warned (``negated_conjuncts`` reads a
-one-member ``anyOf`` only)."""
+branches (each a link of the chain of complements); more: translated as
+anyOf, warned."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
 inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
@@ -176,7 +178,7 @@ NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", 
                                 "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS)
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
-X`` by X itself, a one-member ``anyOf`` by that member's); ``$ref`` and ``allOf``
+X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
 add their schemas as further conjuncts."""
 
 
@@ -197,8 +199,6 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
-    if len(own.get("anyOf", [])) > 1:
-        return None  # the chain of complements accepted invalid instances: not yet exact
     members = list(own.get("anyOf", [])) + [own.get("not", True)]
     if isinstance(own.get("properties"), dict):
         members.extend(own["properties"].values())
@@ -238,7 +238,8 @@ def not_node(translator, schema: dict, pointer: str) -> Any:
 
 def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     """The instances of ``rest`` invalid against ``negated`` (``rest`` may
-    hold a ``not`` of its own: each alternative is translated with it)."""
+    hold a ``not`` of its own: each alternative is translated with it; its
+    ``$ref`` and ``allOf`` are merged in first)."""
     conjuncts = negated_conjuncts(translator, negated)
     if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
         # Complements that declare properties or merge a schema would count
@@ -248,6 +249,12 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     if conjuncts is None:
         translator.warn("not", pointer, "not enforced")
         return translator.node(rest, pointer)
+    if "$ref" in rest or "allOf" in rest:
+        # Inlined, so that the complements below see every keyword of rest
+        # (the enum of a $ref target, say).
+        rest = merge_schemas(translator, [rest], pointer, owner=0)
+        if rest is False:
+            return translator.alt([])
     if "enum" in rest or "const" in rest:
         values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
         if "enum" in rest and "const" in rest:
@@ -304,8 +311,8 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
             alternatives.append(translator.node(merge_schemas(translator, [rest, value], pointer,
                                                               owner=0), pointer))
         elif keyword == "anyOf":
-            # One member (negated_conjuncts); with a not of its own, rest
-            # keeps carrying it.
+            # Failing every member: rest without the first, carrying "not"
+            # of the others (and of the not rest already had).
             pending = list(value) + ([rest["not"]] if "not" in rest else [])
             chained = {k: v for k, v in rest.items() if k != "not"}
             if len(pending) > 1:
@@ -415,11 +422,28 @@ def _not_values(translator, rest: dict, values: list, pointer: str) -> Any:
     return translator.alt(alternatives)
 
 
+_STRING_BLIND_KEYWORDS = ("anyOf", "oneOf", "allOf", "$ref", "$dynamicRef", "if", "not")
+"""Keywords of ``rest`` that the regexes of ``_strings_minus`` do not read
+(a ``not`` is read when ``_string_exclusions`` folds it into the removed
+strings); beside any other, strings are not excluded (warned)."""
+
+
 def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> Any:
     """The strings ``rest`` allows (lengths, pattern, asserted format) that
     match none of the JSON-string regexes ``removed``: one difference
-    terminal.  Warned (and not excluded) past the DFA limits."""
+    terminal.  A ``not`` that ``rest`` carries (a chain of complements)
+    removes its strings too (``_string_exclusions``).  Warned (and not
+    excluded) past the DFA limits and beside ``_STRING_BLIND_KEYWORDS``."""
+    if "not" in rest:
+        folded = _string_exclusions(rest["not"])
+        if folded is not None:
+            rest = {k: v for k, v in rest.items() if k != "not"}
+            removed = removed + folded
     strings_only = dict(rest, type="string")
+    blind = [keyword for keyword in _STRING_BLIND_KEYWORDS if keyword in rest]
+    if blind:
+        translator.warn("not", pointer, f"beside {blind[0]!r}: strings not excluded")
+        return translator.node(strings_only, pointer)
     if rest.get("pattern") is not None and not isinstance(rest["pattern"], str):
         raise translator.error(pointer, "pattern must be a string")
     regexes = []
@@ -442,6 +466,49 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
                                         "not excluded")
         return translator.node(strings_only, pointer)
     return translator.rx_minus(regexes, removed)
+
+
+def _string_exclusions(negated: Any) -> Optional[list[str]]:
+    """JSON-string regexes matching exactly the strings valid against
+    ``negated`` (a schema, or an ``anyOf`` of them, each a boolean or one
+    ``pattern`` / ``enum`` / ``const`` with ``type`` and annotations); None
+    for any other schema."""
+    members = [negated]
+    if isinstance(negated, dict) and set(negated) - ANNOTATION_KEYWORDS == {"anyOf"}:
+        members = negated["anyOf"] if isinstance(negated["anyOf"], list) else [None]
+    regexes = []
+    for member in members:
+        if member is False:
+            continue
+        if member is True:
+            member = {}
+        if not isinstance(member, dict):
+            return None
+        keywords = set(member) - ANNOTATION_KEYWORDS - {"type"}
+        declared = member.get("type", "string")
+        names = [declared] if isinstance(declared, str) else declared
+        if not isinstance(names, list) or len(keywords) > 1:
+            return None
+        if "string" not in names:
+            continue  # no string is valid against it
+        keyword = keywords.pop() if keywords else None
+        if keyword is None:
+            return [strings.string_regex(0, None)]
+        if keyword == "pattern" and isinstance(member["pattern"], str):
+            try:
+                content, _, _ = strings.translate_pattern(member["pattern"])
+            except strings.PatternUnsupported:
+                return None
+            regexes.append('"' + content + '"')
+        elif keyword in ("enum", "const"):
+            values = member["enum"] if keyword == "enum" else [member["const"]]
+            if not isinstance(values, list):
+                return None
+            regexes.extend(json_string_literal_regex(value, ascii_escapes=True)
+                           for value in values if isinstance(value, str))
+        else:
+            return None
+    return regexes
 
 
 def if_then_else_node(translator, schema: dict, pointer: str) -> Any:

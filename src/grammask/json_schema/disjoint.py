@@ -13,7 +13,10 @@ draft hides ``$ref`` siblings, ``Translator.ref_hides_siblings``) and its
 ``allOf`` members, followed recursively, each schema object once.  Two
 schemas are disjoint when one conjunct's ``anyOf`` / ``oneOf`` list (read as
 a union) has every alternative disjoint from the other schema, or when the
-conjuncts of both sides together leave no value of any class.  The classes
+conjuncts of both sides together leave no value of any class, or when one
+conjunct is ``not: N`` and each conjunct of N (but those that only hold
+``$ref`` / ``allOf``) is, as the same schema object, a conjunct of the
+other schema.  The classes
 are null, boolean, integer (integral numbers, 1.0 included), fraction (the
 other numbers), string, array, object; ``type: number`` is integer +
 fraction.  A class every conjunct allows is ruled out by:
@@ -57,7 +60,7 @@ from typing import Any, Optional
 
 from grammask.errors import GrammarError
 from grammask.json_schema import formats, strings
-from grammask.json_schema.keywords import array_positions
+from grammask.json_schema.keywords import ANNOTATION_KEYWORDS, array_positions
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.values import json_equal, json_type_of
@@ -71,6 +74,8 @@ MAX_PROOF_POSITIONS = 8
 VALUE_CLASSES = frozenset({"null", "boolean", "integer", "fraction", "string", "array",
                            "object"})
 _TYPE_CLASSES = {"number": ("integer", "fraction"), "integer": ("integer",)}
+
+_POINTERS = frozenset({"$ref", "allOf"})
 
 Parts = list[tuple[dict, str]]
 """The conjuncts of a schema: (schema object, base URI in force inside it)."""
@@ -95,6 +100,8 @@ def _disjoint(translator, first: Any, first_base: str, second: Any, second_base:
     sides = ((first_parts, second, second_base), (second_parts, first, first_base))
     for parts, other, other_base in sides:
         for part, part_base in parts:
+            if _negates(translator, part, part_base, other, other_base):
+                return True
             for alternatives in _unions(part):
                 if all(_disjoint(translator, alternative, part_base, other, other_base, depth + 1)
                        for alternative in alternatives):
@@ -129,6 +136,24 @@ def _conjuncts(translator, schema: dict, base: str) -> Optional[Parts]:
                 continue  # the translator warns when it builds the branch
             pending.append((target, target_base))
     return found
+
+
+def _negates(translator, part: dict, base: str, other: dict, other_base: str) -> bool:
+    """Whether ``part`` holds ``not: N`` where every conjunct of N is itself
+    a conjunct of ``other`` (the same schema object under the same base
+    URI), so that every instance of ``other`` is valid against N."""
+    if not isinstance(part.get("not"), dict):
+        return False
+    negated = _conjuncts(translator, part["not"], base)
+    others = _conjuncts(translator, other, other_base)
+    if negated is None or others is None:
+        return False
+    present = {(id(schema), schema_base) for schema, schema_base in others}
+    # Conjuncts that only point elsewhere ($ref, allOf) add nothing themselves.
+    negated = [(schema, schema_base) for schema, schema_base in negated
+               if set(schema) - _POINTERS - ANNOTATION_KEYWORDS]
+    return bool(negated) and all((id(schema), schema_base) in present
+                                 for schema, schema_base in negated)
 
 
 def _unions(schema: dict) -> list[list]:
