@@ -3,8 +3,8 @@
 
 ``random_schema`` draws small schemas from the keywords ``not`` reads
 (``applicators.NEGATABLE_KEYWORDS``: type, enum, const, required, pattern,
-properties, not, anyOf, bounds; with allOf and ``$ref``) and a few it does
-not (multipleOf, items), over a small alphabet of names and values, and
+properties, items, prefixItems, not, anyOf, bounds; with allOf and
+``$ref``) and a few it does not (multipleOf, contains), over a small alphabet of names and values, and
 puts them under ``oneOf`` (several overlapping branches: the chain of
 complements), ``not`` (of an ``anyOf`` too), ``if``/``then``/``else``, often
 beside an ``enum`` or ``const`` (the values filtered in Python).  Each
@@ -31,7 +31,7 @@ from support.schema_matcher import FORMAT_CHECKER, SchemaMatcher
 
 NAMES = ["a", "b"]
 SCALARS = [None, True, 0, 1, 2, 1.5, "", "a", "b", "ab", "ba", "bbb"]
-INSTANCES = (SCALARS + [[], [1], ["a", 1], {}]
+INSTANCES = (SCALARS + [[], [1], ["a", 1], [1, 2], [None], {}]
              + [{name: value} for name in NAMES for value in SCALARS]
              + [{"a": first, "b": second}
                 for first, second in itertools.product([1, "a", None, 2], repeat=2)])
@@ -48,7 +48,7 @@ def random_schema(rng: random.Random, depth: int = 0):
 
 
 def random_keyword(rng: random.Random, depth: int) -> dict:
-    kind = rng.randrange(16)
+    kind = rng.randrange(17)
     if kind == 0:
         return {"type": rng.choice(["null", "integer", "number", "string", "object",
                                     ["string", "integer"], ["object", "null"]])}
@@ -77,7 +77,10 @@ def random_keyword(rng: random.Random, depth: int) -> dict:
         return {"allOf": [random_schema(rng, depth + 1) for _ in range(2)]}
     if kind == 14:
         return {"$ref": "#/$defs/shared"}
-    return rng.choice([{"multipleOf": 2}, {"items": {"type": "integer"}}])
+    if kind == 15:
+        return rng.choice([{"items": random_schema(rng, depth + 1)},
+                           {"prefixItems": [random_schema(rng, depth + 1)], "items": False}])
+    return rng.choice([{"multipleOf": 2}, {"contains": {"type": "integer"}}])
 
 
 def random_root(rng: random.Random) -> dict:

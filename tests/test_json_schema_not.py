@@ -1,5 +1,5 @@
 """``not`` is exact, and silent, over type, enum, const, required, pattern,
-properties, not, anyOf, allOf and $ref (issue 17; ``applicators.not_node``), against ``jsonschema``.
+properties, items (prefixItems, tuple items), not, anyOf, allOf and $ref (issue 17; ``applicators.not_node``), against ``jsonschema``.
 
 Each schema of ``EXACT`` translates without a ``GrammarWarning``, and every
 instance of its table (valid and invalid, including other spellings of the
@@ -80,6 +80,14 @@ EXACT = [
     ("not properties beside enum", {"enum": [{"a": 1}, {"a": 2}, {"b": 1}, 3],
                                     "not": {"properties": {"a": {"const": 1}}}},
      [{"a": 1}, {"a": 2}, {"b": 1}, 3, {"a": 3}]),
+    ("not items", {"not": {"items": {"type": "string"}}},
+     [[], ["a"], ["a", 1], [1], [[]], "a", 1, None]),
+    ("not tuple items", {"$schema": "http://json-schema.org/draft-07/schema#",
+                         "type": "array", "not": {"items": [{"const": 1}, {"type": "string"}]}},
+     [[], [1], [2], [1, "a"], [1, 2], [2, "a"], [1, "a", 3]]),
+    ("not closed prefix", {"type": "array", "not": {"prefixItems": [{"const": 1}],
+                                                    "items": False}},
+     [[], [1], [2], [1, 2], [2, 3]]),
     ("not beside enum and const", {"enum": ["a", "b", "c"], "const": "a",
                                    "not": {"const": "b"}}, ["a", "b", "c", "d"]),
     ("if beside enum and const", {"allOf": [{"enum": ["a", "b", "c"]}, {"const": "a"}],

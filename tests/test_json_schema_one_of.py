@@ -115,8 +115,8 @@ SUBTRACTED = [
 ]
 
 OVERLAPPING = [
-    ("array items", {"oneOf": [{"type": "array", "items": {"type": "integer"}},
-                               {"type": "array", "maxItems": 1}]}, [1], "oneOf"),
+    ("multiples", {"oneOf": [{"type": "integer", "multipleOf": 2},
+                             {"type": "integer", "multipleOf": 3}]}, 6, "oneOf"),
     ("integer inside number", {"oneOf": [{"type": "integer"}, {"type": "number"}]}, 1, "not"),
 ]
 

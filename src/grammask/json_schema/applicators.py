@@ -29,7 +29,11 @@ the excluded strings); objects lacking one required name (``properties:
 terminal); objects holding a name of ``properties`` whose value fails its
 schema (``{required: [name], properties: {name: {not: S}}}``, the nested
 ``not`` translated the same way); for ``not: X`` the instances valid
-against X; for ``anyOf`` the instances failing the first member and
+against X; for item schemas (``items``, ``prefixItems``, tuple ``items``
+and ``additionalItems``, ``_position_complements``) the arrays whose item k
+fails its position's schema, or that are longer than a closed prefix, or
+(without a prefix) that contain an item failing ``items`` (``contains``);
+for ``anyOf`` the instances failing the first member and
 carrying ``not: {anyOf: [the others]}`` (a chain of complements); for a
 bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
 values are filtered in Python (``_holds``; warned when a part it does not
@@ -64,7 +68,8 @@ from typing import Any, Optional
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.disjoint import disjoint
-from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, allowed_types, count_keyword,
+from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, allowed_types, array_positions,
+                                           count_keyword,
                                            has_constraints)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.refs import UnresolvedRef
@@ -174,8 +179,9 @@ _BOUND_COMPLEMENTS = {
 """bound keyword -> (the type it constrains, the keyword of its complement
 within that type, the shift of a count): ``minLength: n`` fails exactly on
 strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
+_POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
-                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS)
+                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS) | _POSITION_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
 X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
@@ -200,6 +206,12 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
     members = list(own.get("anyOf", [])) + [own.get("not", True)]
+    if not _POSITION_KEYWORDS.isdisjoint(own):
+        positional, _, others, _ = array_positions(own, translator.tuple_items)
+        if not isinstance(positional, list) or (positional and others is not False
+                                                and has_constraints(others)):
+            return None  # items after a prefix: not a contains
+        members.extend(positional + [others])
     if isinstance(own.get("properties"), dict):
         members.extend(own["properties"].values())
     elif "properties" in own:
@@ -244,7 +256,8 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
         # Complements that declare properties or merge a schema would count
         # them as evaluated, which a not never does.
-        if any(isinstance(c, dict) and ("properties" in c or "not" in c) for c in conjuncts):
+        if any(isinstance(c, dict) and not ({"properties", "not"} | _POSITION_KEYWORDS)
+               .isdisjoint(c) for c in conjuncts):
             conjuncts = None
     if conjuncts is None:
         translator.warn("not", pointer, "not enforced")
@@ -280,7 +293,9 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
     """One node per keyword of ``negated`` (a conjunct): the instances of
     ``rest`` failing that keyword."""
     alternatives = []
-    for keyword in [k for k in negated if k in NEGATABLE_KEYWORDS]:
+    if not _POSITION_KEYWORDS.isdisjoint(negated):
+        alternatives.extend(_position_complements(translator, rest, negated, pointer))
+    for keyword in [k for k in negated if k in NEGATABLE_KEYWORDS - _POSITION_KEYWORDS]:
         value = negated[keyword]
         if keyword == "type":
             alternatives.append(_not_type(translator, rest, value, pointer))
@@ -329,6 +344,28 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
     return alternatives
 
 
+def _position_complements(translator, rest: dict, negated: dict, pointer: str) -> list:
+    """The arrays of ``rest`` failing the item schemas of ``negated`` (read by
+    ``keywords.array_positions``): one alternative per position k whose
+    schema S_k constrains, "at least k + 1 items, item k failing S_k"
+    (``not: S_k`` at position k); for the other items, "longer than the
+    prefix" when they must not exist, or ``contains: {not: S}`` when every
+    item meets S (no prefix, ``negated_conjuncts``)."""
+    positional, _, others, _ = array_positions(negated, translator.tuple_items)
+    layout = "items" if translator.tuple_items else "prefixItems"
+    failing = []
+    for position, item_schema in enumerate(positional):
+        if has_constraints(item_schema):
+            failing.append({"type": "array", "minItems": position + 1,
+                            layout: [True] * position + [{"not": item_schema}]})
+    if others is False:
+        failing.append({"type": "array", "minItems": len(positional) + 1})
+    elif has_constraints(others):
+        failing.append({"type": "array", "contains": {"not": others}})
+    return [translator.node(merge_schemas(translator, [rest, extra], pointer, owner=0), pointer)
+            for extra in failing]
+
+
 def _holds_all(conjuncts: list, value: Any) -> Optional[bool]:
     """Whether ``value`` is valid against every conjunct (None: undecided)."""
     verdicts = [_holds(conjunct, value) for conjunct in conjuncts]
@@ -353,6 +390,8 @@ def _holds(negated: Any, value: Any) -> Optional[bool]:
     if "anyOf" in negated:
         members = [_holds(member, value) for member in negated["anyOf"]]
         verdicts.append(True if True in members else None if None in members else False)
+    if isinstance(value, list) and not _POSITION_KEYWORDS.isdisjoint(negated):
+        verdicts.append(None)  # item schemas: not read here
     if isinstance(value, (list, dict)):
         low, high = ("minItems", "maxItems") if isinstance(value, list) else (
             "minProperties", "maxProperties")
