@@ -4,7 +4,7 @@
 ``random_schema`` draws small schemas from the keywords ``not`` reads
 (``applicators.NEGATABLE_KEYWORDS``: type, enum, const, required, pattern,
 properties, items, prefixItems, not, anyOf, bounds; with allOf and
-``$ref``) and a few it does not (multipleOf, contains), over a small alphabet of names and values, and
+``$ref``), a few it does not (multipleOf, contains) and an unknown one, over a small alphabet of names and values, and
 puts them under ``oneOf`` (several overlapping branches: the chain of
 complements), ``not`` (of an ``anyOf`` too), ``if``/``then``/``else``, often
 beside an ``enum`` or ``const`` (the values filtered in Python).  Each
@@ -80,7 +80,7 @@ def random_keyword(rng: random.Random, depth: int) -> dict:
     if kind == 15:
         return rng.choice([{"items": random_schema(rng, depth + 1)},
                            {"prefixItems": [random_schema(rng, depth + 1)], "items": False}])
-    return rng.choice([{"multipleOf": 2}, {"contains": {"type": "integer"}}])
+    return rng.choice([{"multipleOf": 2}, {"contains": {"type": "integer"}}, {"x-note": 1}])
 
 
 def random_root(rng: random.Random) -> dict:

@@ -88,6 +88,8 @@ EXACT = [
     ("not closed prefix", {"type": "array", "not": {"prefixItems": [{"const": 1}],
                                                     "items": False}},
      [[], [1], [2], [1, 2], [2, 3]]),
+    ("not of a schema with unknown keywords", {"not": {"note": "x", "required": ["a"]}},
+     [{}, {"a": 1}, {"b": 1}, 1]),
     ("not beside enum and const", {"enum": ["a", "b", "c"], "const": "a",
                                    "not": {"const": "b"}}, ["a", "b", "c", "d"]),
     ("if beside enum and const", {"allOf": [{"enum": ["a", "b", "c"]}, {"const": "a"}],

@@ -68,8 +68,8 @@ from typing import Any, Optional
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.disjoint import disjoint
-from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, allowed_types, array_positions,
-                                           count_keyword,
+from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, VALIDATION_KEYWORDS,
+                                           allowed_types, array_positions, count_keyword,
                                            has_constraints)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.refs import UnresolvedRef
@@ -190,7 +190,7 @@ add their schemas as further conjuncts."""
 
 def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]:
     """The schemas whose conjunction is ``schema``, each a boolean or a dict
-    of ``NEGATABLE_KEYWORDS`` and annotations, with ``$ref`` targets (inside
+    of ``NEGATABLE_KEYWORDS``, annotations and unknown keywords, with ``$ref`` targets (inside
     the current resource) and ``allOf`` members flattened; None when
     ``not_node`` cannot build its complement, or that of a nested
     ``properties`` / ``anyOf`` / ``not`` schema (so a negation never warns
@@ -201,7 +201,9 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
     if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
         return None
     own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
-    if not set(own) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS or not all(
+    # Unknown keywords assert nothing; draft-4 "id" moves the base URI.
+    asserting = {k for k in own if k in VALIDATION_KEYWORDS or k == "id"}
+    if not asserting <= NEGATABLE_KEYWORDS or not all(
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
