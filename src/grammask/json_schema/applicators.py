@@ -36,8 +36,8 @@ fails its position's schema, or that are longer than a closed prefix, or
 for ``anyOf`` the instances failing the first member and
 carrying ``not: {anyOf: [the others]}`` (a chain of complements); for a
 bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
-values are filtered in Python (``_holds``; warned when a part it does not
-read decides).  Still warned: any other negated keyword (not enforced),
+values are filtered in Python (``_holds``, over the same conjuncts, item
+schemas included; warned when a part it does not read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
 would count as evaluated), excluded array/object values, ``not: {type: integer}`` beside ``number``,
 draft-4 boolean exclusive bounds, difference terminals past the DFA
@@ -274,7 +274,7 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
         values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
         if "enum" in rest and "const" in rest:
             values = [value for value in values if json_equal(value, rest["const"])]
-        verdicts = [_holds_all(conjuncts, value) for value in values]
+        verdicts = [_holds_all(translator, conjuncts, value) for value in values]
         if None in verdicts:
             translator.warn("not", pointer, "a subschema beside enum/const is not decided "
                                             "here: not enforced")
@@ -368,39 +368,46 @@ def _position_complements(translator, rest: dict, negated: dict, pointer: str) -
             for extra in failing]
 
 
-def _holds_all(conjuncts: list, value: Any) -> Optional[bool]:
+def _holds_all(translator, conjuncts: list, value: Any) -> Optional[bool]:
     """Whether ``value`` is valid against every conjunct (None: undecided)."""
-    verdicts = [_holds(conjunct, value) for conjunct in conjuncts]
+    verdicts = [_holds_own(translator, conjunct, value) for conjunct in conjuncts]
     return False if False in verdicts else None if None in verdicts else True
 
 
-def _holds(negated: Any, value: Any) -> Optional[bool]:
-    """Whether ``value`` is valid against ``negated`` (None: a ``$ref``,
-    ``allOf`` or other keyword outside ``NEGATABLE_KEYWORDS`` decides it)."""
+def _holds(translator, schema: Any, value: Any) -> Optional[bool]:
+    """Whether ``value`` is valid against ``schema`` (None: a schema
+    ``negated_conjuncts`` does not read decides it)."""
+    conjuncts = negated_conjuncts(translator, schema)
+    return None if conjuncts is None else _holds_all(translator, conjuncts, value)
+
+
+def _holds_own(translator, negated: Any, value: Any) -> Optional[bool]:
+    """Whether ``value`` is valid against one conjunct of ``negated_conjuncts``
+    (its own keywords; nested schemas through ``_holds``)."""
     if isinstance(negated, bool):
         return negated
-    if not isinstance(negated, dict) or not set(negated) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS:
-        return None
     verdicts = []
     if "enum" in negated:
         verdicts.append(any(json_equal(value, other) for other in negated["enum"]))
     if "const" in negated:
         verdicts.append(json_equal(value, negated["const"]))
     if "not" in negated:
-        inner = _holds(negated["not"], value)
+        inner = _holds(translator, negated["not"], value)
         verdicts.append(None if inner is None else not inner)
     if "anyOf" in negated:
-        members = [_holds(member, value) for member in negated["anyOf"]]
+        members = [_holds(translator, member, value) for member in negated["anyOf"]]
         verdicts.append(True if True in members else None if None in members else False)
     if isinstance(value, list) and not _POSITION_KEYWORDS.isdisjoint(negated):
-        verdicts.append(None)  # item schemas: not read here
+        positional, _, others, _ = array_positions(negated, translator.tuple_items)
+        verdicts.extend(_holds(translator, positional[index] if index < len(positional)
+                               else others, item) for index, item in enumerate(value))
     if isinstance(value, (list, dict)):
         low, high = ("minItems", "maxItems") if isinstance(value, list) else (
             "minProperties", "maxProperties")
         verdicts.append(negated.get(low, 0) <= len(value) <= negated.get(high, len(value)))
     if isinstance(value, dict):
         verdicts.append(all(name in value for name in negated.get("required", [])))
-        verdicts.extend(_holds(sub, value[name])
+        verdicts.extend(_holds(translator, sub, value[name])
                         for name, sub in negated.get("properties", {}).items() if name in value)
     verdicts.append(simple_constraints_hold(value, negated))
     return False if False in verdicts else None if None in verdicts else True
