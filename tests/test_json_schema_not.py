@@ -1,5 +1,5 @@
 """``not`` is exact, and silent, over type, enum, const, required, pattern,
-properties, not, anyOf, allOf and $ref (issue 17; ``applicators.not_node``), against ``jsonschema``.
+properties, items (prefixItems, tuple items), not, anyOf, allOf and $ref (issue 17; ``applicators.not_node``), against ``jsonschema``.
 
 Each schema of ``EXACT`` translates without a ``GrammarWarning``, and every
 instance of its table (valid and invalid, including other spellings of the
@@ -59,12 +59,18 @@ EXACT = [
      [{}, {"a": {}}, {"a": {"b": 0}}, {"a": {"b": 1}}, {"a": 1}, 0]),
     ("not not", {"type": ["integer", "string"], "not": {"not": {"minimum": 3}}},
      [2, 3, 4, "a", 1.5]),
+    ("not anyOf", {"not": {"anyOf": [{"type": "string"}, {"required": ["a"]},
+                                     {"const": 1}]}},
+     ["a", 1, 2, {}, {"a": 1}, {"b": 1}, None, [1]]),
     ("not allOf", {"not": {"allOf": [{"type": "object"}, {"required": ["a", "b"]}]}},
      [{}, {"a": 1}, {"a": 1, "b": 2}, 1, "a"]),
     ("not ref", {"$defs": {"named": {"required": ["name"],
                                      "properties": {"name": {"type": "string"}}}},
                  "type": "object", "not": {"$ref": "#/$defs/named"}},
      [{}, {"name": "x"}, {"name": 1}, {"other": "x"}]),
+    ("not anyOf beside not", {"allOf": [{"not": {"const": 1}}],
+                              "not": {"anyOf": [{"const": 2}, {"type": "string"}]}},
+     [1, 2, 3, "a", None]),
     ("not of bounds", {"not": {"minimum": 3, "maxLength": 2, "minItems": 1,
                                "maxProperties": 1}},
      [2, 3, 2.5, "ab", "abc", [], [1], {}, {"a": 1}, {"a": 1, "b": 2}, None]),
@@ -74,6 +80,25 @@ EXACT = [
     ("not properties beside enum", {"enum": [{"a": 1}, {"a": 2}, {"b": 1}, 3],
                                     "not": {"properties": {"a": {"const": 1}}}},
      [{"a": 1}, {"a": 2}, {"b": 1}, 3, {"a": 3}]),
+    ("not items", {"not": {"items": {"type": "string"}}},
+     [[], ["a"], ["a", 1], [1], [[]], "a", 1, None]),
+    ("not tuple items", {"$schema": "http://json-schema.org/draft-07/schema#",
+                         "type": "array", "not": {"items": [{"const": 1}, {"type": "string"}]}},
+     [[], [1], [2], [1, "a"], [1, 2], [2, "a"], [1, "a", 3]]),
+    ("not closed prefix", {"type": "array", "not": {"prefixItems": [{"const": 1}],
+                                                    "items": False}},
+     [[], [1], [2], [1, 2], [2, 3]]),
+    ("not of a schema with unknown keywords", {"not": {"note": "x", "required": ["a"]}},
+     [{}, {"a": 1}, {"b": 1}, 1]),
+    ("not beside enum, through allOf, $ref and items",
+     {"$defs": {"short": {"maxItems": 2}}, "enum": [[1, "a"], [1, 2], [1, 2, 3], {"a": 1}, 3],
+      "not": {"allOf": [{"items": {"type": "integer"}}, {"$ref": "#/$defs/short"}]}},
+     [[1, "a"], [1, 2], [1, 2, 3], {"a": 1}, 3, [1]]),
+    ("not beside enum and const", {"enum": ["a", "b", "c"], "const": "a",
+                                   "not": {"const": "b"}}, ["a", "b", "c", "d"]),
+    ("if beside enum and const", {"allOf": [{"enum": ["a", "b", "c"]}, {"const": "a"}],
+                                  "if": {"const": "b"}, "then": False},
+     ["a", "b", "c", "d"]),
 ]
 
 WARNED = [

@@ -4,8 +4,9 @@ another can be negated (``applicators._one_of_exclusions``: a branch minus
 the branches it may overlap), against ``jsonschema``.
 
 Each schema of ``EXACT`` has branches that share no instance (by value class,
-const/enum values, a discriminator through ``$ref``, a closed object, string
-languages, number bounds), each of ``SUBTRACTED`` branches that do share
+const/enum values, a discriminator through ``$ref`` or required beside the
+``oneOf``, a closed object, string languages, number bounds, a first item),
+each of ``SUBTRACTED`` branches that do share
 instances but can be negated: both translate without a ``GrammarWarning``,
 and every instance (valid and invalid, including ones valid against several
 branches) is accepted iff ``validator_for(schema)`` calls it valid; random
@@ -67,6 +68,26 @@ EXACT = [
     ("nested anyOf branch", {"oneOf": [{"anyOf": [{"type": "string"}, {"type": "null"}]},
                                        {"type": "boolean"}]},
      ["x", None, True, 1]),
+    ("discriminator required beside oneOf", {
+        "type": "object", "required": ["shape"],
+        "properties": {"shape": {"enum": ["circle", "square", "triangle"]}},
+        "oneOf": [{"properties": {"shape": {"const": "circle"}}, "required": ["r"]},
+                  {"properties": {"shape": {"const": "square"}}, "required": ["side"]},
+                  {"properties": {"shape": {"const": "triangle"}}, "required": ["base"]}]},
+     [{"shape": "circle", "r": 1}, {"shape": "square", "side": 1}, {"shape": "circle", "side": 1},
+      {"shape": "circle", "r": 1, "side": 2}, {"r": 1}, {"shape": "oval", "r": 1}, [], None]),
+    ("untyped branches under an object type", {
+        "type": "object",
+        "oneOf": [{"properties": {"kind": {"enum": ["a"]}}, "required": ["kind", "x"],
+                   "additionalProperties": False},
+                  {"properties": {"kind": {"enum": ["b"]}, "y": {"type": "integer"}},
+                   "required": ["kind"], "additionalProperties": False}]},
+     [{"kind": "a", "x": 1}, {"kind": "b"}, {"kind": "b", "y": 2}, {"kind": "a"},
+      {"kind": "b", "x": 1}, {}, "a", 1]),
+    ("first items differ", {"oneOf": [
+        {"type": "array", "minItems": 1, "items": {"type": "number"}},
+        {"type": "array", "minItems": 1, "items": {"type": "array", "items": {"type": "number"}}}]},
+     [[1], [[1]], [1, [1]], [], [[1], 2], "x"]),
 ]
 
 SUBTRACTED = [
@@ -85,14 +106,17 @@ SUBTRACTED = [
      ["x", {}, {"a": 1}, 1, None]),
     ("lengths", {"type": "string", "oneOf": [{"maxLength": 3}, {"minLength": 2}]},
      ["", "a", "ab", "abc", "abcd"]),
+    ("three overlapping", {"type": "array", "oneOf": [{"minItems": 1}, {"maxItems": 2},
+                                                      {"maxItems": 0}]},
+     [[], [1], [1, 2], [2, 1], [1, 2, 3], [1, 1, 1, 1]]),
     ("negated through a ref", {"$defs": {"named": {"required": ["name"]}},
                                "oneOf": [{"$ref": "#/$defs/named"}, {"required": ["id"]}]},
      [{}, {"name": 1}, {"id": 1}, {"name": 1, "id": 2}]),
 ]
 
 OVERLAPPING = [
-    ("array items", {"oneOf": [{"type": "array", "items": {"type": "integer"}},
-                               {"type": "array", "maxItems": 1}]}, [1], "oneOf"),
+    ("multiples", {"oneOf": [{"type": "integer", "multipleOf": 2},
+                             {"type": "integer", "multipleOf": 3}]}, 6, "oneOf"),
     ("integer inside number", {"oneOf": [{"type": "integer"}, {"type": "number"}]}, 1, "not"),
 ]
 

@@ -5,9 +5,10 @@ in schema form).
 What it computes: ``any_of_node`` returns the alternation of the branches,
 each merged with the schema's other keywords (``merge.merge_schemas``);
 ``oneOf`` is the alternation of each branch minus the branches it may
-overlap: no subtraction where two branches are proven disjoint
-(``disjoint.disjoint``: by value class, by const/enum values, by a
-discriminator property both require, by closed objects, by string
+overlap: no subtraction where two branches, each read together with the
+schema's other keywords, are proven disjoint (``disjoint.disjoint``: by
+value class, by const/enum values, by a discriminator property either
+requires, by closed objects, by item counts and leading items, by string
 languages, by number bounds), else the branch meets ``not: {anyOf: [the
 overlapping ones]}`` (exact when ``not`` is, see below); a branch that
 cannot be negated, or that may overlap more than ``MAX_ONE_OF_EXCLUSIONS``
@@ -28,16 +29,22 @@ the excluded strings); objects lacking one required name (``properties:
 terminal); objects holding a name of ``properties`` whose value fails its
 schema (``{required: [name], properties: {name: {not: S}}}``, the nested
 ``not`` translated the same way); for ``not: X`` the instances valid
-against X; for a one-member ``anyOf`` the complement of that member (the
-chain of ``not`` for several members accepted invalid instances on
-MaskBench's calculate_area_93241e5b, so it is not read); for a bound, the other side of it
-within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
-values are filtered in Python (``_holds``; warned when a part it does not
-read decides).  Still warned: any other negated keyword (not enforced),
+against X; for item schemas (``items``, ``prefixItems``, tuple ``items``
+and ``additionalItems``, ``_position_complements``) the arrays whose item k
+fails its position's schema, or that are longer than a closed prefix, or
+(without a prefix) that contain an item failing ``items`` (``contains``);
+for ``anyOf`` the instances failing the first member and
+carrying ``not: {anyOf: [the others]}`` (a chain of complements); for a
+bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
+values are filtered in Python (``_holds``, over the same conjuncts, item
+schemas included; warned when a part it does not read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
 would count as evaluated), excluded array/object values, ``not: {type: integer}`` beside ``number``,
-draft-4 boolean exclusive bounds, and difference terminals past the DFA
-limits.
+draft-4 boolean exclusive bounds, difference terminals past the DFA
+limits, and excluded strings beside an ``anyOf`` / ``oneOf`` / ``if`` the
+difference terminal cannot read, or beside a carried ``not`` that is more
+than a set of strings (``_string_exclusions``: an anyOf of patterns and
+string values).
 ``if_then_else_node`` accepts instances valid against (if and then) or
 against (else and not if): exact when ``not`` is exact over the ``if``
 (``negated_conjuncts``); otherwise the ``not if`` is dropped with a warning.
@@ -61,7 +68,8 @@ from typing import Any, Optional
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.disjoint import disjoint
-from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, allowed_types, count_keyword,
+from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, VALIDATION_KEYWORDS,
+                                           allowed_types, array_positions, count_keyword,
                                            has_constraints)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.refs import UnresolvedRef
@@ -71,10 +79,10 @@ from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, com
 
 MAX_ANY_OF_SUBSETS = 4
 """anyOf beside unevaluated*: up to this many branches, every combination is built."""
-MAX_ONE_OF_EXCLUSIONS = 1
+MAX_ONE_OF_EXCLUSIONS = 16
 """oneOf: a branch's alternative fails at most this many overlapping
-branches; more: translated as anyOf, warned (``negated_conjuncts`` reads a
-one-member ``anyOf`` only)."""
+branches (each a link of the chain of complements); more: translated as
+anyOf, warned."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
 inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
@@ -91,7 +99,7 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
         raise translator.error(pointer, f"{keyword} must be a non-empty array")
     rest = {k: v for k, v in schema.items() if k != keyword}
     unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
-    excluded = (_one_of_exclusions(translator, branches, unevaluated, pointer)
+    excluded = (_one_of_exclusions(translator, rest, branches, unevaluated, pointer)
                 if keyword == "oneOf" else {})
     alternatives = []
     for index, branch in enumerate(branches):
@@ -122,17 +130,21 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
     return translator.alt(alternatives)
 
 
-def _one_of_exclusions(translator, branches: list, unevaluated: bool,
+def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool,
                        pointer: str) -> dict[int, list]:
     """For oneOf's "exactly one": branch index -> the branches it may overlap
-    (not proven disjoint, ``disjoint.disjoint``), which its alternative must
-    fail (``negation_node`` of their anyOf).  Exact when every such branch
-    is read by ``negated_conjuncts``; otherwise (or beside unevaluated*, or
-    past ``MAX_ONE_OF_EXCLUSIONS``) nothing is excluded and a warning says
-    oneOf is translated as anyOf."""
+    (not proven disjoint, ``disjoint.disjoint``, each branch read together
+    with ``rest``, the schema's other keywords, which every instance meets
+    too), which its alternative must fail (``negation_node`` of their
+    anyOf).  Exact when every such branch is read by ``negated_conjuncts``;
+    otherwise (or beside unevaluated*, or past ``MAX_ONE_OF_EXCLUSIONS``)
+    nothing is excluded and a warning says oneOf is translated as anyOf."""
+    # rest's $id is already the translator's base URI.
+    context = {k: v for k, v in rest.items() if k != "$id"}
+    within = [{"allOf": [context, branch]} for branch in branches]
     overlaps: dict[int, list[int]] = {}
-    for index, first in enumerate(branches):
-        for other_index, second in enumerate(branches[:index]):
+    for index, first in enumerate(within):
+        for other_index, second in enumerate(within[:index]):
             if not disjoint(translator, first, second):
                 overlaps.setdefault(index, []).append(other_index)
                 overlaps.setdefault(other_index, []).append(index)
@@ -167,17 +179,18 @@ _BOUND_COMPLEMENTS = {
 """bound keyword -> (the type it constrains, the keyword of its complement
 within that type, the shift of a count): ``minLength: n`` fails exactly on
 strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
+_POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
-                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS)
+                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS) | _POSITION_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
-X`` by X itself, a one-member ``anyOf`` by that member's); ``$ref`` and ``allOf``
+X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
 add their schemas as further conjuncts."""
 
 
 def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]:
     """The schemas whose conjunction is ``schema``, each a boolean or a dict
-    of ``NEGATABLE_KEYWORDS`` and annotations, with ``$ref`` targets (inside
+    of ``NEGATABLE_KEYWORDS``, annotations and unknown keywords, with ``$ref`` targets (inside
     the current resource) and ``allOf`` members flattened; None when
     ``not_node`` cannot build its complement, or that of a nested
     ``properties`` / ``anyOf`` / ``not`` schema (so a negation never warns
@@ -188,13 +201,19 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
     if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
         return None
     own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
-    if not set(own) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS or not all(
+    # Unknown keywords assert nothing; draft-4 "id" moves the base URI.
+    asserting = {k for k in own if k in VALIDATION_KEYWORDS or k == "id"}
+    if not asserting <= NEGATABLE_KEYWORDS or not all(
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
-    if len(own.get("anyOf", [])) > 1:
-        return None  # the chain of complements accepted invalid instances: not yet exact
     members = list(own.get("anyOf", [])) + [own.get("not", True)]
+    if not _POSITION_KEYWORDS.isdisjoint(own):
+        positional, _, others, _ = array_positions(own, translator.tuple_items)
+        if not isinstance(positional, list) or (positional and others is not False
+                                                and has_constraints(others)):
+            return None  # items after a prefix: not a contains
+        members.extend(positional + [others])
     if isinstance(own.get("properties"), dict):
         members.extend(own["properties"].values())
     elif "properties" in own:
@@ -233,19 +252,29 @@ def not_node(translator, schema: dict, pointer: str) -> Any:
 
 def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     """The instances of ``rest`` invalid against ``negated`` (``rest`` may
-    hold a ``not`` of its own: each alternative is translated with it)."""
+    hold a ``not`` of its own: each alternative is translated with it; its
+    ``$ref`` and ``allOf`` are merged in first)."""
     conjuncts = negated_conjuncts(translator, negated)
     if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
         # Complements that declare properties or merge a schema would count
         # them as evaluated, which a not never does.
-        if any(isinstance(c, dict) and ("properties" in c or "not" in c) for c in conjuncts):
+        if any(isinstance(c, dict) and not ({"properties", "not"} | _POSITION_KEYWORDS)
+               .isdisjoint(c) for c in conjuncts):
             conjuncts = None
     if conjuncts is None:
         translator.warn("not", pointer, "not enforced")
         return translator.node(rest, pointer)
+    if "$ref" in rest or "allOf" in rest:
+        # Inlined, so that the complements below see every keyword of rest
+        # (the enum of a $ref target, say).
+        rest = merge_schemas(translator, [rest], pointer, owner=0)
+        if rest is False:
+            return translator.alt([])
     if "enum" in rest or "const" in rest:
         values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
-        verdicts = [_holds_all(conjuncts, value) for value in values]
+        if "enum" in rest and "const" in rest:
+            values = [value for value in values if json_equal(value, rest["const"])]
+        verdicts = [_holds_all(translator, conjuncts, value) for value in values]
         if None in verdicts:
             translator.warn("not", pointer, "a subschema beside enum/const is not decided "
                                             "here: not enforced")
@@ -266,7 +295,9 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
     """One node per keyword of ``negated`` (a conjunct): the instances of
     ``rest`` failing that keyword."""
     alternatives = []
-    for keyword in [k for k in negated if k in NEGATABLE_KEYWORDS]:
+    if not _POSITION_KEYWORDS.isdisjoint(negated):
+        alternatives.extend(_position_complements(translator, rest, negated, pointer))
+    for keyword in [k for k in negated if k in NEGATABLE_KEYWORDS - _POSITION_KEYWORDS]:
         value = negated[keyword]
         if keyword == "type":
             alternatives.append(_not_type(translator, rest, value, pointer))
@@ -297,8 +328,8 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
             alternatives.append(translator.node(merge_schemas(translator, [rest, value], pointer,
                                                               owner=0), pointer))
         elif keyword == "anyOf":
-            # One member (negated_conjuncts); with a not of its own, rest
-            # keeps carrying it.
+            # Failing every member: rest without the first, carrying "not"
+            # of the others (and of the not rest already had).
             pending = list(value) + ([rest["not"]] if "not" in rest else [])
             chained = {k: v for k, v in rest.items() if k != "not"}
             if len(pending) > 1:
@@ -315,37 +346,68 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
     return alternatives
 
 
-def _holds_all(conjuncts: list, value: Any) -> Optional[bool]:
+def _position_complements(translator, rest: dict, negated: dict, pointer: str) -> list:
+    """The arrays of ``rest`` failing the item schemas of ``negated`` (read by
+    ``keywords.array_positions``): one alternative per position k whose
+    schema S_k constrains, "at least k + 1 items, item k failing S_k"
+    (``not: S_k`` at position k); for the other items, "longer than the
+    prefix" when they must not exist, or ``contains: {not: S}`` when every
+    item meets S (no prefix, ``negated_conjuncts``)."""
+    positional, _, others, _ = array_positions(negated, translator.tuple_items)
+    layout = "items" if translator.tuple_items else "prefixItems"
+    failing = []
+    for position, item_schema in enumerate(positional):
+        if has_constraints(item_schema):
+            failing.append({"type": "array", "minItems": position + 1,
+                            layout: [True] * position + [{"not": item_schema}]})
+    if others is False:
+        failing.append({"type": "array", "minItems": len(positional) + 1})
+    elif has_constraints(others):
+        failing.append({"type": "array", "contains": {"not": others}})
+    return [translator.node(merge_schemas(translator, [rest, extra], pointer, owner=0), pointer)
+            for extra in failing]
+
+
+def _holds_all(translator, conjuncts: list, value: Any) -> Optional[bool]:
     """Whether ``value`` is valid against every conjunct (None: undecided)."""
-    verdicts = [_holds(conjunct, value) for conjunct in conjuncts]
+    verdicts = [_holds_own(translator, conjunct, value) for conjunct in conjuncts]
     return False if False in verdicts else None if None in verdicts else True
 
 
-def _holds(negated: Any, value: Any) -> Optional[bool]:
-    """Whether ``value`` is valid against ``negated`` (None: a ``$ref``,
-    ``allOf`` or other keyword outside ``NEGATABLE_KEYWORDS`` decides it)."""
+def _holds(translator, schema: Any, value: Any) -> Optional[bool]:
+    """Whether ``value`` is valid against ``schema`` (None: a schema
+    ``negated_conjuncts`` does not read decides it)."""
+    conjuncts = negated_conjuncts(translator, schema)
+    return None if conjuncts is None else _holds_all(translator, conjuncts, value)
+
+
+def _holds_own(translator, negated: Any, value: Any) -> Optional[bool]:
+    """Whether ``value`` is valid against one conjunct of ``negated_conjuncts``
+    (its own keywords; nested schemas through ``_holds``)."""
     if isinstance(negated, bool):
         return negated
-    if not isinstance(negated, dict) or not set(negated) <= NEGATABLE_KEYWORDS | ANNOTATION_KEYWORDS:
-        return None
     verdicts = []
     if "enum" in negated:
         verdicts.append(any(json_equal(value, other) for other in negated["enum"]))
     if "const" in negated:
         verdicts.append(json_equal(value, negated["const"]))
     if "not" in negated:
-        inner = _holds(negated["not"], value)
+        inner = _holds(translator, negated["not"], value)
         verdicts.append(None if inner is None else not inner)
     if "anyOf" in negated:
-        members = [_holds(member, value) for member in negated["anyOf"]]
+        members = [_holds(translator, member, value) for member in negated["anyOf"]]
         verdicts.append(True if True in members else None if None in members else False)
+    if isinstance(value, list) and not _POSITION_KEYWORDS.isdisjoint(negated):
+        positional, _, others, _ = array_positions(negated, translator.tuple_items)
+        verdicts.extend(_holds(translator, positional[index] if index < len(positional)
+                               else others, item) for index, item in enumerate(value))
     if isinstance(value, (list, dict)):
         low, high = ("minItems", "maxItems") if isinstance(value, list) else (
             "minProperties", "maxProperties")
         verdicts.append(negated.get(low, 0) <= len(value) <= negated.get(high, len(value)))
     if isinstance(value, dict):
         verdicts.append(all(name in value for name in negated.get("required", [])))
-        verdicts.extend(_holds(sub, value[name])
+        verdicts.extend(_holds(translator, sub, value[name])
                         for name, sub in negated.get("properties", {}).items() if name in value)
     verdicts.append(simple_constraints_hold(value, negated))
     return False if False in verdicts else None if None in verdicts else True
@@ -408,11 +470,28 @@ def _not_values(translator, rest: dict, values: list, pointer: str) -> Any:
     return translator.alt(alternatives)
 
 
+_STRING_BLIND_KEYWORDS = ("anyOf", "oneOf", "allOf", "$ref", "$dynamicRef", "if", "not")
+"""Keywords of ``rest`` that the regexes of ``_strings_minus`` do not read
+(a ``not`` is read when ``_string_exclusions`` folds it into the removed
+strings); beside any other, strings are not excluded (warned)."""
+
+
 def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> Any:
     """The strings ``rest`` allows (lengths, pattern, asserted format) that
     match none of the JSON-string regexes ``removed``: one difference
-    terminal.  Warned (and not excluded) past the DFA limits."""
+    terminal.  A ``not`` that ``rest`` carries (a chain of complements)
+    removes its strings too (``_string_exclusions``).  Warned (and not
+    excluded) past the DFA limits and beside ``_STRING_BLIND_KEYWORDS``."""
+    if "not" in rest:
+        folded = _string_exclusions(rest["not"])
+        if folded is not None:
+            rest = {k: v for k, v in rest.items() if k != "not"}
+            removed = removed + folded
     strings_only = dict(rest, type="string")
+    blind = [keyword for keyword in _STRING_BLIND_KEYWORDS if keyword in rest]
+    if blind:
+        translator.warn("not", pointer, f"beside {blind[0]!r}: strings not excluded")
+        return translator.node(strings_only, pointer)
     if rest.get("pattern") is not None and not isinstance(rest["pattern"], str):
         raise translator.error(pointer, "pattern must be a string")
     regexes = []
@@ -435,6 +514,49 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
                                         "not excluded")
         return translator.node(strings_only, pointer)
     return translator.rx_minus(regexes, removed)
+
+
+def _string_exclusions(negated: Any) -> Optional[list[str]]:
+    """JSON-string regexes matching exactly the strings valid against
+    ``negated`` (a schema, or an ``anyOf`` of them, each a boolean or one
+    ``pattern`` / ``enum`` / ``const`` with ``type`` and annotations); None
+    for any other schema."""
+    members = [negated]
+    if isinstance(negated, dict) and set(negated) - ANNOTATION_KEYWORDS == {"anyOf"}:
+        members = negated["anyOf"] if isinstance(negated["anyOf"], list) else [None]
+    regexes = []
+    for member in members:
+        if member is False:
+            continue
+        if member is True:
+            member = {}
+        if not isinstance(member, dict):
+            return None
+        keywords = set(member) - ANNOTATION_KEYWORDS - {"type"}
+        declared = member.get("type", "string")
+        names = [declared] if isinstance(declared, str) else declared
+        if not isinstance(names, list) or len(keywords) > 1:
+            return None
+        if "string" not in names:
+            continue  # no string is valid against it
+        keyword = keywords.pop() if keywords else None
+        if keyword is None:
+            return [strings.string_regex(0, None)]
+        if keyword == "pattern" and isinstance(member["pattern"], str):
+            try:
+                content, _, _ = strings.translate_pattern(member["pattern"])
+            except strings.PatternUnsupported:
+                return None
+            regexes.append('"' + content + '"')
+        elif keyword in ("enum", "const"):
+            values = member["enum"] if keyword == "enum" else [member["const"]]
+            if not isinstance(values, list):
+                return None
+            regexes.extend(json_string_literal_regex(value, ascii_escapes=True)
+                           for value in values if isinstance(value, str))
+        else:
+            return None
+    return regexes
 
 
 def if_then_else_node(translator, schema: dict, pointer: str) -> Any:

@@ -3,37 +3,52 @@
 What it computes: ``disjoint(translator, first, second)`` is True only when
 no JSON value is valid against both schemas, so that ``oneOf`` of pairwise
 disjoint branches accepts exactly what their ``anyOf`` accepts; False means
-"not proven", never "overlapping".
+"not proven", never "overlapping".  ``rejects(translator, schema, base,
+value)`` is True only when ``value`` is invalid against ``schema``.
 
-Reading of a schema: the intersection of its parts, which are its own
-keywords, its ``$ref`` target (alone when the declared draft hides ``$ref``
-siblings, ``Translator.ref_hides_siblings``), each ``allOf`` member, and
-each ``anyOf`` / ``oneOf`` list read as a union.  Two schemas are disjoint
-when a part of one is disjoint from the other (a union part: each of its
-alternatives is), or when their own keywords are, value class by value
-class.  The classes are null, boolean, integer (integral numbers, 1.0
-included), fraction (the other numbers), string, array, object; ``type:
-number`` is integer + fraction.  A class both schemas allow is ruled out by:
+Reading of a schema: the conjunction of its conjuncts (``_conjuncts``): its
+own keywords (less those newer than the declared draft,
+``Translator.own_keywords``), its ``$ref`` target (alone when the declared
+draft hides ``$ref`` siblings, ``Translator.ref_hides_siblings``) and its
+``allOf`` members, followed recursively, each schema object once.  Two
+schemas are disjoint when one conjunct's ``anyOf`` / ``oneOf`` list (read as
+a union) has every alternative disjoint from the other schema, or when the
+conjuncts of both sides together leave no value of any class, or when one
+conjunct is ``not: N`` and each conjunct of N (but those that only hold
+``$ref`` / ``allOf``) is, as the same schema object, a conjunct of the
+other schema.  The classes
+are null, boolean, integer (integral numbers, 1.0 included), fraction (the
+other numbers), string, array, object; ``type: number`` is integer +
+fraction.  A class every conjunct allows is ruled out by:
 
-- values: one schema's ``const`` / ``enum`` members of that class are each
+- values: one conjunct's ``const`` / ``enum`` members of that class are each
   rejected by the other schema (``rejects``: wrong class, not among its
-  values, a string length or number bound it breaks, an object member it
-  forbids or whose property schema rejects the member's value, a required
-  name missing);
-- objects: a name both require whose property schemas are disjoint (a
-  discriminator, through ``$ref`` too), or a closed object
-  (``additionalProperties: false``, no ``patternProperties``) that does not
-  list a name the other requires;
-- strings: the intersection of both schemas' pattern, asserted format and
-  length regexes (``strings.translate_pattern``, the regexes ``string_node``
-  uses) is the empty language (one ``intersection`` DFA built by the crate);
-- numbers: disjoint ``minimum`` / ``maximum`` / exclusive bound intervals
-  (for integers: no integer in both).
+  values, a string length, item count or number bound it breaks, a member
+  name it forbids or whose value the name's schema rejects, a required name
+  missing);
+- objects: a name that a conjunct of either side requires, whose member
+  schemas on the two sides (its ``properties`` entry, or
+  ``additionalProperties`` where the conjunct has no ``patternProperties``)
+  include a disjoint pair or a ``false`` (a discriminator, through ``$ref``
+  too; a closed object that does not list a name); more required names
+  than a ``maxProperties``;
+- arrays: ``minItems`` above ``maxItems`` across the two sides, or a
+  position every instance holds (below the largest ``minItems``) whose item
+  schemas on the two sides (``keywords.array_positions``) include a
+  disjoint pair;
+- strings: the intersection of every pattern, asserted format and length
+  regex of both sides (``strings.translate_pattern``, the regexes
+  ``string_node`` uses; a pattern it cannot translate is left out) is the
+  empty language (one ``intersection`` DFA built by the crate);
+- numbers: ``minimum`` / ``maximum`` / exclusive bounds of both sides leave
+  an empty interval (for integers: no integer in it).
 
-Invariant (why False is always safe): keywords not read here (``not``,
-``if``, ``multipleOf``, ``items`` ...) only make a schema accept less, so
-ignoring them can hide a disjointness, never invent one.  Recursion (through
-properties and ``$ref``) stops at ``MAX_PROOF_DEPTH`` with "not proven",
+Invariant (why False is always safe): every reading above drops conjuncts
+or keywords, never adds one, and a schema that accepts less is only easier
+to prove disjoint: keywords not read here (``not``, ``if``, ``multipleOf``,
+``patternProperties`` ...) only make a schema accept less, so ignoring them
+can hide a disjointness, never invent one.  Recursion (through properties,
+items, unions and ``$ref``) stops at ``MAX_PROOF_DEPTH`` with "not proven",
 which also ends cycles of recursive definitions.
 """
 
@@ -45,17 +60,25 @@ from typing import Any, Optional
 
 from grammask.errors import GrammarError
 from grammask.json_schema import formats, strings
+from grammask.json_schema.keywords import ANNOTATION_KEYWORDS, array_positions
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.values import json_equal, json_type_of
 from grammask.terminals import INTERSECTION_SEPARATOR, compile_regex
 
 MAX_PROOF_DEPTH = 24
-"""Nested schemas (properties, $ref, allOf ...) a proof looks into."""
+"""Nested schemas (properties, items, $ref, allOf ...) a proof looks into."""
+MAX_PROOF_POSITIONS = 8
+"""Array positions below ``minItems`` whose item schemas a proof compares."""
 
 VALUE_CLASSES = frozenset({"null", "boolean", "integer", "fraction", "string", "array",
                            "object"})
 _TYPE_CLASSES = {"number": ("integer", "fraction"), "integer": ("integer",)}
+
+_POINTERS = frozenset({"$ref", "allOf"})
+
+Parts = list[tuple[dict, str]]
+"""The conjuncts of a schema: (schema object, base URI in force inside it)."""
 
 
 def disjoint(translator, first: Any, second: Any) -> bool:
@@ -70,35 +93,67 @@ def _disjoint(translator, first: Any, first_base: str, second: Any, second_base:
         return True
     if depth > MAX_PROOF_DEPTH or not isinstance(first, dict) or not isinstance(second, dict):
         return False
-    first_base = translator.resolver.base_of(first, first_base)
-    second_base = translator.resolver.base_of(second, second_base)
-    sides = ((first, first_base, second, second_base), (second, second_base, first, first_base))
-    for schema, base, other, other_base in sides:
-        for part, part_base in _conjuncts(translator, schema, base):
-            if _disjoint(translator, part, part_base, other, other_base, depth + 1):
+    first_parts = _conjuncts(translator, first, first_base)
+    second_parts = _conjuncts(translator, second, second_base)
+    if first_parts is None or second_parts is None:
+        return True  # a false conjunct: no value is valid
+    sides = ((first_parts, second, second_base), (second_parts, first, first_base))
+    for parts, other, other_base in sides:
+        for part, part_base in parts:
+            if _negates(translator, part, part_base, other, other_base):
                 return True
-        for alternatives in _unions(schema):
-            if all(_disjoint(translator, alternative, base, other, other_base, depth + 1)
-                   for alternative in alternatives):
-                return True
-    if translator.ref_hides_siblings and ("$ref" in first or "$ref" in second):
+            for alternatives in _unions(part):
+                if all(_disjoint(translator, alternative, part_base, other, other_base, depth + 1)
+                       for alternative in alternatives):
+                    return True
+    return _parts_disjoint(translator, first_parts, first, first_base, second_parts, second,
+                           second_base, depth)
+
+
+def _conjuncts(translator, schema: dict, base: str) -> Optional[Parts]:
+    """The schema objects whose conjunction ``schema`` is (module docstring),
+    each once; None when one of them is ``false``."""
+    found: Parts = []
+    seen: set[int] = set()
+    pending = [(schema, base)]
+    while pending:
+        part, part_base = pending.pop()
+        if part is False:
+            return None
+        if not isinstance(part, dict) or id(part) in seen:
+            continue
+        seen.add(id(part))
+        part_base = translator.resolver.base_of(part, part_base)
+        own = translator.own_keywords(part)
+        if not (translator.ref_hides_siblings and "$ref" in own):
+            found.append((own, part_base))
+            if isinstance(own.get("allOf"), list):
+                pending.extend((member, part_base) for member in own["allOf"])
+        if isinstance(own.get("$ref"), str):
+            try:
+                target, _, target_base = translator.resolver.resolve(own["$ref"], part_base)
+            except UnresolvedRef:
+                continue  # the translator warns when it builds the branch
+            pending.append((target, target_base))
+    return found
+
+
+def _negates(translator, part: dict, base: str, other: dict, other_base: str) -> bool:
+    """Whether ``part`` holds ``not: N`` where every conjunct of N is itself
+    a conjunct of ``other`` (the same schema object under the same base
+    URI), so that every instance of ``other`` is valid against N."""
+    if not isinstance(part.get("not"), dict):
         return False
-    return _own_disjoint(translator, first, first_base, second, second_base, depth)
-
-
-def _conjuncts(translator, schema: dict, base: str) -> list[tuple[Any, str]]:
-    """(part, base) of the ``$ref`` target and the ``allOf`` members."""
-    parts = []
-    reference = schema.get("$ref")
-    if isinstance(reference, str):
-        try:
-            target, _, target_base = translator.resolver.resolve(reference, base)
-            parts.append((target, target_base))
-        except UnresolvedRef:
-            pass  # the translator warns when it builds the branch
-    if isinstance(schema.get("allOf"), list):
-        parts.extend((member, base) for member in schema["allOf"])
-    return parts
+    negated = _conjuncts(translator, part["not"], base)
+    others = _conjuncts(translator, other, other_base)
+    if negated is None or others is None:
+        return False
+    present = {(id(schema), schema_base) for schema, schema_base in others}
+    # Conjuncts that only point elsewhere ($ref, allOf) add nothing themselves.
+    negated = [(schema, schema_base) for schema, schema_base in negated
+               if set(schema) - _POINTERS - ANNOTATION_KEYWORDS]
+    return bool(negated) and all((id(schema), schema_base) in present
+                                 for schema, schema_base in negated)
 
 
 def _unions(schema: dict) -> list[list]:
@@ -136,43 +191,67 @@ def _classes(schema: dict) -> set[str]:
     return classes
 
 
-def _own_disjoint(translator, first: dict, first_base: str, second: dict, second_base: str,
-                  depth: int) -> bool:
-    for value_class in _classes(first) & _classes(second):
-        proven = (_values_rejected(translator, first, second, second_base, value_class, depth)
-                  or _values_rejected(translator, second, first, first_base, value_class, depth))
+def _parts_disjoint(translator, first_parts: Parts, first: dict, first_base: str,
+                    second_parts: Parts, second: dict, second_base: str, depth: int) -> bool:
+    """Whether the conjuncts of both sides leave no value of any class."""
+    both = first_parts + second_parts
+    classes = set(VALUE_CLASSES)
+    for part, _ in both:
+        classes &= _classes(part)
+    for value_class in classes:
+        proven = (_values_rejected(translator, first_parts, second, second_base, value_class,
+                                   depth)
+                  or _values_rejected(translator, second_parts, first, first_base, value_class,
+                                      depth))
         if not proven and value_class == "object":
-            proven = _objects_disjoint(translator, first, first_base, second, second_base, depth)
+            proven = _objects_disjoint(translator, first_parts, second_parts, depth)
+        elif not proven and value_class == "array":
+            proven = _arrays_disjoint(translator, first_parts, second_parts, depth)
         elif not proven and value_class == "string":
-            proven = _strings_disjoint(first, second)
+            proven = _strings_disjoint(both)
         elif not proven and value_class == "integer":
-            proven = _integer_ranges_disjoint(first, second)
+            proven = _integer_interval(both) is None
         elif not proven and value_class == "fraction":
-            proven = _ranges_disjoint(first, second)
+            proven = _interval(both) is None
         if not proven:
             return False
     return True
 
 
-def _values_rejected(translator, schema: dict, other: dict, other_base: str, value_class: str,
+def _values_rejected(translator, parts: Parts, other: dict, other_base: str, value_class: str,
                      depth: int) -> bool:
-    """Whether ``schema`` lists its values and ``other`` rejects each one of ``value_class``."""
-    values = _values(schema)
-    return values is not None and all(rejects(translator, other, other_base, value, depth + 1)
-                                      for value in values if _class_of(value) == value_class)
-
-
-def _objects_disjoint(translator, first: dict, first_base: str, second: dict,
-                      second_base: str, depth: int) -> bool:
-    first_required, second_required = _required(first), _required(second)
-    first_properties, second_properties = _properties(first), _properties(second)
-    for name in first_required & second_required:
-        if name in first_properties and name in second_properties and _disjoint(
-                translator, first_properties[name], first_base, second_properties[name],
-                second_base, depth + 1):
+    """Whether a conjunct lists its values and ``other`` rejects each one of ``value_class``."""
+    for part, _ in parts:
+        values = _values(part)
+        if values is not None and all(rejects(translator, other, other_base, value, depth + 1)
+                                      for value in values if _class_of(value) == value_class):
             return True
-    return (_closed(first) and not second_required <= set(first_properties)) or (
-        _closed(second) and not first_required <= set(second_properties))
+    return False
+
+
+def _objects_disjoint(translator, first_parts: Parts, second_parts: Parts, depth: int) -> bool:
+    both = first_parts + second_parts
+    required = set().union(*(_required(part) for part, _ in both))
+    limits = [part["maxProperties"] for part, _ in both if _is_count(part.get("maxProperties"))]
+    if limits and len(required) > min(limits):
+        return True
+    for name in sorted(required):
+        first_schemas = [(schema, base) for part, base in first_parts
+                         for schema in _member_schemas(part, name)]
+        second_schemas = [(schema, base) for part, base in second_parts
+                          for schema in _member_schemas(part, name)]
+        if _any_pair_disjoint(translator, first_schemas, second_schemas, depth):
+            return True
+    return False
+
+
+def _any_pair_disjoint(translator, first_schemas: list, second_schemas: list, depth: int) -> bool:
+    """Whether one side's schemas for the same member or item include ``false``,
+    or a schema disjoint from one of the other side's."""
+    if any(schema is False for schema, _ in first_schemas + second_schemas):
+        return True
+    return any(_disjoint(translator, first, first_base, second, second_base, depth + 1)
+               for first, first_base in first_schemas for second, second_base in second_schemas)
 
 
 def _required(schema: dict) -> set[str]:
@@ -186,26 +265,58 @@ def _properties(schema: dict) -> dict:
     return properties if isinstance(properties, dict) else {}
 
 
-def _closed(schema: dict) -> bool:
-    """Whether an object may hold no member outside ``properties``."""
-    return schema.get("additionalProperties") is False and not schema.get("patternProperties")
+def _member_schemas(schema: dict, name: str) -> list:
+    """The schemas a member ``name`` must be valid against under one conjunct:
+    its ``properties`` entry, or ``additionalProperties`` when no
+    ``patternProperties`` could claim the name (none read otherwise)."""
+    properties = _properties(schema)
+    if name in properties:
+        return [properties[name]]
+    additional = schema.get("additionalProperties", True)
+    if not schema.get("patternProperties") and isinstance(additional, (bool, dict)):
+        return [additional]
+    return []
 
 
-def _strings_disjoint(first: dict, second: dict) -> bool:
-    first_parts, second_parts = _string_regexes(first), _string_regexes(second)
-    if not first_parts or not second_parts:
+def _arrays_disjoint(translator, first_parts: Parts, second_parts: Parts, depth: int) -> bool:
+    both = first_parts + second_parts
+    least = max((part["minItems"] for part, _ in both if _is_count(part.get("minItems"))),
+                default=0)
+    limits = [part["maxItems"] for part, _ in both if _is_count(part.get("maxItems"))]
+    if limits and least > min(limits):
+        return True
+    for position in range(min(least, MAX_PROOF_POSITIONS)):
+        first_schemas = [(_item_schema(translator, part, position), base)
+                         for part, base in first_parts]
+        second_schemas = [(_item_schema(translator, part, position), base)
+                          for part, base in second_parts]
+        if _any_pair_disjoint(translator, first_schemas, second_schemas, depth):
+            return True
+    return False
+
+
+def _item_schema(translator, schema: dict, position: int) -> Any:
+    """The schema the item at ``position`` must be valid against under one conjunct."""
+    positional, _, others, _ = array_positions(schema, translator.tuple_items)
+    if not isinstance(positional, list):
+        return True
+    return positional[position] if position < len(positional) else others
+
+
+def _strings_disjoint(parts: Parts) -> bool:
+    regexes = [regex for part, _ in parts for regex in _string_regexes(part)]
+    if not regexes:
         return False
-    parts = first_parts + second_parts
     try:
-        dfa = compile_regex(INTERSECTION_SEPARATOR.join(parts), kind="intersection")
+        dfa = compile_regex(INTERSECTION_SEPARATOR.join(regexes), kind="intersection")
     except GrammarError:  # LimitExceeded and unbuildable patterns: not proven
         return False
     return dfa.is_empty_language
 
 
-def _string_regexes(schema: dict) -> Optional[list[str]]:
-    """The regexes over the JSON string text that a schema's string keywords
-    require (empty: none; None: a pattern this reading cannot translate)."""
+def _string_regexes(schema: dict) -> list[str]:
+    """The regexes over the JSON string text that a conjunct's string keywords
+    require (a pattern this reading cannot translate is left out)."""
     parts = []
     n_min, n_max = schema.get("minLength", 0), schema.get("maxLength")
     if _is_count(n_min) and (n_max is None or _is_count(n_max)) and (n_min or n_max is not None):
@@ -214,7 +325,7 @@ def _string_regexes(schema: dict) -> Optional[list[str]]:
         try:
             content, _, _ = strings.translate_pattern(pattern, ascii_escapes=ascii_escapes)
         except strings.PatternUnsupported:
-            return None
+            continue
         parts.append('"' + content + '"')
     return parts
 
@@ -223,52 +334,46 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _ranges_disjoint(first: dict, second: dict) -> bool:
-    first_low, first_high = _interval(first)
-    second_low, second_high = _interval(second)
-    return _below(first_high, second_low) or _below(second_high, first_low)
+Bound = tuple[Fraction, bool]
+"""A number bound: (value, exclusive)."""
 
 
-def _integer_ranges_disjoint(first: dict, second: dict) -> bool:
-    """Whether no integer lies within both schemas' bounds."""
-    first_low, first_high = _integer_interval(first)
-    second_low, second_high = _integer_interval(second)
-    lows = [low for low in (first_low, second_low) if low is not None]
-    highs = [high for high in (first_high, second_high) if high is not None]
-    return bool(lows and highs) and max(lows) > min(highs)
+def _interval(parts: Parts) -> Optional[tuple[Optional[Bound], Optional[Bound]]]:
+    """(lower bound, upper bound) that every conjunct's ``minimum`` /
+    ``maximum`` / exclusive bounds leave (None: unbounded), or None when no
+    number lies within them.  The draft-4 boolean ``exclusiveMinimum`` is
+    read as inclusive (a larger interval, so still safe)."""
+    lows, highs = [], []
+    for part, _ in parts:
+        for keyword, is_exclusive, found in (
+                ("minimum", False, lows), ("exclusiveMinimum", True, lows),
+                ("maximum", False, highs), ("exclusiveMaximum", True, highs)):
+            value = part.get(keyword)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                found.append((to_fraction(value), is_exclusive))
+    low = max(lows, key=lambda b: (b[0], b[1])) if lows else None
+    high = min(highs, key=lambda b: (b[0], not b[1])) if highs else None
+    return None if _below(high, low) else (low, high)
 
 
-def _integer_interval(schema: dict) -> tuple[Optional[int], Optional[int]]:
-    """The least and greatest integers within a schema's bounds (None: unbounded)."""
-    low, high = _interval(schema)
+def _integer_interval(parts: Parts) -> Optional[tuple[Optional[int], Optional[int]]]:
+    """The least and greatest integers within every conjunct's bounds (None:
+    unbounded), or None when no integer lies within them."""
+    interval = _interval(parts)
+    if interval is None:
+        return None
+    low, high = interval
     least = greatest = None
     if low is not None:
         least = math.floor(low[0]) + 1 if low[1] or low[0].denominator != 1 else int(low[0])
     if high is not None:
         greatest = math.ceil(high[0]) - 1 if high[1] or high[0].denominator != 1 else int(high[0])
+    if least is not None and greatest is not None and least > greatest:
+        return None
     return least, greatest
 
 
-def _interval(schema: dict) -> tuple[Optional[tuple[Fraction, bool]],
-                                     Optional[tuple[Fraction, bool]]]:
-    """((lower bound, exclusive), (upper bound, exclusive)), None when absent.
-    The draft-4 boolean ``exclusiveMinimum`` is read as inclusive (a larger
-    interval, so still safe)."""
-    def bound(inclusive: str, exclusive: str):
-        found = []
-        for keyword, is_exclusive in ((inclusive, False), (exclusive, True)):
-            value = schema.get(keyword)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                found.append((to_fraction(value), is_exclusive))
-        return found
-
-    lows, highs = bound("minimum", "exclusiveMinimum"), bound("maximum", "exclusiveMaximum")
-    low = max(lows, key=lambda b: (b[0], b[1])) if lows else None
-    high = min(highs, key=lambda b: (b[0], not b[1])) if highs else None
-    return low, high
-
-
-def _below(high: Optional[tuple[Fraction, bool]], low: Optional[tuple[Fraction, bool]]) -> bool:
+def _below(high: Optional[Bound], low: Optional[Bound]) -> bool:
     """Whether every number under ``high`` is below every number over ``low``."""
     if high is None or low is None:
         return False
@@ -281,15 +386,20 @@ def rejects(translator, schema: Any, base: str, value: Any, depth: int = 0) -> b
         return True
     if depth > MAX_PROOF_DEPTH or not isinstance(schema, dict):
         return False
-    base = translator.resolver.base_of(schema, base)
-    if any(rejects(translator, part, part_base, value, depth + 1)
-           for part, part_base in _conjuncts(translator, schema, base)):
+    parts = _conjuncts(translator, schema, base)
+    if parts is None:
         return True
-    if any(all(rejects(translator, alternative, base, value, depth + 1)
-               for alternative in alternatives) for alternatives in _unions(schema)):
-        return True
-    if translator.ref_hides_siblings and "$ref" in schema:
-        return False
+    for part, part_base in parts:
+        if any(all(rejects(translator, alternative, part_base, value, depth + 1)
+                   for alternative in alternatives) for alternatives in _unions(part)):
+            return True
+        if _own_rejects(translator, part, part_base, value, depth):
+            return True
+    return False
+
+
+def _own_rejects(translator, schema: dict, base: str, value: Any, depth: int) -> bool:
+    """Whether one conjunct's own keywords reject ``value``."""
     if _class_of(value) not in _classes(schema):
         return True
     values = _values(schema)
@@ -299,15 +409,14 @@ def rejects(translator, schema: Any, base: str, value: Any, depth: int = 0) -> b
         n_min, n_max = schema.get("minLength", 0), schema.get("maxLength")
         return (_is_count(n_min) and len(value) < n_min) or (_is_count(n_max) and len(value) > n_max)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        point = (to_fraction(value), False)
-        low, high = _interval(schema)
-        return _below(point, low) or _below(high, point)
+        return _interval([(schema, base), ({"minimum": value, "maximum": value}, base)]) is None
+    if isinstance(value, list):
+        n_min, n_max = schema.get("minItems", 0), schema.get("maxItems")
+        return (_is_count(n_min) and len(value) < n_min) or (_is_count(n_max) and len(value) > n_max)
     if isinstance(value, dict):
-        properties = _properties(schema)
         if not _required(schema) <= set(value):
             return True
-        if _closed(schema) and not set(value) <= set(properties):
-            return True
-        return any(rejects(translator, properties[name], base, member, depth + 1)
-                   for name, member in value.items() if name in properties)
+        return any(rejects(translator, member_schema, base, member, depth + 1)
+                   for name, member in value.items()
+                   for member_schema in _member_schemas(schema, name))
     return False

@@ -24,10 +24,11 @@ boolean), so the translator can build a single grammar for it:
 
 Operands (and inlined targets) lose the keywords newer than the declared
 draft first (``translator.own_keywords``).  ``multipleOf`` steps merge to their least common multiple.  Keywords that
-cannot be combined (two different ``pattern`` or ``format`` values, ``not``, ``if``)
+cannot be combined (two different ``pattern`` or ``format`` values, ``if``)
 keep the first value with a warning naming the keyword: looser, never
 silent.  ``then`` / ``else`` of an operand without ``if`` are dropped (they
-must not meet another operand's ``if``).
+must not meet another operand's ``if``).  Two ``not`` values become one
+``not: {anyOf: [both]}`` (failing both is failing their union).
 """
 
 from __future__ import annotations
@@ -202,6 +203,8 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
                                               f"merged {key}: only the first set is applied")
             else:
                 result[key] = [both(x, y) for x in current for y in value]
+        elif key == "not":
+            result[key] = {"anyOf": [current, value]}
         elif key == "uniqueItems":
             result[key] = bool(current) or bool(value)
         elif key == "multipleOf":
