@@ -70,6 +70,8 @@ import weakref
 
 import numpy as np
 
+from grammask.errors import VocabularyError
+
 from grammask._core.bitset cimport bitset_add_ids, byte_set_to_bytes, n_words
 from grammask._core.earley cimport EarleyRecognizer
 from grammask._core.earley_tables cimport CompiledTables, TerminalInfo
@@ -858,15 +860,23 @@ cdef class MaskBatch:
     def __dealloc__(self):
         free(self.jobs)
 
-    def add_states(self, list states, rows=None):
+    def add_states(self, list states, rows=None, Py_ssize_t n_words=-1):
         """Queue the mask of every ``states[i]`` (a ``MaskState`` or None)
         whose mask is not valid, not finished, has a ``MaskStep`` and no
         cache, copied into row ``rows[i]`` (rows: a sequence, or None for
         none); the job's tag is i.  Returns the i of the other states that
-        are not None, in order.  Not while the jobs run."""
+        are not None, in order.  With ``n_words`` >= 0, first raises
+        ``VocabularyError`` (nothing queued) unless every state's bitsets
+        have that many words.  Not while the jobs run."""
         cdef Py_ssize_t i
         cdef MaskState state
         cdef list others = []
+        if n_words >= 0:
+            for i in range(len(states)):
+                if states[i] is not None and (<MaskState?>states[i]).computer.n_words != n_words:
+                    raise VocabularyError(
+                        f"bitmask rows have {n_words} words, an engine's vocabulary needs "
+                        f"{(<MaskState>states[i]).computer.n_words}")
         for i in range(len(states)):
             if states[i] is None:
                 continue

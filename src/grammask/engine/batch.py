@@ -56,7 +56,6 @@ Seeds: llguidance's ``fill_next_token_bitmask_par`` and xgrammar's
 from __future__ import annotations
 
 import itertools
-import operator
 import os
 import threading
 import weakref
@@ -79,10 +78,6 @@ phase overlaps (validation, queueing and the ordinary masks hold the GIL),
 so further threads add hand-offs, not throughput."""
 
 
-_N_WORDS = operator.attrgetter("compiled.n_words")
-_ROW = operator.itemgetter(0)
-
-
 def _default_threads() -> int:
     return max(1, min(os.cpu_count() or 1, MAX_DEFAULT_THREADS))
 
@@ -97,21 +92,22 @@ def _check_threads(threads) -> int:
     return int(threads)
 
 
-def _plan(engines, rows, n_rows: int) -> list:
-    """The (row, engine or None) pairs of a call, validated against an
-    output of ``n_rows`` rows."""
+def _plan(engines, rows, n_rows: int) -> tuple:
+    """(rows, engines or None) of a call, two lists of equal length (rows a
+    range by default), validated against an output of ``n_rows`` rows."""
     if isinstance(engines, (str, bytes, Engine)) or not hasattr(engines, "__len__"):
         raise InvalidArgumentType(
             f"engines must be a sequence of Engine or None, got {type(engines).__name__}")
     engines = list(engines)
-    n_none = engines.count(None)
-    if not all(kind is type(None) or issubclass(kind, Engine) for kind in set(map(type, engines))) \
-            or len(set(map(id, engines))) != len(engines) - n_none + (n_none > 0):
+    present = [engine for engine in engines if engine is not None]
+    # (an Engine hashes by identity: a set of them counts distinct engines)
+    if not all([issubclass(kind, Engine) for kind in set(map(type, present))]) \
+            or len(set(present)) != len(present):
         _explain_engines(engines)
     if rows is None:
         if len(engines) > n_rows:
             raise IndexOutOfRange(f"row {n_rows} outside an output of {n_rows} rows")
-        return list(zip(range(len(engines)), engines))
+        return range(len(engines)), engines
     if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__"):
         raise InvalidArgumentType(f"rows must be a sequence of ints or None, got {type(rows).__name__}")
     if len(rows) != len(engines):
@@ -125,7 +121,7 @@ def _plan(engines, rows, n_rows: int) -> list:
         checked.append(int(row))
     if len(set(checked)) != len(checked):
         raise InvalidArgument("rows holds a row twice")
-    return list(zip(checked, engines))
+    return checked, engines
 
 
 def _explain_engines(engines: list) -> None:
@@ -231,24 +227,20 @@ class BatchMasker:
         engine's row becomes all-ones.  Other rows are left alone."""
         self._check_open()
         _check_bitmask_kind(bitmask)
-        plan = _plan(engines, rows, bitmask.shape[0])
-        engines = [engine for _, engine in plan]
-        for n_words in set(map(_N_WORDS, filter(None, engines))):
-            if n_words != bitmask.shape[1]:
-                raise VocabularyError(f"bitmask rows have {bitmask.shape[1]} words, an engine's "
-                                      f"vocabulary needs {n_words}")
+        rows, engines = _plan(engines, rows, bitmask.shape[0])
         host = _host_rows(bitmask)
-        target = host if host is not None else np.empty((len(plan), bitmask.shape[1]), np.int32)
-        target_rows = list(map(_ROW, plan)) if host is not None else range(len(plan))
-        masks = self._compute(plan, target if target.flags.c_contiguous else None, target_rows)
-        none_rows = [target_rows[index] for index, engine in enumerate(engines) if engine is None]
-        if none_rows:
-            target[none_rows] = -1
+        target = host if host is not None else np.empty((len(rows), bitmask.shape[1]), np.int32)
+        target_rows = rows if host is not None else range(len(rows))
+        # (the engines' vocabulary widths are checked against the rows' there)
+        masks = self._compute(engines, target if target.flags.c_contiguous else None, target_rows,
+                              bitmask.shape[1])
+        if None in engines:
+            target[[row for row, engine in zip(target_rows, engines) if engine is None]] = -1
         for index, mask in masks.items():
             target[target_rows[index]] = mask.view(np.int32)
         if host is None:
             import torch
-            index = torch.as_tensor([row for row, _ in plan], dtype=torch.long, device=bitmask.device)
+            index = torch.as_tensor(list(rows), dtype=torch.long, device=bitmask.device)
             bitmask.index_copy_(0, index, torch.from_numpy(target).to(bitmask.device))
 
     def mask_logits(self, engines, logits, rows=None):
@@ -262,12 +254,12 @@ class BatchMasker:
                 f"logits must be a numpy array or a torch tensor, got {type(logits).__name__}")
         if len(logits.shape) != 2:
             raise VocabularyError(f"batch logits must be [rows, V], got shape {tuple(logits.shape)}")
-        plan = _plan(engines, rows, logits.shape[0])
-        check_logits(logits, max((engine.compiled.vocab.size for _, engine in plan if engine is not None),
+        rows, engines = _plan(engines, rows, logits.shape[0])
+        check_logits(logits, max((engine.compiled.vocab.size for engine in engines if engine is not None),
                                  default=0))
-        masks = self._compute(plan)
+        masks = self._compute(engines)
         host = _host_rows(logits)
-        jobs = [(plan[index][0], mask, plan[index][1].compiled.vocab.size)
+        jobs = [(rows[index], mask, engines[index].compiled.vocab.size)
                 for index, mask in sorted(masks.items())]
         if host is not None and host.dtype in (np.float32, np.float64):
             errors: dict = {}
@@ -287,7 +279,7 @@ class BatchMasker:
         if self._closed:
             raise InvalidArgument("this BatchMasker is closed")
 
-    def _compute(self, plan, target=None, target_rows=None) -> dict:
+    def _compute(self, engines: list, target=None, target_rows=None, n_words: int = -1) -> dict:
         """The engines' masks, in three phases: the engines' GIL-free jobs
         are queued (from their ``MaskState``s, in C; an engine whose grammar
         caches whole masks through ``Engine._queue_cached_mask``), the
@@ -297,17 +289,19 @@ class BatchMasker:
         way on the pool.  With ``target`` (C-contiguous int32 rows), the
         threads also copy the jobs' masks into row ``target_rows[i]`` once
         all are done, when no other mask remains to compute (so a failing
-        one writes nothing).  Returns {plan index: mask bitset} for every
-        engine whose mask was not copied."""
+        one writes nothing).  With ``n_words`` >= 0, ``VocabularyError``
+        (before anything is computed) unless every engine's masks have that
+        many words.  Returns {index: mask bitset} for every engine whose
+        mask was not copied."""
         errors: dict = {}
         keys: dict = {}
         ordinary = []
         pending = False  # an ordinary engine whose mask may still fail
         batch = MaskBatch(target)
-        others = batch.add_states([None if engine is None else engine._mask for _, engine in plan],
-                                  None if target is None else target_rows)
+        others = batch.add_states([None if engine is None else engine._mask for engine in engines],
+                                  None if target is None else target_rows, n_words)
         for index in others:
-            engine = plan[index][1]
+            engine = engines[index]
             try:
                 job = engine._queue_cached_mask(batch, -1 if target is None else target_rows[index],
                                                 index)
@@ -325,12 +319,12 @@ class BatchMasker:
             self._workers.run(batch)
         attention = dict(batch.finish())
         masks = {} if batch.rows_written else {
-            index: engine._bits for index, (_, engine) in enumerate(plan) if engine is not None}
+            index: engine._bits for index, engine in enumerate(engines) if engine is not None}
         for index, key in keys.items():
             if index not in attention:
-                plan[index][1]._cache_mask(key, 0, False)
+                engines[index]._cache_mask(key, 0, False)
         for index, job in attention.items():
-            engine = plan[index][1]
+            engine = engines[index]
             try:
                 result = batch.result(job)
             except Exception as error:
@@ -345,7 +339,7 @@ class BatchMasker:
                 engine._warn_dead_end(stacklevel=4)
 
         def compute(index):
-            masks[index] = plan[index][1].allowed_bitset()
+            masks[index] = engines[index].allowed_bitset()
 
         if ordinary:
             self._run(sorted(ordinary), compute, errors)
