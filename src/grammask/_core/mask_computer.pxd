@@ -147,7 +147,7 @@ cdef class MaskBatch:
     cdef int32_t[:, ::1] rows                    # where the masks are copied
 
     cdef Py_ssize_t _add(self, MaskState state, Py_ssize_t row, Py_ssize_t tag) except -1
-    cdef void _work(self) noexcept nogil
+    cdef void _work(self, bint wait) noexcept nogil
 
 
 cdef class MaskWorkers:

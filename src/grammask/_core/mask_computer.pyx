@@ -936,11 +936,13 @@ cdef class MaskBatch:
         ran)."""
         return self.has_rows and self.n_failed == 0 and self.next_copy >= self.n_jobs
 
-    cdef void _work(self) noexcept nogil:
+    cdef void _work(self, bint wait) noexcept nogil:
         """Take jobs until none is left, then, once all are done and none
         failed or was left undone, rows to copy until none is left (from
-        any number of threads at once).  Without memory for its scratch a
-        thread takes nothing."""
+        any number of threads at once).  With ``wait`` (the caller's
+        thread), first wait for the jobs other threads still run (at most
+        one mask each); without, leave the rows to the others then.
+        Without memory for its scratch a thread takes nothing."""
         cdef FillScratch scratch
         cdef Py_ssize_t i
         cdef BatchJob* job
@@ -960,9 +962,8 @@ cdef class MaskBatch:
                 atomic_fetch_add(&self.n_failed, 1)
             atomic_fetch_add(&self.n_finished, 1)
         scratch_free(&scratch)
-        if not self.has_rows:
+        if not self.has_rows or not wait and atomic_load(&self.n_finished) < self.n_jobs:
             return
-        # the jobs still running elsewhere take at most one mask's time
         while atomic_load(&self.n_finished) < self.n_jobs:
             yield_thread()
         while atomic_load(&self.n_failed) == 0:
@@ -1077,7 +1078,7 @@ cdef class MaskWorkers:
                     state = atomic_load_int(&self.states[k])
                     if state == HELPER_POSTED:
                         if atomic_cas_int(&self.states[k], HELPER_POSTED, HELPER_RUNNING):
-                            (<MaskBatch>atomic_load_ptr(&self.current))._work()
+                            (<MaskBatch>atomic_load_ptr(&self.current))._work(False)
                             atomic_store_int(&self.states[k], HELPER_IDLE)
                             break
                     elif state == HELPER_CANCELLED:
@@ -1099,7 +1100,7 @@ cdef class MaskWorkers:
                 for k in range(n_posted):
                     if atomic_exchange_int(&self.states[k], HELPER_POSTED) == HELPER_IDLE:
                         PyThread_release_lock(self.wake[k])
-            batch._work()
+            batch._work(True)
             for k in range(n_posted):
                 if not atomic_cas_int(&self.states[k], HELPER_POSTED, HELPER_CANCELLED):
                     while atomic_load_int(&self.states[k]) == HELPER_RUNNING:
