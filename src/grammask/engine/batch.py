@@ -20,8 +20,8 @@ Data layout
     caller's thread and the ``threads - 1`` helpers of a ``MaskWorkers``
     each take the next job not yet taken: a whole mask step in C (the
     token sets read from the grammar's C table, the exit-trie walks, EOS)
-    into the engine's own bitset; once all are done, the same threads copy
-    them into their rows.  Helpers sleep on a lock and are woken, cancelled
+    into the engine's own bitset; once all are done, the caller's thread
+    (and a helper that finished the last job) copy them into their rows.  Helpers sleep on a lock and are woken, cancelled
     or awaited without the GIL; one the OS wakes late costs nothing (the
     caller will have taken its share, and a helper not started yet is
     cancelled, not awaited).  (3) With the GIL: ``MaskBatch.finish`` marks
