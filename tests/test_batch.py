@@ -1,8 +1,10 @@
 """BatchMasker (grammask.engine.batch): a batch's bitmask and logits rows equal
 one-by-one Engine.fill_bitmask / Engine.mask_logits calls on twin engines
 (replayed to the same tokens, never shared with the batch), for a mix of
-regex, GBNF and JSON Schema grammars on the Llama-3 vocabulary, finished
-engines, None rows and row subsets, numpy and torch, 1, 2 and 4 threads;
+regex, GBNF and JSON Schema grammars on the Llama-3 vocabulary (with the
+canonical filter, and without: masks computed in C, with and without the
+whole-mask cache, cold token sets, errors), finished engines, None rows,
+row subsets and permuted rows, numpy and torch, 1, 2 and 4 threads;
 engines on several Python threads over one CompiledGrammar give the masks of
 a sequential run; every typed error leaves the output untouched."""
 
@@ -272,6 +274,131 @@ def error_cases(compiled, token_ids):
         ("mask_logits", engines, logits(), [3, 2, 3], InvalidArgument),
         ("mask_logits", engines, logits(), [0, 1, 9], IndexOutOfRange),
     ]
+
+
+@pytest.fixture(scope="module")
+def plain(llama3_vocab):
+    """The grammars compiled without token-level filters (each mask one
+    GIL-free ``MaskStep``), with the whole-mask cache (256) and without (0)."""
+    return {cache: {name: grammask.compile(grammar, llama3_vocab,
+                                           grammask.Config(canonical=False, mask_cache_entries=cache))
+                    for name, grammar in (("json", grammask.Grammar.from_json_schema(SCHEMA)),
+                                          ("gbnf", grammask.Grammar.from_gbnf(GBNF)),
+                                          ("regex", grammask.Grammar.from_regex(REGEX)))}
+            for cache in (0, 256)}
+
+
+def assert_same_engines(got, want, work=True):
+    """Engines stepped alike agree on what a batch leaves behind: output,
+    the current mask (without computing it again) and, with ``work`` (no
+    whole-mask cache hits for one but not the other), the work statistics."""
+    for engine, twin in zip(got, want):
+        if engine is None:
+            continue
+        assert engine.output_bytes() == twin.output_bytes()
+        np.testing.assert_array_equal(engine.allowed_bitset(), twin.allowed_bitset())
+        if work:
+            assert engine.stats()["max_mask_work"] == twin.stats()["max_mask_work"]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("cache", [0, 256])
+def test_plain_grammars_step_by_step_equal_one_by_one(plain, token_ids, threads, cache):
+    """Masks computed in C by the batch (token sets, exit tries, EOS, rows
+    copied by the threads) equal the one-by-one ones at every step of every
+    instance, finished and None rows included."""
+    compiled = plain[cache]
+    n_words = compiled["json"].n_words
+    engines = make_engines(compiled, token_ids)
+    twins = make_engines(compiled, token_ids)
+    rows = list(range(len(engines)))
+    bitmask = np.full((len(rows), n_words), 12345, dtype=np.int32)
+    with BatchMasker(threads) as masker:
+        for _ in range(max(len(ids) for ids in token_ids.values()) + 2):
+            masker.fill_bitmask(engines, bitmask)
+            np.testing.assert_array_equal(bitmask, one_by_one_bitmask(twins, len(rows), rows, n_words))
+            assert_same_engines(engines, twins, work=cache == 0)
+            for engine, twin in zip(engines, twins):
+                if engine is not None and not engine.is_finished():
+                    allowed = engine.compute_allowed_token_ids()
+                    token = int(allowed[len(allowed) // 2])
+                    engine.try_accept_new_token(token)
+                    twin.try_accept_new_token(token)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("grammars", ["canonical", "plain"])
+def test_permuted_rows_give_permuted_results(compiled, plain, token_ids, threads, grammars):
+    """The same engines written to permuted rows give the rows permuted,
+    wherever the masks come from (a fresh computation, or masks already
+    valid from the call before)."""
+    chosen = compiled if grammars == "canonical" else plain[0]
+    n_words = chosen["json"].n_words
+    engines = make_engines(chosen, token_ids)
+    n = len(engines)
+    reference = np.full((n, n_words), 12345, dtype=np.int32)
+    rng = np.random.default_rng(7)
+    with BatchMasker(threads) as masker:
+        masker.fill_bitmask(make_engines(chosen, token_ids), reference)
+        for fresh in (True, False):
+            if fresh:
+                engines = make_engines(chosen, token_ids)
+            permutation = rng.permutation(n + 3)[:n]
+            bitmask = np.full((n + 3, n_words), 12345, dtype=np.int32)
+            masker.fill_bitmask(engines, bitmask, rows=permutation)
+            np.testing.assert_array_equal(bitmask[permutation], reference)
+            untouched = sorted(set(range(n + 3)) - set(permutation.tolist()))
+            assert (bitmask[untouched] == 12345).all()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_cold_token_sets_in_a_batch(llama3_vocab, token_ids, threads):
+    """A grammar compiled cold: the batch's GIL-free jobs miss token sets,
+    which the ordinary way then builds; masks equal one-by-one ones
+    computed on another cold compile."""
+    config = grammask.Config(canonical=False, mask_cache_entries=0)
+
+    def cold():
+        grammask.clear_caches(vocabularies=False)
+        return {"json": grammask.compile(grammask.Grammar.from_json_schema(SCHEMA), llama3_vocab, config)}
+
+    specs = [("json", 0), ("json", 4), ("json", 9), ("json", "end")]
+    twins = make_engines(cold(), token_ids, specs)
+    n_words = twins[0].compiled.n_words
+    expected = one_by_one_bitmask(twins, len(specs), range(len(specs)), n_words)
+    engines = make_engines(cold(), token_ids, specs)
+    assert engines[0].stats()["n_cached_terminal_states"] == 0
+    bitmask = np.zeros((len(specs), n_words), dtype=np.int32)
+    with BatchMasker(threads) as masker:
+        masker.fill_bitmask(engines, bitmask)
+    np.testing.assert_array_equal(bitmask, expected)
+    assert_same_engines(engines, twins)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_failing_plain_mask_writes_nothing(llama3_vocab, plain, token_ids, threads):
+    """A mask past its work budget in the batch's C step raises the error
+    one-by-one raises, writes no row and leaves its engine as it was (it
+    still accepts tokens); the other engines' masks are right."""
+    tight = grammask.compile(grammask.Grammar.from_json_schema(SCHEMA), llama3_vocab,
+                             grammask.Config(canonical=False, mask_cache_entries=0,
+                                             max_earley_work_per_mask=1))
+    alone = grammask.Engine(tight)
+    with pytest.raises(LimitExceeded) as one_by_one:
+        alone.allowed_bitset()
+    failing = grammask.Engine(tight)
+    engines = make_engines(plain[0], token_ids, ROW_SPECS[:4]) + [failing]
+    bitmask = np.full((5, tight.n_words), 12345, dtype=np.int32)
+    with BatchMasker(threads) as masker:
+        with pytest.raises(LimitExceeded) as batched:
+            masker.fill_bitmask(engines, bitmask)
+    assert str(batched.value) == str(one_by_one.value)
+    assert (bitmask == 12345).all()
+    assert_same_engines(engines[:4], make_engines(plain[0], token_ids, ROW_SPECS[:4]))
+    ids = token_ids["json"]
+    failing.try_accept_new_token(ids[0])
+    alone.try_accept_new_token(ids[0])
+    assert failing.output_bytes() == alone.output_bytes()
 
 
 def test_typed_errors_leave_the_output_untouched(compiled, token_ids):

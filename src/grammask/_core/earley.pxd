@@ -141,6 +141,11 @@ cdef class EarleyRecognizer(ByteRecognizer):
     # out2[0], out2[1]; False (error_code set) if memory ran out.
     cdef bint state_key_into(self, uint64_t* out2) noexcept nogil
 
+    # limit_work's units without its name (kept): ``budget`` units from now,
+    # 0 for unbounded; and the work spent put back to ``spent`` (the mask
+    # computer forgets an attempt it starts over).
+    cdef void limit_work_units(self, uint64_t budget) noexcept nogil
+    cdef void reset_work_spent(self, uint64_t spent) noexcept nogil
     cdef raise_pending_error(self)
 
     # Internals

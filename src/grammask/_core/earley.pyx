@@ -331,10 +331,17 @@ cdef class EarleyRecognizer(ByteRecognizer):
         past it a push fails and raises LimitExceeded naming ``name``."""
         if budget is not None and int(budget) < 1:
             raise ValueError("a work budget must be positive")
-        self.work_budget = UNLIMITED if budget is None else int(budget)
         self.work_budget_name = name
+        self.limit_work_units(0 if budget is None else int(budget))
+
+    cdef void limit_work_units(self, uint64_t budget) noexcept nogil:
+        self.work_budget = UNLIMITED if budget == 0 else budget
         self.work_spent = 0
         self.set_work_start = 0
+
+    cdef void reset_work_spent(self, uint64_t spent) noexcept nogil:
+        self.work_spent = spent
+        self.set_work_start = spent
 
     cdef raise_pending_error(self):
         """Raise the error a nogil call recorded (LimitExceeded naming

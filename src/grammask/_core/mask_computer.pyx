@@ -12,6 +12,12 @@ bytes, so the mask is the union over the top set's scan items of their
 cached ``TerminalTokens``, and of the tokens of their exit tries accepted
 once the item's terminal ends (a small exit trie walked byte by byte, a
 large one by recursing over its own per-terminal sets).
+``MaskComputer.fill_mask`` is a grammar's whole mask when it has no
+token-level filters (``MaskStep``: the grammar mask under a work budget,
+then EOS), in one call without the GIL once its token sets are built.
+``MaskBatch`` / ``MaskWorkers`` compute many engines' ``fill_mask`` on
+several threads at once (``grammask.engine.batch``), reading each
+engine's ``MaskState``.
 
 The probes ``push_probe`` / ``pop_probe`` / ``next_bytes`` let the canonical
 lookahead (``grammask.engine.lookahead``) try a token on a recognizer and
@@ -26,28 +32,45 @@ states share a few dozen entries (``bounded_state_classes``,
 ``state_representatives``).  Entries are first looked up in the
 vocabulary's ``TokenSetStore`` (``token_set_store.py``) by the terminal's
 content, so a schema's string and number terminals reuse the sets an
-earlier schema built.
+earlier schema built.  Each computer keeps its entries twice: in ``cache``
+(a dict, which keeps them alive) and in a C hash table from (trie,
+terminal, state class) to the entry (``SetTable``, mask_computer.pxd), the
+one a mask reads.  A mask is computed by attempts without the GIL
+(``_attempt``): an attempt that meets a set not in the table stops (the
+recognizer popped back), the set is built with the GIL, and the mask
+starts over.
 
 Invariants
 ----------
-``fill`` leaves the recognizer in the state it started in.  A
-``MaskComputer`` is immutable after construction except for its caches,
-whose writes one lock serializes (the ``TokenSetStore``'s builds another),
-so engines on several threads share it (``grammask.engine.batch``).  The
-exit-trie walks and the token-set builds run without the GIL; they read
-only the calling engine's recognizer and immutable tables, and write only
-the caller's bitsets and fresh arrays.  The ORs of cached sets keep the
-GIL: half a microsecond each, shorter than a contended GIL handoff.
+``fill`` and ``fill_mask`` leave the recognizer in the state it started
+in; the work and errors of a mask are those of its last attempt (a missed
+attempt's work is forgotten), so they do not depend on which sets were
+built before.  A ``MaskComputer`` is immutable after construction except
+for its caches, whose writes one lock serializes (the ``TokenSetStore``'s
+builds another), so engines on several threads share it
+(``grammask.engine.batch``).  The table is read without the GIL or the
+lock: an entry is complete before a release store publishes it, entries
+are never removed, and a table that grows is copied, not freed, until the
+computer dies.  Everything an attempt runs (the lookups, the ORs, the
+exit-trie walks, EOS) and the token-set builds run without the GIL; they
+read only the calling engine's recognizer and immutable tables, and write
+only the caller's bitsets and fresh arrays.
 """
 
-from libc.stdint cimport uint8_t, int64_t, uint32_t, uint64_t
-from libc.string cimport memset
+from cpython.pythread cimport (PyThread_acquire_lock, PyThread_allocate_lock, PyThread_free_lock,
+                               PyThread_release_lock, PyThread_type_lock, WAIT_LOCK)
+from cpython.ref cimport PyObject
+from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcpy, memset
 
 import hashlib
 import threading
 import weakref
 
 import numpy as np
+
+from grammask.errors import VocabularyError
 
 from grammask._core.bitset cimport bitset_add_ids, byte_set_to_bytes, n_words
 from grammask._core.earley cimport EarleyRecognizer
@@ -56,7 +79,7 @@ from grammask._core.narrow cimport NARROW_BYTE_LIMIT, is_narrow
 from grammask._core.terminal_tokens cimport TerminalTokens
 from grammask._core import terminal_tokens as _terminal_tokens
 from grammask._core.token_set_store import TokenSetStore, dfa_digest
-from grammask._core.trie_walk cimport TrieView, WalkScratch, walk_trie
+from grammask._core.trie_walk cimport TrieView, frames_free, frames_init, walk_trie
 from grammask._core.types cimport state_id_t, terminal_id_t, word_t
 
 
@@ -234,6 +257,10 @@ cdef class MaskComputer:
         self.vocab_size = vocab_size
         self.n_words = n_words(vocab_size)
         self.cache = {}
+        self.table = _table_new(64)
+        if self.table == NULL:
+            raise MemoryError()
+        self.n_table_entries = 0
         self.hubs = {}
         self.hub_keys = {}
         self.last_built = {}
@@ -305,7 +332,11 @@ cdef class MaskComputer:
         if info.is_dfa:
             self.last_built[(trie, info.dfa_id)] = (progress, entry)
         with self.lock:
-            entry = self.cache.setdefault(key, entry)
+            found = self.cache.get(key)
+            if found is not None:
+                return found
+            self._table_add(trie, terminal_id, progress, entry)
+            self.cache[key] = entry
         return entry
 
     def _cheapest_base(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress,
@@ -362,80 +393,738 @@ cdef class MaskComputer:
         if bits.shape[0] < self.n_words:
             raise ValueError("bitset too short for the vocabulary")
         cdef word_t* narrow_words = NULL
-        memset(&bits[0], 0, bits.shape[0] * sizeof(word_t))
         if narrow is not None:
-            if narrow.shape[0] < self.n_words:
-                raise ValueError("narrow bitset too short for the vocabulary")
-            memset(&narrow[0], 0, narrow.shape[0] * sizeof(word_t))
+            if narrow.shape[0] != bits.shape[0]:
+                raise ValueError("narrow bitset and bitset differ in length")
             narrow_words = &narrow[0]
-        self._fill_level(recognizer, self.vocab_trie, &bits[0], narrow_words,
-                         WalkScratch(self.vocab_trie.max_depth))
+        cdef FillScratch scratch
+        cdef StepResult result
+        if not scratch_init(&scratch, self.vocab_trie.max_depth):
+            raise MemoryError()
+        try:
+            self._fill_building(recognizer, &bits[0], narrow_words, bits.shape[0], NULL,
+                                &scratch, &result)
+        finally:
+            scratch_free(&scratch)
         # A push that failed for want of memory or items (not because the
         # byte is wrong) would silently drop tokens: raise it instead.
         recognizer.raise_pending_error()
 
+    def fill_mask(self, EarleyRecognizer recognizer, word_t[::1] bits, MaskStep step):
+        """The whole mask of a grammar without token-level filters into
+        ``bits`` (``MaskStep``: the grammar mask under the step's work
+        budget, then EOS).  Returns (work spent, whether the mask is
+        empty); a limit raises ``LimitExceeded``.  The recognizer ends in
+        the state it started in, its work unbounded."""
+        if bits.shape[0] < step.spec.n_words or step.spec.n_words < self.n_words:
+            raise ValueError("bitset too short for the vocabulary")
+        cdef FillScratch scratch
+        cdef StepResult result
+        if not scratch_init(&scratch, self.vocab_trie.max_depth):
+            raise MemoryError()
+        try:
+            self._fill_building(recognizer, &bits[0], NULL, step.spec.n_words, &step.spec,
+                                &scratch, &result)
+        finally:
+            recognizer.limit_work_units(0)
+            scratch_free(&scratch)
+        return result.work, result.empty
+
+    cdef int _fill_building(self, EarleyRecognizer recognizer, word_t* bits, word_t* narrow,
+                            Py_ssize_t n_bits, const StepSpec* spec, FillScratch* scratch,
+                            StepResult* result) except -1:
+        """``_attempt`` without the GIL until it misses no token set, each
+        missing set built in between (with the GIL): the work of a missed
+        attempt is forgotten, so the mask, its work and its errors are
+        those of a run with every set cached.  A limit the recognizer hit
+        before a miss is raised (a full run hits it too)."""
+        cdef int status
+        cdef uint64_t spent = recognizer.work_spent
+        while True:
+            with nogil:
+                status = self._attempt(recognizer, bits, narrow, n_bits, spec, scratch, result)
+            if status == FILL_NO_MEMORY:
+                raise MemoryError()
+            if status == FILL_DONE:
+                return 0
+            recognizer.raise_pending_error()
+            recognizer.reset_work_spent(spent)
+            self.terminal_tokens(<TrieView>scratch.miss_trie, scratch.miss_terminal,
+                                 scratch.miss_progress)
+
+    cdef int _attempt(self, EarleyRecognizer recognizer, word_t* bits, word_t* narrow,
+                      Py_ssize_t n_bits, const StepSpec* spec, FillScratch* scratch,
+                      StepResult* result) noexcept nogil:
+        """One try at the grammar mask into ``bits[0:n_bits]`` (and
+        ``narrow``), every token set read from the table: FILL_DONE,
+        FILL_MISS (``scratch.miss_*`` names the first set not cached; the
+        recognizer is as it was) or FILL_NO_MEMORY.  With ``spec``, the
+        whole mask step: the grammar mask under ``spec.budget`` units of
+        work, then EOS when the output may end (alone with
+        ``spec.eager_end``), into ``result``; FILL_ERROR when the recognizer
+        holds a pending error (its budget kept for the message), else the
+        budget is lifted again."""
+        cdef int status
+        cdef bint may_end
+        cdef Py_ssize_t i
+        memset(bits, 0, n_bits * sizeof(word_t))
+        if narrow != NULL:
+            memset(narrow, 0, n_bits * sizeof(word_t))
+        if spec != NULL:
+            recognizer.limit_work_units(spec.budget)
+        status = self._fill_level(recognizer, self.vocab_trie, bits, narrow, scratch)
+        if spec == NULL or status == FILL_NO_MEMORY:
+            return status
+        if recognizer.error_code != 0:
+            return FILL_ERROR
+        if status != FILL_DONE:
+            return status
+        result.work = recognizer.work_spent
+        may_end = recognizer.accepting()
+        recognizer.limit_work_units(0)
+        if may_end:
+            if spec.eager_end:
+                memset(bits, 0, n_bits * sizeof(word_t))
+            for i in range(spec.n_eos_words):
+                bits[spec.eos_words[i]] |= spec.eos_masks[i]
+        result.empty = True
+        for i in range(n_bits):
+            if bits[i]:
+                result.empty = False
+                break
+        return FILL_DONE
+
     cdef int _fill_level(self, EarleyRecognizer recognizer, TrieView trie, word_t* out,
-                         word_t* narrow, WalkScratch scratch) except -1:
+                         word_t* narrow, FillScratch* scratch) noexcept nogil:
         """Mark the tokens of ``trie`` the recognizer accepts from its top set
-        (and, when ``narrow`` is not NULL, the narrow ones among them).
+        (and, when ``narrow`` is not NULL, the narrow ones among them), or
+        return FILL_MISS / FILL_NO_MEMORY (the recognizer as it was).
 
         Only scan items consume bytes, so the tokens are the union over scan
         items k of: the inside set of k's (terminal, state) over ``trie``, and,
         recursively, the tokens of k's exit trie accepted once k's terminal
         ends (``push_terminal_end_at``).  Each level consumes at least one
         byte of every token it passes down, so the recursion is at most the
-        longest token deep; every level is a few cached lookups and bitset
-        ORs.  Small exit tries (the common case: `",`, `"}` ...) are walked
-        byte by byte in C instead, which is cheaper than recursing.
-
-        Narrow tokens: an inside token is narrow by its automaton state alone
-        (``narrow_ids``), or, when the terminal may end after it
-        (``closing_ids``), if also the bytes allowed once the terminal ends
-        are few; walked tokens are tested on the recognizer itself."""
+        longest token deep; every level is a few table lookups and bitset
+        ORs (an inside set OR-ed once however many items share it).  Small
+        exit tries (the common case: `",`, `"}` ...) are walked byte by byte
+        instead, which is cheaper than recursing."""
         cdef Py_ssize_t n_scan = recognizer.n_scan_items()
-        cdef Py_ssize_t k
+        cdef Py_ssize_t k, seen_base = scratch.n_seen
+        cdef Py_ssize_t seen_mask = _reserve_seen(scratch, n_scan)
         cdef terminal_id_t terminal_id
         cdef state_id_t progress
-        cdef TerminalTokens entry
         cdef const TerminalInfo* terminal
-        cdef set seen = set()
-        cdef bint first_visit, follow_narrow
-        cdef uint64_t follow[4]
+        cdef PyObject* found
+        cdef int status = FILL_DONE
+        if seen_mask < 0:
+            return FILL_NO_MEMORY
         for k in range(n_scan):
             recognizer.scan_item(k, &terminal_id, &progress)
             terminal = &self.tables.view.terminal_infos[terminal_id]
             if terminal.is_dfa:
                 progress = self._representatives[
                     self.tables.view.dfa_infos[terminal.dfa_id].state_base + progress]
-            entry = self.terminal_tokens(trie, terminal_id, progress)
-            key = (<int64_t>terminal_id << 32) | <uint32_t>progress
-            first_visit = key not in seen
-            if first_visit:
-                seen.add(key)
-                entry.or_inside(out)
-                if narrow != NULL:
-                    bitset_add_ids(narrow, entry._narrow_ids)
-            follow_narrow = narrow != NULL and entry._closing_ids.shape[0] > 0
-            if entry.exit_trie is None and not follow_narrow:
-                continue
-            if not recognizer.push_terminal_end_at(k, entry.end_state):
-                continue
-            try:
-                if follow_narrow:
-                    recognizer.allowed_bytes(follow)
-                    if is_narrow(follow, 0):
-                        bitset_add_ids(narrow, entry._closing_ids)
-                    elif is_narrow(follow, 0x20):
-                        bitset_add_ids(narrow, entry._closing_space_ids)
-                if entry.exit_trie is not None and entry.exit_trie.n_nodes <= WALK_LIMIT:
-                    with nogil:
-                        walk_trie(recognizer, entry.exit_trie, out, scratch.next_child,
-                                  scratch.child_end, scratch.allowed, narrow)
-                elif entry.exit_trie is not None:
-                    self._fill_level(recognizer, entry.exit_trie, out, narrow, scratch)
-            finally:
-                recognizer.pop_bytes(1)
+            found = self._find(<void*>trie, terminal_id, progress)
+            if found == NULL:
+                scratch.miss_trie = <void*>trie
+                scratch.miss_terminal = terminal_id
+                scratch.miss_progress = progress
+                status = FILL_MISS
+                break
+            status = self._fill_item(recognizer, k, <TerminalTokens>found,
+                                     _seen_add(scratch, seen_base, seen_mask, found),
+                                     out, narrow, scratch)
+            if status != FILL_DONE:
+                break
+        scratch.n_seen = seen_base
+        return status
+
+    cdef int _fill_item(self, EarleyRecognizer recognizer, Py_ssize_t k, TerminalTokens entry,
+                        bint first_visit, word_t* out, word_t* narrow,
+                        FillScratch* scratch) noexcept nogil:
+        """Scan item k's share of ``_fill_level``: its inside set (when
+        ``first_visit``), then, with its terminal ended, its exit trie.
+        Narrow tokens: an inside token is narrow by its automaton state
+        alone (``narrow_ids``), or, when the terminal may end after it
+        (``closing_ids``), if also the bytes allowed once the terminal ends
+        are few; walked tokens are tested on the recognizer itself."""
+        cdef bint follow_narrow = narrow != NULL and entry._closing_ids.shape[0] > 0
+        cdef uint64_t follow[4]
+        cdef int status = FILL_DONE
+        if first_visit:
+            entry.or_inside(out)
+            if narrow != NULL:
+                bitset_add_ids(narrow, entry._narrow_ids)
+        if entry.exit_trie is None and not follow_narrow:
+            return FILL_DONE
+        if not recognizer.push_terminal_end_at(k, entry.end_state):
+            return FILL_DONE
+        if follow_narrow:
+            recognizer.allowed_bytes(follow)
+            if is_narrow(follow, 0):
+                bitset_add_ids(narrow, entry._closing_ids)
+            elif is_narrow(follow, 0x20):
+                bitset_add_ids(narrow, entry._closing_space_ids)
+        if entry.exit_trie is not None and entry.exit_trie.n_nodes <= WALK_LIMIT:
+            walk_trie(recognizer, entry.exit_trie, out, &scratch.frames, narrow)
+        elif entry.exit_trie is not None:
+            status = self._fill_level(recognizer, entry.exit_trie, out, narrow, scratch)
+        recognizer.pop_bytes(1)
+        return status
+
+    # -- the token-set table -------------------------------------------------
+
+    cdef PyObject* _find(self, const void* trie, terminal_id_t terminal_id,
+                         state_id_t progress) noexcept nogil:
+        """The cached ``TerminalTokens`` of (trie, terminal, progress), NULL
+        when not cached (yet).  Reads without the GIL or the lock: a table
+        and its entries are published complete (release stores), and a
+        grown table replaces the old one without freeing it."""
+        cdef SetTable* table = <SetTable*>atomic_load_ptr(<void**>&self.table)
+        cdef size_t i = _set_hash(trie, terminal_id, progress) & table.mask
+        cdef SetEntry* entry
+        while True:
+            entry = <SetEntry*>atomic_load_ptr(<void**>&table.slots[i])
+            if entry == NULL:
+                return NULL
+            if entry.trie == trie and entry.terminal_id == terminal_id \
+                    and entry.progress == progress:
+                return entry.tokens
+            i = (i + 1) & table.mask
+
+    cdef int _table_add(self, TrieView trie, terminal_id_t terminal_id, state_id_t progress,
+                        TerminalTokens tokens) except -1:
+        """Publish a new cache entry in the table (``self.lock`` held, the key
+        new; ``self.cache`` keeps ``tokens`` and, through the key, ``trie``
+        alive).  At half full the table is copied into one twice the size
+        and the old one retired (freed with the computer)."""
+        cdef SetTable* table = self.table
+        cdef SetTable* grown
+        cdef SetEntry* entry
+        cdef size_t i
+        if 2 * (self.n_table_entries + 1) > table.mask + 1:
+            grown = _table_new(2 * (table.mask + 1))
+            if grown == NULL:
+                raise MemoryError()
+            for i in range(table.mask + 1):
+                if table.slots[i] != NULL:
+                    _table_place(grown, table.slots[i])
+            grown.retired = table
+            atomic_store_ptr(<void**>&self.table, grown)
+            table = grown
+        entry = <SetEntry*>malloc(sizeof(SetEntry))
+        if entry == NULL:
+            raise MemoryError()
+        entry.trie = <void*>trie
+        entry.terminal_id = terminal_id
+        entry.progress = progress
+        entry.tokens = <PyObject*>tokens
+        _table_place(table, entry)
+        self.n_table_entries += 1
         return 0
+
+    def __dealloc__(self):
+        cdef SetTable* table = self.table
+        cdef SetTable* retired
+        cdef size_t i
+        if table != NULL:
+            for i in range(table.mask + 1):
+                free(table.slots[i])
+        while table != NULL:
+            retired = table.retired
+            free(table.slots)
+            free(table)
+            table = retired
+
+
+# ---- the token-set table's C parts -------------------------------------------
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static void* grammask_load_ptr(void** p) { void* v = *(void* volatile*)p; _ReadWriteBarrier(); return v; }
+    static void grammask_store_ptr(void** p, void* v) { _ReadWriteBarrier(); *(void* volatile*)p = v; }
+    static Py_ssize_t grammask_fetch_add(Py_ssize_t* p, Py_ssize_t v) {
+        return (Py_ssize_t)_InterlockedExchangeAdd64((volatile __int64*)p, (__int64)v); }
+    static Py_ssize_t grammask_load(Py_ssize_t* p) { Py_ssize_t v = *(volatile Py_ssize_t*)p; _ReadWriteBarrier(); return v; }
+    #include <windows.h>
+    static void grammask_yield(void) { SwitchToThread(); }
+    static int grammask_load_int(int* p) { int v = *(volatile int*)p; _ReadWriteBarrier(); return v; }
+    static void grammask_store_int(int* p, int v) { _ReadWriteBarrier(); *(volatile int*)p = v; }
+    static int grammask_exchange_int(int* p, int v) { return (int)_InterlockedExchange((volatile long*)p, (long)v); }
+    static int grammask_cas_int(int* p, int expected, int desired) {
+        return (int)_InterlockedCompareExchange((volatile long*)p, (long)desired, (long)expected) == expected; }
+    #else
+    #include <sched.h>
+    static void* grammask_load_ptr(void** p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static void grammask_store_ptr(void** p, void* v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static Py_ssize_t grammask_fetch_add(Py_ssize_t* p, Py_ssize_t v) {
+        return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+    static Py_ssize_t grammask_load(Py_ssize_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static void grammask_yield(void) { sched_yield(); }
+    static int grammask_load_int(int* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+    static void grammask_store_int(int* p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+    static int grammask_exchange_int(int* p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL); }
+    static int grammask_cas_int(int* p, int expected, int desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE); }
+    #endif
+    """
+    void* atomic_load_ptr "grammask_load_ptr" (void** p) noexcept nogil
+    void atomic_store_ptr "grammask_store_ptr" (void** p, void* value) noexcept nogil
+    Py_ssize_t atomic_fetch_add "grammask_fetch_add" (Py_ssize_t* p, Py_ssize_t value) noexcept nogil
+    Py_ssize_t atomic_load "grammask_load" (Py_ssize_t* p) noexcept nogil
+    void yield_thread "grammask_yield" () noexcept nogil
+    int atomic_load_int "grammask_load_int" (int* p) noexcept nogil
+    void atomic_store_int "grammask_store_int" (int* p, int value) noexcept nogil
+    int atomic_exchange_int "grammask_exchange_int" (int* p, int value) noexcept nogil
+    bint atomic_cas_int "grammask_cas_int" (int* p, int expected, int desired) noexcept nogil
+
+
+cdef inline size_t _set_hash(const void* trie, terminal_id_t terminal_id,
+                             state_id_t progress) noexcept nogil:
+    cdef uint64_t h = (<uint64_t><size_t>trie) * <uint64_t>0x9E3779B97F4A7C15
+    h ^= (((<uint64_t><uint32_t>terminal_id) << 32) | <uint32_t>progress) \
+        * <uint64_t>0xC2B2AE3D27D4EB4F
+    return <size_t>(h ^ (h >> 29))
+
+
+cdef SetTable* _table_new(size_t capacity) noexcept nogil:
+    """An empty table of ``capacity`` (a power of two) slots; NULL when
+    memory runs out."""
+    cdef SetTable* table = <SetTable*>malloc(sizeof(SetTable))
+    if table == NULL:
+        return NULL
+    table.slots = <SetEntry**>calloc(capacity, sizeof(SetEntry*))
+    if table.slots == NULL:
+        free(table)
+        return NULL
+    table.mask = capacity - 1
+    table.retired = NULL
+    return table
+
+
+cdef void _table_place(SetTable* table, SetEntry* entry) noexcept nogil:
+    """Put ``entry`` in the first free slot of its probe sequence (the
+    table has one), published with a release store."""
+    cdef size_t i = _set_hash(entry.trie, entry.terminal_id, entry.progress) & table.mask
+    while table.slots[i] != NULL:
+        i = (i + 1) & table.mask
+    atomic_store_ptr(<void**>&table.slots[i], entry)
+
+
+# ---- scratch of one filling thread ---------------------------------------------
+
+cdef bint scratch_init(FillScratch* scratch, Py_ssize_t max_depth) noexcept nogil:
+    """Walk frames for tries up to ``max_depth`` deep; False when memory runs
+    out (nothing held).  The owner calls ``scratch_free``."""
+    scratch.seen = NULL
+    scratch.seen_capacity = 0
+    scratch.n_seen = 0
+    return frames_init(&scratch.frames, max_depth)
+
+
+cdef void scratch_free(FillScratch* scratch) noexcept nogil:
+    frames_free(&scratch.frames)
+    free(scratch.seen)
+    scratch.seen = NULL
+
+
+cdef Py_ssize_t _reserve_seen(FillScratch* scratch, Py_ssize_t n_items) noexcept nogil:
+    """Reserve, on top of the seen stack, an empty open-addressing set for
+    ``n_items`` entries (at most half full); returns its size - 1, or -1
+    when memory runs out.  The level that reserved it pops it by restoring
+    ``n_seen``."""
+    cdef Py_ssize_t size = 16
+    cdef Py_ssize_t needed, capacity
+    cdef const void** grown
+    while size < 2 * n_items:
+        size *= 2
+    needed = scratch.n_seen + size
+    if needed > scratch.seen_capacity:
+        capacity = max(2 * scratch.seen_capacity, needed)
+        grown = <const void**>realloc(scratch.seen, capacity * sizeof(void*))
+        if grown == NULL:
+            return -1
+        scratch.seen = grown
+        scratch.seen_capacity = capacity
+    memset(scratch.seen + scratch.n_seen, 0, size * sizeof(void*))
+    scratch.n_seen = needed
+    return size - 1
+
+
+cdef bint _seen_add(FillScratch* scratch, Py_ssize_t base, Py_ssize_t mask,
+                    const void* value) noexcept nogil:
+    """Add ``value`` to the seen set at ``base``: True if it was not there."""
+    cdef Py_ssize_t i = <Py_ssize_t>((<size_t>value >> 4) * <size_t>0x9E3779B9) & mask
+    while scratch.seen[base + i] != NULL:
+        if scratch.seen[base + i] == value:
+            return False
+        i = (i + 1) & mask
+    scratch.seen[base + i] = value
+    return True
+
+
+# ---- whole mask steps, one by one or a batch at a time -------------------------
+
+cdef class MaskStep:
+    """What the mask of a grammar without token-level filters (no canonical
+    filter, no token terminals) adds to the grammar mask: a work budget and
+    EOS.  Immutable; one per ``CompiledGrammar``.
+
+    ``MaskStep(n_words, eos_word_masks, budget, eager_end)``:
+    ``eos_word_masks`` as ``grammask.bitset.word_masks`` gives them;
+    ``budget`` the units of ``Config.max_earley_work_per_mask``."""
+
+    def __init__(self, Py_ssize_t n_words, eos_word_masks, budget, bint eager_end):
+        if int(budget) < 1:
+            raise ValueError("a work budget must be positive")
+        self._eos_words = np.ascontiguousarray([word for word, _ in eos_word_masks], dtype=np.int32)
+        self._eos_masks = np.ascontiguousarray([mask for _, mask in eos_word_masks], dtype=np.uint32)
+        if len(self._eos_words) and (self._eos_words.min() < 0 or self._eos_words.max() >= n_words):
+            raise ValueError("an EOS word lies outside the bitset")
+        cdef const int32_t[::1] words = self._eos_words
+        cdef const word_t[::1] masks = self._eos_masks
+        self.spec.n_words = n_words
+        self.spec.budget = int(budget)
+        self.spec.eager_end = eager_end
+        self.spec.n_eos_words = words.shape[0]
+        self.spec.eos_words = &words[0] if words.shape[0] else NULL
+        self.spec.eos_masks = &masks[0] if masks.shape[0] else NULL
+
+
+cdef class MaskState:
+    """One engine's mask and what computing it takes, in fields a
+    ``MaskBatch`` reads and updates from C: the bits (the mask when
+    ``valid``), the recognizer, the grammar's computer and ``MaskStep``,
+    whether masks go through a whole-mask cache, whether EOS was accepted,
+    and the most Earley work one mask took.  The engine keeps them current
+    (``grammask.engine.engine``); ``bits`` is its own for life."""
+
+    def __init__(self, MaskComputer computer not None, MaskStep step, bint cached, bits):
+        cdef word_t[::1] view = bits
+        if view.shape[0] < computer.n_words or (step is not None
+                                                 and view.shape[0] < step.spec.n_words):
+            raise ValueError("bitset too short for the vocabulary")
+        self.computer = computer
+        self.step = step
+        self.cached = cached
+        self.bits = bits
+        self._bits = &view[0]
+        self.recognizer = None
+        self.valid = False
+        self.finished = False
+        self.max_work = 0
+
+    def copy(self, bits, EarleyRecognizer recognizer):
+        """The same state over a copy's ``bits`` and ``recognizer``."""
+        cdef MaskState clone = MaskState(self.computer, self.step, self.cached, bits)
+        clone.recognizer = recognizer
+        clone.valid = self.valid
+        clone.finished = self.finished
+        clone.max_work = self.max_work
+        return clone
+
+
+cdef class MaskBatch:
+    """Whole mask steps (``MaskComputer.fill_mask``) of many engines'
+    ``MaskState``s, computed by any number of threads at once without the
+    GIL, and, once every one is done, copied into the rows of an output.
+
+    ``add_states`` / ``add_state`` the jobs (with the GIL), run them with
+    ``MaskWorkers.run`` (each thread takes the next job not yet taken
+    until none is left, then the next row to copy), then ``finish()``
+    (with the GIL) and read the jobs it names with ``result``.  A job
+    whose token sets are not all cached yet is left undone (its recognizer
+    as it was): the caller computes it the ordinary way, which builds them.
+    Rows are copied only when every job is done (``rows_written``), so a
+    failing job writes no row."""
+
+    def __cinit__(self, rows=None):
+        """``rows``: a C-contiguous int32 [rows, words] array the jobs' masks
+        are copied into, or None."""
+        self.refs = []
+        self.jobs = NULL
+        self.n_jobs = 0
+        self.capacity = 0
+        self.next_job = 0
+        self.n_finished = 0
+        self.n_failed = 0
+        self.next_copy = 0
+        self.max_depth = 0
+        self.has_rows = rows is not None
+        if self.has_rows:
+            self.rows = rows
+
+    def __dealloc__(self):
+        free(self.jobs)
+
+    def add_states(self, list states, rows=None, Py_ssize_t n_words=-1):
+        """Queue the mask of every ``states[i]`` (a ``MaskState`` or None)
+        whose mask is not valid, not finished, has a ``MaskStep`` and no
+        cache, copied into row ``rows[i]`` (rows: a sequence, or None for
+        none); the job's tag is i.  Returns the i of the other states that
+        are not None, in order.  With ``n_words`` >= 0, first raises
+        ``VocabularyError`` (nothing queued) unless every state's bitsets
+        have that many words.  Not while the jobs run."""
+        cdef Py_ssize_t i
+        cdef MaskState state
+        cdef list others = []
+        if n_words >= 0:
+            for i in range(len(states)):
+                if states[i] is not None and (<MaskState?>states[i]).computer.n_words != n_words:
+                    raise VocabularyError(
+                        f"bitmask rows have {n_words} words, an engine's vocabulary needs "
+                        f"{(<MaskState>states[i]).computer.n_words}")
+        for i in range(len(states)):
+            if states[i] is None:
+                continue
+            state = <MaskState?>states[i]
+            if state.valid or state.finished or state.step is None or state.cached \
+                    or state.recognizer is None:
+                others.append(i)
+            else:
+                self._add(state, -1 if rows is None else rows[i], i)
+        return others
+
+    def add_state(self, MaskState state not None, Py_ssize_t row, Py_ssize_t tag):
+        """Queue ``state``'s mask (it needs a ``MaskStep`` and a recognizer;
+        its cache is the caller's business), copied into row ``row`` (-1:
+        none), under ``tag``.  Returns the job's index.  Not while the jobs
+        run."""
+        if state.step is None or state.recognizer is None:
+            raise ValueError("this mask is not computed by a MaskStep")
+        return self._add(state, row, tag)
+
+    cdef Py_ssize_t _add(self, MaskState state, Py_ssize_t row, Py_ssize_t tag) except -1:
+        cdef BatchJob* grown
+        cdef BatchJob* job
+        if row >= 0 and not (self.has_rows and row < self.rows.shape[0]
+                             and self.rows.shape[1] == state.step.spec.n_words):
+            raise ValueError("no such row in the rows")
+        if self.n_jobs == self.capacity:
+            grown = <BatchJob*>realloc(self.jobs, max(16, 2 * self.capacity) * sizeof(BatchJob))
+            if grown == NULL:
+                raise MemoryError()
+            self.jobs = grown
+            self.capacity = max(16, 2 * self.capacity)
+        self.refs.append(state)
+        job = &self.jobs[self.n_jobs]
+        job.state = <PyObject*>state
+        job.computer = <PyObject*>state.computer
+        job.recognizer = <PyObject*>state.recognizer
+        job.bits = state._bits
+        job.spec = &state.step.spec
+        job.row = row
+        job.tag = tag
+        job.status = FILL_MISS
+        self.max_depth = max(self.max_depth, state.computer.vocab_trie.max_depth)
+        self.n_jobs += 1
+        return self.n_jobs - 1
+
+    def __len__(self):
+        return self.n_jobs
+
+    def forget_rows(self):
+        """Copy no mask into the rows (before ``run``)."""
+        self.has_rows = False
+
+    @property
+    def rows_written(self):
+        """Every job is done and its mask copied into its row (once the jobs
+        ran)."""
+        return self.has_rows and self.n_failed == 0 and self.next_copy >= self.n_jobs
+
+    cdef void _work(self, bint wait) noexcept nogil:
+        """Take jobs until none is left, then, once all are done and none
+        failed or was left undone, rows to copy until none is left (from
+        any number of threads at once).  With ``wait`` (the caller's
+        thread), first wait for the jobs other threads still run (at most
+        one mask each); without, leave the rows to the others then.
+        Without memory for its scratch a thread takes nothing."""
+        cdef FillScratch scratch
+        cdef Py_ssize_t i
+        cdef BatchJob* job
+        if not scratch_init(&scratch, self.max_depth):
+            return
+        while True:
+            i = atomic_fetch_add(&self.next_job, 1)
+            if i >= self.n_jobs:
+                break
+            job = &self.jobs[i]
+            job.status = (<MaskComputer>job.computer)._attempt(
+                <EarleyRecognizer>job.recognizer, job.bits, NULL, job.spec.n_words,
+                job.spec, &scratch, &job.result)
+            if job.status == FILL_MISS:
+                (<EarleyRecognizer>job.recognizer).limit_work_units(0)
+            if job.status != FILL_DONE:
+                atomic_fetch_add(&self.n_failed, 1)
+            atomic_fetch_add(&self.n_finished, 1)
+        scratch_free(&scratch)
+        if not self.has_rows or not wait and atomic_load(&self.n_finished) < self.n_jobs:
+            return
+        while atomic_load(&self.n_finished) < self.n_jobs:
+            yield_thread()
+        while atomic_load(&self.n_failed) == 0:
+            i = atomic_fetch_add(&self.next_copy, 1)
+            if i >= self.n_jobs:
+                break
+            job = &self.jobs[i]
+            if job.row >= 0:
+                memcpy(&self.rows[job.row, 0], job.bits, job.spec.n_words * sizeof(word_t))
+
+    def finish(self):
+        """Once the jobs ran (``MaskWorkers.run``): mark every state whose job is
+        done valid (its work counted); returns the (tag, job index) of the
+        jobs that are not done or whose mask is empty, for ``result``."""
+        cdef Py_ssize_t i
+        cdef BatchJob* job
+        cdef MaskState state
+        cdef list attention = []
+        for i in range(self.n_jobs):
+            job = &self.jobs[i]
+            if job.status == FILL_DONE:
+                state = <MaskState>job.state
+                state.valid = True
+                if job.result.work > state.max_work:
+                    state.max_work = job.result.work
+            if job.status != FILL_DONE or job.result.empty:
+                attention.append((job.tag, i))
+        return attention
+
+    def result(self, Py_ssize_t index):
+        """Job ``index``'s (work spent, whether the mask is empty) once the
+        jobs ran; None when it was left undone.  Raises
+        its error (``LimitExceeded``, ``MemoryError``), the recognizer's work
+        unbounded again."""
+        if not 0 <= index < self.n_jobs:
+            raise IndexError(index)
+        cdef BatchJob* job = &self.jobs[index]
+        cdef EarleyRecognizer recognizer = <EarleyRecognizer>job.recognizer
+        if job.status == FILL_DONE:
+            return job.result.work, job.result.empty
+        if job.status == FILL_MISS:
+            return None
+        try:
+            if job.status == FILL_NO_MEMORY:
+                raise MemoryError()
+            recognizer.raise_pending_error()
+        finally:
+            recognizer.limit_work_units(0)
+
+
+# Helper states (MaskWorkers.states): a post is IDLE -> POSTED (the helper
+# woken), then POSTED -> RUNNING -> IDLE by the helper, or POSTED ->
+# CANCELLED by the caller when it finished first (the helper, once awake,
+# CANCELLED -> IDLE).
+cdef enum:
+    HELPER_IDLE = 0
+    HELPER_POSTED = 1
+    HELPER_RUNNING = 2
+    HELPER_CANCELLED = 3
+
+
+cdef class MaskWorkers:
+    """Helper threads that run a ``MaskBatch``'s jobs beside the caller,
+    waking, working and reporting without the GIL (a Python pool's hand-off
+    holds it for longer than a few masks take).
+
+    ``MaskWorkers(n_helpers)``; start a thread running ``serve(k)`` for
+    each k (``grammask.engine.batch``); ``run(batch)`` computes a batch on
+    the caller's thread and every helper it wakes in time: a helper still
+    asleep when the caller ran out of jobs is cancelled, not awaited (one
+    already working is awaited: it holds at most one job).  ``stop()`` ends
+    every ``serve``.  One ``run`` at a time uses the helpers; a concurrent
+    one computes on its caller's thread alone."""
+
+    def __cinit__(self, Py_ssize_t n_helpers):
+        cdef Py_ssize_t k
+        self.n_helpers = 0
+        self.wake = <PyThread_type_lock*>calloc(max(n_helpers, 1), sizeof(PyThread_type_lock))
+        self.states = <int*>calloc(max(n_helpers, 1), sizeof(int))
+        if self.wake == NULL or self.states == NULL:
+            raise MemoryError()
+        for k in range(n_helpers):
+            self.wake[k] = PyThread_allocate_lock()
+            if self.wake[k] == NULL:
+                raise MemoryError()
+            self.n_helpers = k + 1
+            PyThread_acquire_lock(self.wake[k], WAIT_LOCK)  # released = "wake up"
+        self.current = NULL
+        self.busy = 0
+        self.stopping = 0
+
+    def __dealloc__(self):
+        cdef Py_ssize_t k
+        if self.wake != NULL:
+            for k in range(self.n_helpers):
+                PyThread_free_lock(self.wake[k])
+        free(self.wake)
+        free(self.states)
+
+    def serve(self, Py_ssize_t k):
+        """Helper k's loop (its thread's whole life): sleep until woken,
+        then work on the posted batch, until ``stop()``."""
+        if not 0 <= k < self.n_helpers:
+            raise IndexError(k)
+        cdef int state
+        with nogil:
+            while True:
+                PyThread_acquire_lock(self.wake[k], WAIT_LOCK)
+                if atomic_load_int(&self.stopping):
+                    break
+                while True:
+                    state = atomic_load_int(&self.states[k])
+                    if state == HELPER_POSTED:
+                        if atomic_cas_int(&self.states[k], HELPER_POSTED, HELPER_RUNNING):
+                            (<MaskBatch>atomic_load_ptr(&self.current))._work(False)
+                            atomic_store_int(&self.states[k], HELPER_IDLE)
+                            break
+                    elif state == HELPER_CANCELLED:
+                        if atomic_cas_int(&self.states[k], HELPER_CANCELLED, HELPER_IDLE):
+                            break
+                    else:
+                        break
+
+    def run(self, MaskBatch batch not None):
+        """Compute ``batch``'s jobs (and copy its rows) on this thread and
+        the helpers, returning once every helper that started is done."""
+        cdef Py_ssize_t k, n_posted = 0
+        cdef bint owner
+        with nogil:
+            owner = atomic_cas_int(&self.busy, 0, 1)
+            if owner:
+                atomic_store_ptr(&self.current, <void*>batch)
+                n_posted = min(self.n_helpers, batch.n_jobs - 1)
+                for k in range(n_posted):
+                    if atomic_exchange_int(&self.states[k], HELPER_POSTED) == HELPER_IDLE:
+                        PyThread_release_lock(self.wake[k])
+            batch._work(True)
+            for k in range(n_posted):
+                if not atomic_cas_int(&self.states[k], HELPER_POSTED, HELPER_CANCELLED):
+                    while atomic_load_int(&self.states[k]) == HELPER_RUNNING:
+                        yield_thread()
+            if owner:
+                atomic_store_ptr(&self.current, NULL)
+                atomic_store_int(&self.busy, 0)
+
+    def stop(self):
+        """End every helper's ``serve`` (idempotent; a run in progress
+        finishes first, a later one computes on its caller's thread)."""
+        cdef Py_ssize_t k
+        cdef int state
+        atomic_store_int(&self.stopping, 1)
+        with nogil:
+            for k in range(self.n_helpers):
+                while True:
+                    if atomic_cas_int(&self.states[k], HELPER_IDLE, HELPER_CANCELLED):
+                        PyThread_release_lock(self.wake[k])
+                        break
+                    state = atomic_load_int(&self.states[k])
+                    if state == HELPER_CANCELLED:
+                        break
+                    yield_thread()
 
 
 def push_probe(EarleyRecognizer recognizer, const uint8_t[::1] data):

@@ -20,14 +20,15 @@ cdef class TrieView:
     cdef object __weakref__                        # exit tries sit in weak pools
 
 
-cdef class WalkScratch:
-    # max_depth + 2 frames of the walk's explicit stack (one thread at a time)
-    cdef node_id_t* next_child
-    cdef node_id_t* child_end
-    cdef uint64_t* allowed                         # 4 words (a byte set) per frame
-    cdef Py_ssize_t n_frames
+cdef struct WalkFrames:
+    # n_frames frames of the walk's explicit stack (one thread at a time)
+    node_id_t* next_child
+    node_id_t* child_end
+    uint64_t* allowed                              # 4 words (a byte set) per frame
+    Py_ssize_t n_frames
 
 
+cdef bint frames_init(WalkFrames* frames, Py_ssize_t max_depth) noexcept nogil
+cdef void frames_free(WalkFrames* frames) noexcept nogil
 cdef Py_ssize_t walk_trie(ByteRecognizer recognizer, TrieView trie, word_t* bits,
-                          node_id_t* next_child, node_id_t* child_end,
-                          uint64_t* allowed, word_t* narrow=*) noexcept nogil
+                          WalkFrames* frames, word_t* narrow=*) noexcept nogil

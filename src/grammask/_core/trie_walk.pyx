@@ -119,11 +119,10 @@ cdef inline void _set_node_tokens(TrieView trie, node_id_t node, word_t* bits) n
 
 
 cdef Py_ssize_t walk_trie(ByteRecognizer recognizer, TrieView trie, word_t* bits,
-                          node_id_t* next_child, node_id_t* child_end,
-                          uint64_t* allowed, word_t* narrow=NULL) noexcept nogil:
+                          WalkFrames* frames, word_t* narrow=NULL) noexcept nogil:
     """Mark every token of ``trie`` whose bytes the recognizer accepts from its
-    current state; the recognizer ends where it started.  Scratch arrays hold
-    ``trie.max_depth + 2`` frames (``allowed``: one byte set a frame).  With
+    current state; the recognizer ends where it started.  ``frames`` holds at
+    least ``trie.max_depth + 2`` frames (``frames_init``).  With
     ``narrow``, also mark there the accepted tokens that are narrow
     (``narrow.pxd``).  Returns the number of successful pushes (work done)."""
     cdef Py_ssize_t depth = 0
@@ -132,6 +131,9 @@ cdef Py_ssize_t walk_trie(ByteRecognizer recognizer, TrieView trie, word_t* bits
     cdef uint8_t byte
     cdef bint has_children
     cdef uint64_t after_leaf[4]
+    cdef node_id_t* next_child = frames.next_child
+    cdef node_id_t* child_end = frames.child_end
+    cdef uint64_t* allowed = frames.allowed
     next_child[0] = 1
     child_end[0] = trie.node_subtree_ends[0]
     recognizer.allowed_bytes(allowed)
@@ -166,21 +168,27 @@ cdef Py_ssize_t walk_trie(ByteRecognizer recognizer, TrieView trie, word_t* bits
     return n_pushes
 
 
-cdef class WalkScratch:
-    """Per-thread scratch frames for ``walk_trie`` (never shared)."""
+cdef bint frames_init(WalkFrames* frames, Py_ssize_t max_depth) noexcept nogil:
+    """Allocate ``max_depth + 2`` frames; False (nothing held) when memory
+    runs out.  The owner calls ``frames_free``."""
+    frames.n_frames = max_depth + 2
+    frames.next_child = <node_id_t*>malloc(frames.n_frames * sizeof(node_id_t))
+    frames.child_end = <node_id_t*>malloc(frames.n_frames * sizeof(node_id_t))
+    frames.allowed = <uint64_t*>malloc(4 * frames.n_frames * sizeof(uint64_t))
+    if not frames.next_child or not frames.child_end or not frames.allowed:
+        frames_free(frames)
+        return False
+    return True
 
-    def __cinit__(self, Py_ssize_t max_depth):
-        self.n_frames = max_depth + 2
-        self.next_child = <node_id_t*>malloc(self.n_frames * sizeof(node_id_t))
-        self.child_end = <node_id_t*>malloc(self.n_frames * sizeof(node_id_t))
-        self.allowed = <uint64_t*>malloc(4 * self.n_frames * sizeof(uint64_t))
-        if not self.next_child or not self.child_end or not self.allowed:
-            raise MemoryError()
 
-    def __dealloc__(self):
-        free(self.next_child)
-        free(self.child_end)
-        free(self.allowed)
+cdef void frames_free(WalkFrames* frames) noexcept nogil:
+    free(frames.next_child)
+    free(frames.child_end)
+    free(frames.allowed)
+    frames.next_child = NULL
+    frames.child_end = NULL
+    frames.allowed = NULL
+    frames.n_frames = 0
 
 
 def fill_walk(ByteRecognizer recognizer, TrieView trie, word_t[::1] bits):
@@ -188,9 +196,11 @@ def fill_walk(ByteRecognizer recognizer, TrieView trie, word_t[::1] bits):
     Returns the number of pushes."""
     if bits.shape[0] < trie.n_words:
         raise ValueError("bitset too short for the trie's vocabulary")
-    cdef WalkScratch scratch = WalkScratch(trie.max_depth)
+    cdef WalkFrames frames
     cdef Py_ssize_t n_pushes
+    if not frames_init(&frames, trie.max_depth):
+        raise MemoryError()
     with nogil:
-        n_pushes = walk_trie(recognizer, trie, &bits[0], scratch.next_child,
-                             scratch.child_end, scratch.allowed)
+        n_pushes = walk_trie(recognizer, trie, &bits[0], &frames)
+        frames_free(&frames)
     return n_pushes

@@ -12,17 +12,27 @@ What it computes
     one-call form with a masker for the call.
 
 Data layout
-    The caller's thread and a persistent pool of ``threads - 1`` workers each
-    take the next engine not yet taken (dynamic, so a worker the OS wakes
-    late costs nothing: the caller will have taken its share, and a helper
-    still queued at the end is cancelled, not awaited).  Each mask is
-    computed into its engine's own bitset (``Engine.allowed_bitset``): the
-    Cython mask computation
-    (``grammask._core.mask_computer``) runs its exit-trie walks and
-    token-set builds without the GIL, so threads overlap there (the rest of
-    a mask holds it: docs/benchmarks.md, "Batched masks").  Rows are written once every
-    mask is known; float32 / float64 logits rows are masked by the pool too
+    A call runs in three phases.  (1) With the GIL, serially: validation,
+    then every engine's GIL-free job is queued on a ``MaskBatch``
+    (``grammask._core.mask_computer``), read in C from the engine's
+    ``MaskState`` (an engine whose grammar caches whole masks first looks
+    its mask up, ``Engine._queue_cached_mask``).  (2) Without the GIL: the
+    caller's thread and the ``threads - 1`` helpers of a ``MaskWorkers``
+    each take the next job not yet taken: a whole mask step in C (the
+    token sets read from the grammar's C table, the exit-trie walks, EOS)
+    into the engine's own bitset; once all are done, the caller's thread
+    (and a helper that finished the last job) copy them into their rows.  Helpers sleep on a lock and are woken, cancelled
+    or awaited without the GIL; one the OS wakes late costs nothing (the
+    caller will have taken its share, and a helper not started yet is
+    cancelled, not awaited).  (3) With the GIL: ``MaskBatch.finish`` marks
+    the masks valid; a job left undone because a token set was not built
+    yet, and an engine with token-level filters (canonical filter, token
+    terminals), take the ordinary ``Engine.allowed_bitset`` on a thread
+    pool (its GIL-free parts overlap there), and their rows, and the
+    all-ones rows of ``None`` entries, are written last.  float32 /
+    float64 logits rows are masked on the pool too
     (``grammask._core.logits.mask_rows`` releases the GIL).
+    docs/benchmarks.md, "Batched masks", measures the GIL-free share.
 
 Invariants
     * Everything is validated before anything is computed or written: the
@@ -33,7 +43,8 @@ Invariants
       (``grammask.errors``).
     * When computing a mask raises (``LimitExceeded``, say), nothing is
       written and the first failing row's error is raised; every engine is
-      left as it was (``Engine``'s own invariant).
+      left as it was (``Engine``'s own invariant).  The threads copy rows
+      only once every job is done and no other mask remains to compute.
     * Results equal one-by-one ``Engine.fill_bitmask`` / ``Engine.mask_logits``
       calls: engines stay independent, and what they share (the compiled
       grammar's caches, the canonical filter and lookahead) locks its writes.
@@ -47,12 +58,14 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import numpy as np
 
 from grammask._core.logits import mask_rows
+from grammask._core.mask_computer import MaskBatch, MaskWorkers
 from grammask.engine.engine import Engine
 from grammask.engine.logits import apply_mask, check_logits
 from grammask.errors import IndexOutOfRange, InvalidArgument, InvalidArgumentType, VocabularyError
@@ -60,10 +73,9 @@ from grammask.errors import IndexOutOfRange, InvalidArgument, InvalidArgumentTyp
 __all__ = ["BatchMasker", "fill_next_token_bitmask_batch"]
 
 MAX_DEFAULT_THREADS = 4
-"""Default thread count: the CPU count, at most this.  Only a mask's GIL-free
-part overlaps (the engine's bookkeeping and the cache lookups hold the GIL,
-more than a third of a warm mask's CPU time), so further threads add GIL
-handoffs, not throughput."""
+"""Default thread count: the CPU count, at most this.  Only a call's GIL-free
+phase overlaps (validation, queueing and the ordinary masks hold the GIL),
+so further threads add hand-offs, not throughput."""
 
 
 def _default_threads() -> int:
@@ -80,28 +92,23 @@ def _check_threads(threads) -> int:
     return int(threads)
 
 
-def _plan(engines, rows, n_rows: int) -> list:
-    """The (row, engine or None) pairs of a call, validated against an
-    output of ``n_rows`` rows."""
+def _plan(engines, rows, n_rows: int) -> tuple:
+    """(rows, engines or None) of a call, two lists of equal length (rows a
+    range by default), validated against an output of ``n_rows`` rows."""
     if isinstance(engines, (str, bytes, Engine)) or not hasattr(engines, "__len__"):
         raise InvalidArgumentType(
             f"engines must be a sequence of Engine or None, got {type(engines).__name__}")
     engines = list(engines)
-    seen = set()
-    for index, engine in enumerate(engines):
-        if engine is None:
-            continue
-        if not isinstance(engine, Engine):
-            raise InvalidArgumentType(
-                f"engines[{index}] must be an Engine or None, got {type(engine).__name__}")
-        if id(engine) in seen:
-            raise InvalidArgument(
-                f"engines[{index}] appears twice in the batch: an engine is one sequence "
-                "(use Engine.copy() for another)")
-        seen.add(id(engine))
+    present = [engine for engine in engines if engine is not None]
+    # (an Engine hashes by identity: a set of them counts distinct engines)
+    if not all([issubclass(kind, Engine) for kind in set(map(type, present))]) \
+            or len(set(present)) != len(present):
+        _explain_engines(engines)
     if rows is None:
-        rows = range(len(engines))
-    elif isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__"):
+        if len(engines) > n_rows:
+            raise IndexOutOfRange(f"row {n_rows} outside an output of {n_rows} rows")
+        return range(len(engines)), engines
+    if isinstance(rows, (str, bytes)) or not hasattr(rows, "__len__"):
         raise InvalidArgumentType(f"rows must be a sequence of ints or None, got {type(rows).__name__}")
     if len(rows) != len(engines):
         raise InvalidArgument(f"{len(rows)} rows given for {len(engines)} engines")
@@ -114,14 +121,34 @@ def _plan(engines, rows, n_rows: int) -> list:
         checked.append(int(row))
     if len(set(checked)) != len(checked):
         raise InvalidArgument("rows holds a row twice")
-    return list(zip(checked, engines))
+    return checked, engines
+
+
+def _explain_engines(engines: list) -> None:
+    """Raise the error of the first entry of ``engines`` that is neither an
+    Engine nor None, or that repeats an earlier engine."""
+    seen = set()
+    for index, engine in enumerate(engines):
+        if engine is None:
+            continue
+        if not isinstance(engine, Engine):
+            raise InvalidArgumentType(
+                f"engines[{index}] must be an Engine or None, got {type(engine).__name__}")
+        if id(engine) in seen:
+            raise InvalidArgument(
+                f"engines[{index}] appears twice in the batch: an engine is one sequence "
+                "(use Engine.copy() for another)")
+        seen.add(id(engine))
+
+
+_INT32 = np.dtype(np.int32)
 
 
 def _check_bitmask_kind(bitmask) -> None:
     """A writable int32 2-D numpy array or torch tensor (its width is checked
     against the engines once they are)."""
     if isinstance(bitmask, np.ndarray):
-        if bitmask.dtype != np.int32:
+        if bitmask.dtype != _INT32:
             raise InvalidArgumentType(f"bitmask must have dtype int32, got {bitmask.dtype}")
         if not bitmask.flags.writeable:
             raise InvalidArgument("bitmask array is read-only")
@@ -152,7 +179,7 @@ def _host_rows(array) -> Optional[np.ndarray]:
 
 
 class BatchMasker:
-    """Masks for a batch of engines on a persistent thread pool.
+    """Masks for a batch of engines on persistent helper threads.
 
     ``BatchMasker(threads=None)``: ``threads`` computing threads, the
     caller's included (default: the CPU count, at most
@@ -162,13 +189,24 @@ class BatchMasker:
         self.threads = _check_threads(threads)
         self._pool = (ThreadPoolExecutor(self.threads - 1, thread_name_prefix="grammask-batch")
                       if self.threads > 1 else None)
+        self._workers = MaskWorkers(self.threads - 1)
+        self._helpers = [threading.Thread(target=self._workers.serve, args=(k,), daemon=True,
+                                          name=f"grammask-mask-{k}")
+                         for k in range(self.threads - 1)]
+        for helper in self._helpers:
+            helper.start()
+        # a masker dropped unclosed still ends its helpers
+        self._stop_helpers = weakref.finalize(self, self._workers.stop)
         self._lock = threading.Lock()
         self._closed = False
 
     def close(self) -> None:
-        """Stop the pool's threads (idempotent); the masker is unusable after."""
+        """Stop the threads (idempotent); the masker is unusable after."""
         with self._lock:
             self._closed = True
+            self._stop_helpers()
+            for helper in self._helpers:
+                helper.join()
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
 
@@ -189,20 +227,20 @@ class BatchMasker:
         engine's row becomes all-ones.  Other rows are left alone."""
         self._check_open()
         _check_bitmask_kind(bitmask)
-        plan = _plan(engines, rows, bitmask.shape[0])
-        for _, engine in plan:
-            if engine is not None and engine.compiled.n_words != bitmask.shape[1]:
-                raise VocabularyError(f"bitmask rows have {bitmask.shape[1]} words, an engine's "
-                                      f"vocabulary needs {engine.compiled.n_words}")
-        masks = self._compute(plan)
+        rows, engines = _plan(engines, rows, bitmask.shape[0])
         host = _host_rows(bitmask)
-        target = host if host is not None else np.empty((len(plan), bitmask.shape[1]), np.int32)
-        for index, (row, _) in enumerate(plan):
-            target[row if host is not None else index] = (-1 if masks[index] is None
-                                                          else masks[index].view(np.int32))
+        target = host if host is not None else np.empty((len(rows), bitmask.shape[1]), np.int32)
+        target_rows = rows if host is not None else range(len(rows))
+        # (the engines' vocabulary widths are checked against the rows' there)
+        masks = self._compute(engines, target if target.flags.c_contiguous else None, target_rows,
+                              bitmask.shape[1])
+        if None in engines:
+            target[[row for row, engine in zip(target_rows, engines) if engine is None]] = -1
+        for index, mask in masks.items():
+            target[target_rows[index]] = mask.view(np.int32)
         if host is None:
             import torch
-            index = torch.as_tensor([row for row, _ in plan], dtype=torch.long, device=bitmask.device)
+            index = torch.as_tensor(list(rows), dtype=torch.long, device=bitmask.device)
             bitmask.index_copy_(0, index, torch.from_numpy(target).to(bitmask.device))
 
     def mask_logits(self, engines, logits, rows=None):
@@ -216,15 +254,20 @@ class BatchMasker:
                 f"logits must be a numpy array or a torch tensor, got {type(logits).__name__}")
         if len(logits.shape) != 2:
             raise VocabularyError(f"batch logits must be [rows, V], got shape {tuple(logits.shape)}")
-        plan = _plan(engines, rows, logits.shape[0])
-        check_logits(logits, max((engine.compiled.vocab.size for _, engine in plan if engine is not None),
+        rows, engines = _plan(engines, rows, logits.shape[0])
+        check_logits(logits, max((engine.compiled.vocab.size for engine in engines if engine is not None),
                                  default=0))
-        masks = self._compute(plan)
+        masks = self._compute(engines)
         host = _host_rows(logits)
-        jobs = [(row, mask, engine.compiled.vocab.size)
-                for (row, engine), mask in zip(plan, masks) if engine is not None]
+        jobs = [(rows[index], mask, engines[index].compiled.vocab.size)
+                for index, mask in sorted(masks.items())]
         if host is not None and host.dtype in (np.float32, np.float64):
-            self._run(jobs, lambda job: mask_rows(host[job[0]:job[0] + 1], job[1], job[2]))
+            errors: dict = {}
+            self._run(list(range(len(jobs))),
+                      lambda i: mask_rows(host[jobs[i][0]:jobs[i][0] + 1], jobs[i][1], jobs[i][2]),
+                      errors)
+            if errors:
+                raise errors[min(errors)]
         else:
             for row, mask, vocab_size in jobs:
                 apply_mask(logits[row], mask, vocab_size)
@@ -236,24 +279,80 @@ class BatchMasker:
         if self._closed:
             raise InvalidArgument("this BatchMasker is closed")
 
-    def _compute(self, plan) -> list:
-        """Each row's mask bitset (None for a None engine), the engines'
-        masks computed on the pool."""
-        masks: list = [None] * len(plan)
+    def _compute(self, engines: list, target=None, target_rows=None, n_words: int = -1) -> dict:
+        """The engines' masks, in three phases: the engines' GIL-free jobs
+        are queued (from their ``MaskState``s, in C; an engine whose grammar
+        caches whole masks through ``Engine._queue_cached_mask``), the
+        threads run them (``MaskBatch.run``), and ``MaskBatch.finish``
+        marks the masks valid.  A job left undone (a token set to build)
+        and an engine with token-level filters are computed the ordinary
+        way on the pool.  With ``target`` (C-contiguous int32 rows), the
+        threads also copy the jobs' masks into row ``target_rows[i]`` once
+        all are done, when no other mask remains to compute (so a failing
+        one writes nothing).  With ``n_words`` >= 0, ``VocabularyError``
+        (before anything is computed) unless every engine's masks have that
+        many words.  Returns {index: mask bitset} for every engine whose
+        mask was not copied."""
+        errors: dict = {}
+        keys: dict = {}
+        ordinary = []
+        pending = False  # an ordinary engine whose mask may still fail
+        batch = MaskBatch(target)
+        others = batch.add_states([None if engine is None else engine._mask for engine in engines],
+                                  None if target is None else target_rows, n_words)
+        for index in others:
+            engine = engines[index]
+            try:
+                job = engine._queue_cached_mask(batch, -1 if target is None else target_rows[index],
+                                                index)
+            except Exception as error:  # raised below, in row order
+                errors[index] = error
+                continue
+            if job is None:
+                ordinary.append(index)
+                pending = pending or not engine._mask_ready()
+            else:
+                keys[index] = job[1]
+        if len(batch):
+            if pending or errors:
+                batch.forget_rows()
+            self._workers.run(batch)
+        attention = dict(batch.finish())
+        masks = {} if batch.rows_written else {
+            index: engine._bits for index, engine in enumerate(engines) if engine is not None}
+        for index, key in keys.items():
+            if index not in attention:
+                engines[index]._cache_mask(key, 0, False)
+        for index, job in attention.items():
+            engine = engines[index]
+            try:
+                result = batch.result(job)
+            except Exception as error:
+                errors[index] = error
+                continue
+            if result is None:
+                ordinary.append(index)
+                continue
+            if index in keys:
+                engine._cache_mask(keys[index], 0, result[1])
+            if result[1]:
+                engine._warn_dead_end(stacklevel=4)
 
         def compute(index):
-            masks[index] = plan[index][1].allowed_bitset()
+            masks[index] = engines[index].allowed_bitset()
 
-        self._run([index for index, (_, engine) in enumerate(plan) if engine is not None], compute)
+        if ordinary:
+            self._run(sorted(ordinary), compute, errors)
+        if errors:
+            raise errors[min(errors)]
         return masks
 
-    def _run(self, items: list, work) -> None:
+    def _run(self, items: list, work, errors: dict) -> None:
         """``work(item)`` for every item: the caller's thread and up to
         ``threads - 1`` pool threads each take the next untaken item until
         none is left; a helper still queued when the items run out is
-        cancelled rather than awaited.  Every item is tried, then the error
-        of the first failing item in order is raised."""
-        errors: dict = {}
+        cancelled rather than awaited.  Every item is tried; a failing
+        item's error goes into ``errors`` under the item."""
         positions = itertools.count()  # next() is atomic under the GIL
 
         def drain():
@@ -262,8 +361,8 @@ class BatchMasker:
                     return
                 try:
                     work(items[position])
-                except BaseException as error:  # re-raised below, in item order
-                    errors[position] = error
+                except BaseException as error:  # the caller raises it, in item order
+                    errors[items[position]] = error
 
         n_helpers = min(self.threads - 1, len(items) - 1)
         helpers = [self._pool.submit(drain) for _ in range(n_helpers)]
@@ -271,8 +370,6 @@ class BatchMasker:
         for helper in helpers:
             if not helper.cancel():
                 helper.result()
-        if errors:
-            raise errors[min(errors)]
 
 def fill_next_token_bitmask_batch(engines, bitmask, rows=None, threads: Optional[int] = None) -> None:
     """``BatchMasker(threads).fill_bitmask(engines, bitmask, rows)`` with a

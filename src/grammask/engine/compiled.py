@@ -5,7 +5,9 @@ What it computes
     arrays), a vocabulary (token bytes, EOS and special ids) and a Config into
     an immutable ``CompiledGrammar``: the Earley core's flat tables, the token
     trie, a ``MaskComputer`` (per-terminal token sets, filled lazily under a
-    lock), the token-level steps of its token terminals
+    lock), for a grammar without token-level filters the ``MaskStep`` that
+    computes its whole mask in one GIL-free call, the token-level steps of
+    its token terminals
     (``grammask.engine.token_terminals``), the canonical filter when exact for
     the vocabulary's tokenizer and the grammar has no token terminals,
     its lookahead (``grammask.engine.lookahead``), and a cache of whole masks.
@@ -16,7 +18,7 @@ Data layout
     (grammar fingerprint, vocabulary fingerprint, Config); per-vocabulary
     tables in ``vocabulary_tables``.  ``mask_cache`` maps (the recognizer's
     exact ``state_key()``, canonical state) to (read-only mask bitset,
-    canonical fallbacks counted while computing it).
+    canonical fallbacks counted while computing it, whether it is empty).
 
 Invariants
     A CompiledGrammar is immutable and thread-safe apart from its caches,
@@ -37,7 +39,7 @@ import numpy as np
 
 from grammask._core.earley import compiled_tables
 from grammask._core.earley_tables import clear_prepared_dfas
-from grammask._core.mask_computer import MaskComputer
+from grammask._core.mask_computer import MaskComputer, MaskStep
 from grammask.bitset import n_words, word_masks
 from grammask.config import Config
 from grammask.engine import vocab_tables
@@ -92,6 +94,9 @@ class CompiledGrammar:
                     "Config(canonical=True) but no exact canonical filter is known for this "
                     f"vocabulary's tokenizer ({vocab.tokenizer_kind}); use canonical=None or False")
         self.mask_cache = LRU(config.mask_cache_entries) if config.mask_cache_entries > 0 else None
+        self.mask_step = (MaskStep(self.n_words, self.eos_word_masks, config.max_earley_work_per_mask,
+                                   config.eager_end)
+                          if self.canonical is None and self.token_terminals is None else None)
         self.lookahead = None
         if self.canonical is not None and config.canonical_lookahead > 0:
             self.lookahead = CanonicalLookahead(self.mask_computer, self.canonical, vocab.token_bytes,

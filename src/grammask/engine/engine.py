@@ -22,7 +22,10 @@ Data layout
     compacts its Earley sets by the same window), so memory stays bounded
     on long outputs.  ``_output`` is the output's bytes, ``_n_steps`` the
     count of every step.  Rollback pops entries and the recognizer's bytes
-    and restores the canonical state of the first popped entry.
+    and restores the canonical state of the first popped entry.  ``_mask``
+    (``grammask._core.mask_computer.MaskState``) holds the bits, the
+    recognizer, whether the bits are valid and EOS accepted, and the most
+    work a mask took, where ``grammask.engine.batch`` reads them from C.
 
 Invariants
     * A rejected token, byte string, or logits array of the wrong size raises
@@ -41,7 +44,7 @@ Invariants
       left.
     * ``try_accept_new_token(t)`` succeeds exactly when ``is_token_allowed(t)``
       (unless ``Config.accept_non_canonical``, which lets the grammar alone decide).
-    * The current mask is computed at most once per state (``_bits_valid``),
+    * The current mask is computed at most once per state (``_mask.valid``),
       and whole masks are shared between engines through
       ``CompiledGrammar.mask_cache``, keyed by the recognizer's exact
       ``state_key()`` and the canonical state.
@@ -63,7 +66,7 @@ import numpy as np
 
 from grammask import bitset
 from grammask._core.earley import EarleyRecognizer
-from grammask._core.mask_computer import pop_probe, push_probe
+from grammask._core.mask_computer import MaskState, pop_probe, push_probe
 from grammask.config import Config
 from grammask.engine import forced
 from grammask.engine.compiled import CompiledGrammar, compile
@@ -107,9 +110,11 @@ class Engine:
         self.compiled = compiled
         self._bits = np.zeros(compiled.n_words, dtype=np.uint32)
         self._narrow = np.zeros(compiled.n_words, dtype=np.uint32) if compiled.lookahead else None
+        self._mask = MaskState(compiled.mask_computer, compiled.mask_step,
+                               compiled.mask_cache is not None, self._bits)
         self._stats = {"n_steps": 0, "canonical_fallbacks": 0, "non_canonical_accepts": 0,
                        "dead_ends": 0, "lookahead_pruned": 0, "lookahead_cutoffs": 0,
-                       "mask_cache_hits": 0, "max_mask_work": 0}
+                       "mask_cache_hits": 0}
         self.reset()
 
     def initialize(self, grammar, vocab: Vocabulary, config: Optional[Config] = None) -> None:
@@ -126,10 +131,11 @@ class Engine:
         self._output = bytearray()
         self._window_bytes = 0
         self._n_steps = 0
-        self._finished_by_eos = False
+        self._mask.recognizer = self._recognizer
+        self._mask.finished = False
         canonical = self.compiled.canonical
         self._canonical_state = canonical.initial_state() if canonical is not None else None
-        self._bits_valid = False
+        self._mask.valid = False
 
     def seed_canonical_context(self, context_token_ids) -> None:
         """Seed the canonical filter with the prompt's last tokens (only
@@ -139,7 +145,7 @@ class Engine:
         canonical = self.compiled.canonical
         if canonical is not None:
             self._canonical_state = canonical.initial_state(tuple(int(t) for t in context_token_ids))
-            self._bits_valid = False
+            self._mask.valid = False
 
     def copy(self) -> "Engine":
         """An independent engine in the same state (sharing the compiled grammar)."""
@@ -147,14 +153,13 @@ class Engine:
         clone.compiled = self.compiled
         clone._bits = self._bits.copy()
         clone._narrow = None if self._narrow is None else self._narrow.copy()
-        clone._bits_valid = self._bits_valid
         clone._stats = dict(self._stats)
         clone._recognizer = self._recognizer.copy()
+        clone._mask = self._mask.copy(clone._bits, clone._recognizer)
         clone._steps = collections.deque(self._steps)
         clone._output = bytearray(self._output)
         clone._window_bytes = self._window_bytes
         clone._n_steps = self._n_steps
-        clone._finished_by_eos = self._finished_by_eos
         clone._canonical_state = self._canonical_state
         return clone
 
@@ -172,7 +177,7 @@ class Engine:
     def is_finished(self) -> bool:
         """EOS was accepted, or the output is complete and nothing can follow
         (or the config ends eagerly at the first complete match)."""
-        if self._finished_by_eos:
+        if self._mask.finished:
             return True
         if not self._recognizer.is_accepting():
             return False
@@ -184,7 +189,7 @@ class Engine:
         """EOS is allowed now: the output so far is a complete sentence (and,
         with the canonical filter, its tokens are canonical as they stand;
         i.e. EOS is in the current mask)."""
-        if self._finished_by_eos or not self._recognizer.is_accepting():
+        if self._mask.finished or not self._recognizer.is_accepting():
             return False
         if self.compiled.canonical is None or not self.compiled.vocab.eos_token_ids:
             return True
@@ -197,6 +202,7 @@ class Engine:
 
     def stats(self) -> dict:
         stats = dict(self._stats)
+        stats["max_mask_work"] = self._mask.max_work
         stats["n_cached_terminal_states"] = self.compiled.mask_computer.n_cached_terminal_states
         stats["recognizer"] = self._recognizer.stats()
         return stats
@@ -218,7 +224,7 @@ class Engine:
         if not 0 <= token_id < vocab.size:
             raise TokenRejected(f"token id {token_id} is outside the vocabulary (size {vocab.size})",
                                 token_id=token_id)
-        if self._finished_by_eos:
+        if self._mask.finished:
             if token_id in vocab.eos_token_ids:
                 return Status.FINISHED  # the mask after EOS is EOS alone: accepting it again is a no-op
             raise TokenRejected(f"token {token_id} after EOS: the output is finished",
@@ -234,7 +240,7 @@ class Engine:
                     "canonical as they stand (Config.accept_non_canonical=True accepts it)",
                     token_id=token_id)
             self._push_step(token_id, 0, None)
-            self._finished_by_eos = True
+            self._mask.finished = True
             return Status.FINISHED
         if vocab.is_special(token_id):
             raise TokenRejected(f"special token {token_id} is never allowed as text",
@@ -295,7 +301,7 @@ class Engine:
             raise InvalidArgumentType(
                 f"try_accept_new_bytes takes bytes, bytearray or memoryview, got {type(data).__name__}")
         data = bytes(data)
-        if self._finished_by_eos:
+        if self._mask.finished:
             raise TokenRejected("bytes after EOS: the output is finished", data=data)
         if not data:
             return self._status()
@@ -351,7 +357,7 @@ class Engine:
             while steps and self._window_bytes > horizon:
                 self._window_bytes -= steps.popleft()[1]
         self._stats["n_steps"] += 1
-        self._bits_valid = False
+        self._mask.valid = False
 
     def rollback(self, n_tokens: int) -> None:
         """Undo the last ``n_tokens`` accepted steps (as far back as
@@ -386,43 +392,57 @@ class Engine:
         self._canonical_state = popped[0][2]
         if any(step[0] is not None and step[1] == 0 and step[0] in self.compiled.vocab.eos_token_ids
                for step in popped):
-            self._finished_by_eos = False
-        self._bits_valid = False
+            self._mask.finished = False
+        self._mask.valid = False
 
     # -- masks ---------------------------------------------------------------
 
     def _current_bits(self) -> np.ndarray:
-        if self._bits_valid:
-            return self._bits
-        bits = self._bits
-        if self._finished_by_eos:
-            bits[:] = 0
-            self._set_eos(bits)
-        else:
-            self._fill_mask(bits)
-            if bitset.is_empty(bits):
-                self._stats["dead_ends"] += 1
-                warnings.warn(
-                    f"dead end after {len(self.output_bytes())} bytes: the output is not a complete "
-                    f"sentence and no token of the vocabulary can continue it; allowed next bytes: "
-                    f"{bitset.byte_list(self._recognizer.allowed_first_bytes())}",
-                    DeadEndWarning, stacklevel=3)
-        self._bits_valid = True
-        return bits
+        if not self._mask.valid:
+            if self._mask.finished:
+                self._bits[:] = 0
+                self._set_eos(self._bits)
+                self._mask.valid = True
+            else:
+                key = self._mask_cache_key()
+                empty = self._take_cached_mask(key)
+                if empty is None:
+                    empty = self._compute_mask(key)
+                if empty:
+                    self._warn_dead_end(stacklevel=4)
+        return self._bits
 
-    def _fill_mask(self, bits: np.ndarray) -> None:
-        """The mask of the current (unfinished) state into ``bits``, through
-        the compiled grammar's whole-mask cache."""
+    def _mask_cache_key(self):
+        """The current (unfinished) state's key in the compiled grammar's
+        whole-mask cache; None without a cache."""
+        if self.compiled.mask_cache is None:
+            return None
+        return (self._recognizer.state_key(), self._canonical_state)
+
+    def _take_cached_mask(self, key) -> Optional[bool]:
+        """Copy the cached mask of ``key`` into the engine's bits (valid
+        now): whether it is empty; None when not cached."""
+        found = None if key is None else self.compiled.mask_cache.get(key)
+        if found is None:
+            return None
+        self._bits[:] = found[0]
+        self._stats["canonical_fallbacks"] += found[1]
+        self._stats["mask_cache_hits"] += 1
+        self._mask.valid = True
+        return found[2]
+
+    def _compute_mask(self, key) -> bool:
+        """Compute the current (unfinished) state's mask into the engine's
+        bits (valid now), cached under ``key``: whether it is empty.  A
+        grammar without token-level filters takes one GIL-free call
+        (``MaskComputer.fill_mask``, which ``grammask.engine.batch`` runs
+        for many engines at once)."""
         compiled = self.compiled
-        cache = compiled.mask_cache
-        if cache is not None:
-            key = (self._recognizer.state_key(), self._canonical_state)
-            found = cache.get(key)
-            if found is not None:
-                bits[:] = found[0]
-                self._stats["canonical_fallbacks"] += found[1]
-                self._stats["mask_cache_hits"] += 1
-                return
+        if compiled.mask_step is not None:
+            work, empty = compiled.mask_computer.fill_mask(self._recognizer, self._bits,
+                                                           compiled.mask_step)
+            return self._mask_computed(key, work, empty, 0)
+        bits = self._bits
         n_fallbacks = self._stats["canonical_fallbacks"]
         recognizer = self._recognizer
         recognizer.limit_work(compiled.config.max_earley_work_per_mask, "max_earley_work_per_mask")
@@ -433,17 +453,61 @@ class Engine:
             may_end = recognizer.is_accepting()
             if compiled.canonical is not None:
                 may_end = self._apply_canonical(bits, may_end)
-            self._stats["max_mask_work"] = max(self._stats["max_mask_work"], recognizer.work_spent)
+            work = recognizer.work_spent
         finally:
             recognizer.limit_work(None)
         if may_end:
             if compiled.config.eager_end:
                 bits[:] = 0
             self._set_eos(bits)
-        if cache is not None:
-            cached = bits.copy()
-            cached.flags.writeable = False
-            cache.put(key, (cached, self._stats["canonical_fallbacks"] - n_fallbacks))
+        return self._mask_computed(key, work, bitset.is_empty(bits),
+                                   self._stats["canonical_fallbacks"] - n_fallbacks)
+
+    def _mask_computed(self, key, work: int, empty: bool, n_fallbacks: int) -> bool:
+        """Record a mask just computed into the engine's bits (valid now):
+        its work, and its cache entry under ``key`` (with the canonical
+        fallbacks counted while computing it).  Returns ``empty``."""
+        self._mask.max_work = max(self._mask.max_work, work)
+        if key is not None:
+            self._cache_mask(key, n_fallbacks, empty)
+        self._mask.valid = True
+        return empty
+
+    def _mask_ready(self) -> bool:
+        """The current mask is known, or cannot fail (EOS accepted)."""
+        return self._mask.valid or self._mask.finished
+
+    def _queue_cached_mask(self, batch, row: int, tag: int) -> Optional[tuple]:
+        """A batch's first phase of the mask of an engine whose grammar has
+        a whole-mask cache and a ``MaskStep`` (``grammask.engine.batch``;
+        ``MaskBatch.add_states`` queues the others): (job index, cache key)
+        of the GIL-free job queued on ``batch`` under ``tag``, its mask
+        copied into row ``row`` (-1: none); None when no job is needed
+        (valid, finished, found in the cache: taken) or possible (token-level
+        filters: ``allowed_bitset`` computes the mask then)."""
+        if self._mask.valid or self._mask.finished or self.compiled.mask_step is None:
+            return None
+        key = self._mask_cache_key()
+        empty = self._take_cached_mask(key)
+        if empty is not None:
+            if empty:
+                self._warn_dead_end(stacklevel=4)
+            return None
+        return batch.add_state(self._mask, row, tag), key
+
+    def _cache_mask(self, key, n_fallbacks: int, empty: bool) -> None:
+        """Put the mask just computed in the grammar's whole-mask cache."""
+        cached = self._bits.copy()
+        cached.flags.writeable = False
+        self.compiled.mask_cache.put(key, (cached, n_fallbacks, empty))
+
+    def _warn_dead_end(self, stacklevel: int) -> None:
+        self._stats["dead_ends"] += 1
+        warnings.warn(
+            f"dead end after {len(self.output_bytes())} bytes: the output is not a complete "
+            f"sentence and no token of the vocabulary can continue it; allowed next bytes: "
+            f"{bitset.byte_list(self._recognizer.allowed_first_bytes())}",
+            DeadEndWarning, stacklevel=stacklevel)
 
     def _set_eos(self, bits: np.ndarray) -> None:
         for word, mask in self.compiled.eos_word_masks:

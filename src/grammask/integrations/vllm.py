@@ -38,8 +38,8 @@ Invariants
       the first placeholder) before its logits are masked.
     * EOS is allowed only when the output is complete; after EOS only EOS.
     * All rows are masked in one ``BatchMasker.mask_logits`` call (masks
-      computed on the masker's threads, the GIL released where they build
-      token sets).
+      computed on the masker's threads, without the GIL for grammars
+      without token-level filters).
     * A token the engine refuses (possible only when something else changed
       the logits after grammask, e.g. ``min_tokens`` forbidding the only
       allowed EOS) stops the constraint for that request with a logged
