@@ -28,9 +28,14 @@ What it measures
 
     Overhead of a constrained mode in one round = (constrained seconds -
     twin seconds) / (twin seconds - prefill seconds): the extra time per
-    decoded token over unconstrained decoding.  The figure is the median over
-    rounds (CPU and wall); a first round (compiles, vLLM's warm-up) is not
-    recorded.
+    decoded token over unconstrained decoding.  On a shared machine these
+    differences of two end-to-end timings swing by tens of percent from
+    round to round, so grammask's share is also measured directly: the
+    seconds spent inside the processor's ``apply`` and ``update_state``
+    (every grammask call vLLM makes: feeding tokens, masks, the batch's
+    bookkeeping) over the twin's decode seconds ("inside").  The figures
+    are medians over rounds (CPU and wall); a first round (compiles, vLLM's
+    warm-up) is not recorded.
 
 Output: a JSON file (default ``benchmarks/results/bench_vllm.json``) with the
 machine, versions, per-round figures, the medians and one sample output per
@@ -71,16 +76,36 @@ TEMPERATURE = 0.7
 MAX_TOKENS = 48
 
 
+INSIDE = {"wall": 0.0, "cpu": 0.0}
+"""Seconds spent inside the processor's ``apply`` and ``update_state``
+(``_count_inside``): grammask's own share of each step, measured directly."""
+
+
+def _count_inside(method):
+    def counted(self, *args):
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            return method(self, *args)
+        finally:
+            INSIDE["wall"] += time.perf_counter() - wall
+            INSIDE["cpu"] += time.process_time() - cpu
+    return counted
+
+
 class Timed:
-    """Wall and CPU seconds and token counts of ``LLM.generate`` calls."""
+    """Wall and CPU seconds, and seconds inside grammask's processor, of
+    ``LLM.generate`` calls."""
 
     def __init__(self, llm):
         self.llm = llm
+        self.inside = {"wall": 0.0, "cpu": 0.0}
 
     def __call__(self, prompts, params):
+        before = dict(INSIDE)
         wall, cpu = time.perf_counter(), time.process_time()
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        self.inside = {clock: INSIDE[clock] - before[clock] for clock in INSIDE}
         return [result.outputs[0] for result in outputs], wall, cpu
 
 
@@ -103,7 +128,8 @@ def _round(generate: Timed, index: int, batch: int) -> dict:
     """One round's seconds per mode (sums over the prompts), token counts
     and samples."""
     totals = {key: [0.0, 0.0] for key in ("grammask", "grammask_twin", "xgrammar", "xgrammar_twin",
-                                          "prefill", "batch", "batch_twin")}
+                                          "prefill", "batch", "batch_twin", "grammask_inside",
+                                          "batch_inside")}
     tokens = {"grammask": 0, "xgrammar": 0, "batch": 0}
     samples = {}
 
@@ -117,6 +143,8 @@ def _round(generate: Timed, index: int, batch: int) -> dict:
         for mode in ("grammask", "xgrammar"):
             (output,), wall, cpu = generate([prompt], _params(mode, seed))
             add(mode, wall, cpu)
+            if mode == "grammask":
+                add("grammask_inside", generate.inside["wall"], generate.inside["cpu"])
             n_tokens = len(output.token_ids)
             tokens[mode] += n_tokens
             samples.setdefault(mode, output.text)
@@ -129,6 +157,7 @@ def _round(generate: Timed, index: int, batch: int) -> dict:
     seeds = [1000 * index + 100 + number for number in range(len(prompts))]
     outputs, wall, cpu = generate(prompts, [_params("grammask", seed) for seed in seeds])
     add("batch", wall, cpu)
+    add("batch_inside", generate.inside["wall"], generate.inside["cpu"])
     counts = [len(output.token_ids) for output in outputs]
     tokens["batch"] = sum(counts)
     _, wall, cpu = generate(prompts, [_params("unconstrained", seed, n)
@@ -149,6 +178,11 @@ def _overheads(figures: dict) -> dict:
         # Batch: the twin batch's own time is the base (its prefill is shared by both).
         twin = seconds["batch_twin"][slot]
         result[f"batch_{clock}"] = (seconds["batch"][slot] - twin) / twin
+        # Measured inside the processor: grammask's own seconds over the
+        # unconstrained decode seconds of the same tokens.
+        result[f"inside_{clock}"] = seconds["grammask_inside"][slot] / (
+            seconds["grammask_twin"][slot] - prefill)
+        result[f"batch_inside_{clock}"] = seconds["batch_inside"][slot] / twin
     return result
 
 
@@ -169,6 +203,8 @@ def main() -> None:
 
     if args.threads:
         torch.set_num_threads(args.threads)
+    GrammaskLogitsProcessor.apply = _count_inside(GrammaskLogitsProcessor.apply)
+    GrammaskLogitsProcessor.update_state = _count_inside(GrammaskLogitsProcessor.update_state)
     llm = LLM(model=args.model, dtype="float32", enforce_eager=True, max_model_len=512, seed=0,
               gpu_memory_utilization=0.1, logits_processors=[GrammaskLogitsProcessor])
     generate = Timed(llm)
@@ -183,7 +219,9 @@ def main() -> None:
         overhead = figures["overhead"]
         print(f"round {index}: grammask {overhead['grammask_cpu']:+.1%} CPU ({overhead['grammask_wall']:+.1%} wall), "
               f"xgrammar {overhead['xgrammar_cpu']:+.1%} CPU ({overhead['xgrammar_wall']:+.1%} wall), "
-              f"grammask batch {args.batch} {overhead['batch_cpu']:+.1%} CPU", flush=True)
+              f"grammask batch {args.batch} {overhead['batch_cpu']:+.1%} CPU; inside grammask "
+              f"{overhead['inside_cpu']:.1%} CPU ({overhead['inside_wall']:.1%} wall), batch "
+              f"{overhead['batch_inside_cpu']:.1%}", flush=True)
     medians = {key: statistics.median(r["overhead"][key] for r in rounds) for key in rounds[0]["overhead"]}
     per_token = {}
     for mode in ("grammask", "xgrammar"):
@@ -193,6 +231,9 @@ def main() -> None:
             extra = sum(r["seconds"][mode][slot] - r["seconds"][f"{mode}_twin"][slot] for r in rounds)
             per_token[f"{mode}_unconstrained_ms_{clock}"] = 1000 * decode / n_tokens
             per_token[f"{mode}_extra_ms_{clock}"] = 1000 * extra / n_tokens
+            if mode == "grammask":
+                inside = sum(r["seconds"]["grammask_inside"][slot] for r in rounds)
+                per_token[f"grammask_inside_ms_{clock}"] = 1000 * inside / n_tokens
     results = {"machine": machine_info(), "vllm": vllm.__version__, "torch_threads": torch.get_num_threads(),
                "schema": SCHEMA, "prompts": PROMPTS, "temperature": TEMPERATURE, "batch": args.batch,
                "load_average_start": load_start, "load_average_end": os.getloadavg(),
