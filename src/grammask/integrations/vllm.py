@@ -95,7 +95,7 @@ class RequestSpec(NamedTuple):
     whether its tokens must stay canonical."""
     kind: str
     text: str
-    canonical: bool = False
+    canonical: bool
 
 
 _GRAMMARS = LRU(64)
