@@ -154,6 +154,12 @@ cdef class MaskWorkers:
     cdef Py_ssize_t n_helpers
     cdef PyThread_type_lock* wake                # [n_helpers] released to wake helper k
     cdef int* states                             # [n_helpers] HELPER_* (atomic)
-    cdef void* current                           # the MaskBatch posted (borrowed)
+    cdef void* current                           # the MaskBatch posted (borrowed), or NULL
+    cdef object call                             # the callable posted when current is NULL
+    cdef object call_error                       # what escaped it on a helper
     cdef int busy                                # a run uses the helpers (atomic)
     cdef int stopping
+
+    cdef void _call(self) noexcept with gil
+    cdef Py_ssize_t _post(self, Py_ssize_t n_posted) noexcept nogil
+    cdef void _settle(self, Py_ssize_t n_posted) noexcept nogil

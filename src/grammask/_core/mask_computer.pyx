@@ -651,6 +651,10 @@ cdef extern from *:
     static Py_ssize_t grammask_load(Py_ssize_t* p) { Py_ssize_t v = *(volatile Py_ssize_t*)p; _ReadWriteBarrier(); return v; }
     #include <windows.h>
     static void grammask_yield(void) { SwitchToThread(); }
+    static long long grammask_now_ns(void) {
+        LARGE_INTEGER count, frequency;
+        QueryPerformanceCounter(&count); QueryPerformanceFrequency(&frequency);
+        return (long long)((double)count.QuadPart * 1e9 / (double)frequency.QuadPart); }
     static int grammask_load_int(int* p) { int v = *(volatile int*)p; _ReadWriteBarrier(); return v; }
     static void grammask_store_int(int* p, int v) { _ReadWriteBarrier(); *(volatile int*)p = v; }
     static int grammask_exchange_int(int* p, int v) { return (int)_InterlockedExchange((volatile long*)p, (long)v); }
@@ -658,6 +662,10 @@ cdef extern from *:
         return (int)_InterlockedCompareExchange((volatile long*)p, (long)desired, (long)expected) == expected; }
     #else
     #include <sched.h>
+    #include <time.h>
+    static long long grammask_now_ns(void) {
+        struct timespec now; clock_gettime(CLOCK_MONOTONIC, &now);
+        return (long long)now.tv_sec * 1000000000LL + now.tv_nsec; }
     static void* grammask_load_ptr(void** p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
     static void grammask_store_ptr(void** p, void* v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
     static Py_ssize_t grammask_fetch_add(Py_ssize_t* p, Py_ssize_t v) {
@@ -676,6 +684,7 @@ cdef extern from *:
     Py_ssize_t atomic_fetch_add "grammask_fetch_add" (Py_ssize_t* p, Py_ssize_t value) noexcept nogil
     Py_ssize_t atomic_load "grammask_load" (Py_ssize_t* p) noexcept nogil
     void yield_thread "grammask_yield" () noexcept nogil
+    long long now_ns "grammask_now_ns" () noexcept nogil
     int atomic_load_int "grammask_load_int" (int* p) noexcept nogil
     void atomic_store_int "grammask_store_int" (int* p, int value) noexcept nogil
     int atomic_exchange_int "grammask_exchange_int" (int* p, int value) noexcept nogil
@@ -1014,29 +1023,44 @@ cdef class MaskBatch:
             recognizer.limit_work_units(0)
 
 
-# Helper states (MaskWorkers.states): a post is IDLE -> POSTED (the helper
+# Helper states (MaskWorkers.states).  A post is IDLE -> POSTED (the helper
 # woken), then POSTED -> RUNNING -> IDLE by the helper, or POSTED ->
 # CANCELLED by the caller when it finished first (the helper, once awake,
-# CANCELLED -> IDLE).
+# CANCELLED -> IDLE).  ``prepare`` wakes a helper ahead of a post (IDLE ->
+# WAKING, or CANCELLED -> WAKING): it spins until POSTED, or until SPIN_NS
+# pass or ``stop()`` (then WAKING -> IDLE).  Only the helper sets IDLE, and
+# only just before it sleeps, so its lock is released once per sleep (on
+# leaving IDLE).  A helper woken after ``stop()`` leaves in STOPPED.
 cdef enum:
     HELPER_IDLE = 0
     HELPER_POSTED = 1
     HELPER_RUNNING = 2
     HELPER_CANCELLED = 3
+    HELPER_WAKING = 4
+    HELPER_STOPPED = 5
+
+cdef long long SPIN_NS = 2000000
+"""How long a helper woken by ``prepare`` waits for its post before sleeping
+again (2 ms: a batch's queueing takes tens of microseconds)."""
 
 
 cdef class MaskWorkers:
-    """Helper threads that run a ``MaskBatch``'s jobs beside the caller,
-    waking, working and reporting without the GIL (a Python pool's hand-off
-    holds it for longer than a few masks take).
+    """Helper threads that run a ``MaskBatch``'s jobs, or a Python callable,
+    beside the caller, waking, working and reporting without the GIL (a
+    Python pool's hand-off holds it for longer than a few masks take).
 
     ``MaskWorkers(n_helpers)``; start a thread running ``serve(k)`` for
-    each k (``grammask.engine.batch``); ``run(batch)`` computes a batch on
-    the caller's thread and every helper it wakes in time: a helper still
-    asleep when the caller ran out of jobs is cancelled, not awaited (one
-    already working is awaited: it holds at most one job).  ``stop()`` ends
-    every ``serve``.  One ``run`` at a time uses the helpers; a concurrent
-    one computes on its caller's thread alone."""
+    each k (``grammask.engine.batch``); ``prepare()`` wakes the helpers
+    while the caller still queues jobs (waking a sleeping thread takes tens
+    of microseconds, so the hand-off overlaps the queueing); ``run(batch)``
+    computes a batch on the caller's thread and every helper it wakes in
+    time: a helper still asleep when the caller ran out of jobs is
+    cancelled, not awaited (one already working is awaited: it holds at
+    most one job); ``run_python(work, n)`` calls ``work()`` on the caller's
+    thread and on up to ``n`` helpers (each takes the GIL; for callables
+    that release it inside).  ``stop()`` ends every ``serve``.  One run at a
+    time uses the helpers; a concurrent one works on its caller's thread
+    alone."""
 
     def __cinit__(self, Py_ssize_t n_helpers):
         cdef Py_ssize_t k
@@ -1052,6 +1076,8 @@ cdef class MaskWorkers:
             self.n_helpers = k + 1
             PyThread_acquire_lock(self.wake[k], WAIT_LOCK)  # released = "wake up"
         self.current = NULL
+        self.call = None
+        self.call_error = None
         self.busy = 0
         self.stopping = 0
 
@@ -1065,53 +1091,122 @@ cdef class MaskWorkers:
 
     def serve(self, Py_ssize_t k):
         """Helper k's loop (its thread's whole life): sleep until woken,
-        then work on the posted batch, until ``stop()``."""
+        then work on the posted batch or callable, until ``stop()``."""
         if not 0 <= k < self.n_helpers:
             raise IndexError(k)
         cdef int state
+        cdef long long deadline
         with nogil:
             while True:
                 PyThread_acquire_lock(self.wake[k], WAIT_LOCK)
                 if atomic_load_int(&self.stopping):
+                    atomic_store_int(&self.states[k], HELPER_STOPPED)
                     break
+                deadline = now_ns() + SPIN_NS
                 while True:
                     state = atomic_load_int(&self.states[k])
                     if state == HELPER_POSTED:
                         if atomic_cas_int(&self.states[k], HELPER_POSTED, HELPER_RUNNING):
-                            (<MaskBatch>atomic_load_ptr(&self.current))._work(False)
+                            if atomic_load_ptr(&self.current) != NULL:
+                                (<MaskBatch>atomic_load_ptr(&self.current))._work(False)
+                            else:
+                                self._call()
                             atomic_store_int(&self.states[k], HELPER_IDLE)
                             break
                     elif state == HELPER_CANCELLED:
                         if atomic_cas_int(&self.states[k], HELPER_CANCELLED, HELPER_IDLE):
                             break
+                    elif state == HELPER_WAKING:
+                        if now_ns() < deadline and not atomic_load_int(&self.stopping):
+                            yield_thread()
+                        elif atomic_cas_int(&self.states[k], HELPER_WAKING, HELPER_IDLE):
+                            break
                     else:
                         break
+
+    cdef void _call(self) noexcept with gil:
+        """The posted callable on a helper; an error it lets out is kept
+        for ``run_python`` to raise."""
+        try:
+            self.call()
+        except BaseException as error:
+            self.call_error = error
+
+    def prepare(self):
+        """Wake every sleeping helper now, ahead of a ``run`` or
+        ``run_python`` (it waits up to ``SPIN_NS`` for its post)."""
+        cdef Py_ssize_t k
+        with nogil:
+            for k in range(self.n_helpers):
+                if atomic_cas_int(&self.states[k], HELPER_IDLE, HELPER_WAKING):
+                    PyThread_release_lock(self.wake[k])
+                else:
+                    atomic_cas_int(&self.states[k], HELPER_CANCELLED, HELPER_WAKING)
+
+    cdef Py_ssize_t _post(self, Py_ssize_t n_posted) noexcept nogil:
+        """Post the current work to helpers 0..n_posted-1 (waking those
+        asleep) once this run owns the helpers; returns how many."""
+        cdef Py_ssize_t k
+        for k in range(n_posted):
+            if atomic_exchange_int(&self.states[k], HELPER_POSTED) == HELPER_IDLE:
+                PyThread_release_lock(self.wake[k])
+        return n_posted
+
+    cdef void _settle(self, Py_ssize_t n_posted) noexcept nogil:
+        """After the caller's share: cancel the posts no helper took, and
+        await the helpers that did."""
+        cdef Py_ssize_t k
+        for k in range(n_posted):
+            if not atomic_cas_int(&self.states[k], HELPER_POSTED, HELPER_CANCELLED):
+                while atomic_load_int(&self.states[k]) == HELPER_RUNNING:
+                    yield_thread()
 
     def run(self, MaskBatch batch not None):
         """Compute ``batch``'s jobs (and copy its rows) on this thread and
         the helpers, returning once every helper that started is done."""
-        cdef Py_ssize_t k, n_posted = 0
+        cdef Py_ssize_t n_posted = 0
         cdef bint owner
         with nogil:
             owner = atomic_cas_int(&self.busy, 0, 1)
             if owner:
                 atomic_store_ptr(&self.current, <void*>batch)
-                n_posted = min(self.n_helpers, batch.n_jobs - 1)
-                for k in range(n_posted):
-                    if atomic_exchange_int(&self.states[k], HELPER_POSTED) == HELPER_IDLE:
-                        PyThread_release_lock(self.wake[k])
+                n_posted = self._post(min(self.n_helpers, batch.n_jobs - 1))
             batch._work(True)
-            for k in range(n_posted):
-                if not atomic_cas_int(&self.states[k], HELPER_POSTED, HELPER_CANCELLED):
-                    while atomic_load_int(&self.states[k]) == HELPER_RUNNING:
-                        yield_thread()
             if owner:
+                self._settle(n_posted)
                 atomic_store_ptr(&self.current, NULL)
                 atomic_store_int(&self.busy, 0)
 
+    def run_python(self, work, Py_ssize_t n_helpers):
+        """Call ``work()`` on this thread and on up to ``n_helpers`` helpers
+        at once (each with the GIL; ``work`` takes items from a shared
+        queue and releases the GIL inside), returning once every helper
+        that started is done; raises what escaped ``work`` on a helper."""
+        cdef Py_ssize_t n_posted = 0
+        cdef bint owner
+        error = None
+        with nogil:
+            owner = atomic_cas_int(&self.busy, 0, 1)
+        if owner:
+            self.call = work
+            self.call_error = None
+            with nogil:
+                n_posted = self._post(max(0, min(self.n_helpers, n_helpers)))
+        try:
+            work()
+        finally:
+            if owner:
+                with nogil:
+                    self._settle(n_posted)
+                error, self.call, self.call_error = self.call_error, None, None
+                atomic_store_int(&self.busy, 0)
+        if error is not None:
+            raise error
+
     def stop(self):
         """End every helper's ``serve`` (idempotent; a run in progress
-        finishes first, a later one computes on its caller's thread)."""
+        finishes first, a later one computes on its caller's thread):
+        returns once each helper has left or will leave as soon as it wakes."""
         cdef Py_ssize_t k
         cdef int state
         atomic_store_int(&self.stopping, 1)
@@ -1122,7 +1217,7 @@ cdef class MaskWorkers:
                         PyThread_release_lock(self.wake[k])
                         break
                     state = atomic_load_int(&self.states[k])
-                    if state == HELPER_CANCELLED:
+                    if state == HELPER_STOPPED:
                         break
                     yield_thread()
 

@@ -59,7 +59,6 @@ import itertools
 import os
 import threading
 import weakref
-from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 import numpy as np
@@ -187,8 +186,6 @@ class BatchMasker:
 
     def __init__(self, threads: Optional[int] = None):
         self.threads = _check_threads(threads)
-        self._pool = (ThreadPoolExecutor(self.threads - 1, thread_name_prefix="grammask-batch")
-                      if self.threads > 1 else None)
         self._workers = MaskWorkers(self.threads - 1)
         self._helpers = [threading.Thread(target=self._workers.serve, args=(k,), daemon=True,
                                           name=f"grammask-mask-{k}")
@@ -207,8 +204,6 @@ class BatchMasker:
             self._stop_helpers()
             for helper in self._helpers:
                 helper.join()
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
 
     def __enter__(self) -> "BatchMasker":
         return self
@@ -226,6 +221,7 @@ class BatchMasker:
         ``[n_rows, ceil(V/32)]`` numpy array or torch tensor; a ``None``
         engine's row becomes all-ones.  Other rows are left alone."""
         self._check_open()
+        self._prepare(engines)
         _check_bitmask_kind(bitmask)
         rows, engines = _plan(engines, rows, bitmask.shape[0])
         host = _host_rows(bitmask)
@@ -249,6 +245,7 @@ class BatchMasker:
         ``None`` rows are left alone.  numpy or torch, [n_rows, V'].
         Returns ``logits``."""
         self._check_open()
+        self._prepare(engines)
         if not isinstance(logits, np.ndarray) and not _is_tensor(logits):
             raise InvalidArgumentType(
                 f"logits must be a numpy array or a torch tensor, got {type(logits).__name__}")
@@ -278,6 +275,12 @@ class BatchMasker:
     def _check_open(self) -> None:
         if self._closed:
             raise InvalidArgument("this BatchMasker is closed")
+
+    def _prepare(self, engines) -> None:
+        """Wake the helpers when the call has masks for more than one
+        thread (checked again, with the rest, by ``_plan``)."""
+        if self.threads > 1 and isinstance(engines, (list, tuple)) and len(engines) > 1:
+            self._workers.prepare()
 
     def _compute(self, engines: list, target=None, target_rows=None, n_words: int = -1) -> dict:
         """The engines' masks, in three phases: the engines' GIL-free jobs
@@ -349,10 +352,10 @@ class BatchMasker:
 
     def _run(self, items: list, work, errors: dict) -> None:
         """``work(item)`` for every item: the caller's thread and up to
-        ``threads - 1`` pool threads each take the next untaken item until
-        none is left; a helper still queued when the items run out is
-        cancelled rather than awaited.  Every item is tried; a failing
-        item's error goes into ``errors`` under the item."""
+        ``threads - 1`` helpers each take the next untaken item until none
+        is left; a helper still asleep when the items run out is cancelled
+        rather than awaited.  Every item is tried; a failing item's error
+        goes into ``errors`` under the item."""
         positions = itertools.count()  # next() is atomic under the GIL
 
         def drain():
@@ -364,12 +367,8 @@ class BatchMasker:
                 except BaseException as error:  # the caller raises it, in item order
                     errors[items[position]] = error
 
-        n_helpers = min(self.threads - 1, len(items) - 1)
-        helpers = [self._pool.submit(drain) for _ in range(n_helpers)]
-        drain()
-        for helper in helpers:
-            if not helper.cancel():
-                helper.result()
+        self._workers.run_python(drain, min(self.threads - 1, len(items) - 1))
+
 
 def fill_next_token_bitmask_batch(engines, bitmask, rows=None, threads: Optional[int] = None) -> None:
     """``BatchMasker(threads).fill_bitmask(engines, bitmask, rows)`` with a
