@@ -11,15 +11,19 @@ Data layout: ``RefResolver`` indexes the document once: every ``$id``
 ``$anchor`` to the same, keyed by ``uri#anchor``.  Locations use the
 enclosing resource's URI, so two spellings of one target share one rule.
 
-Invariants: only references into the document itself resolve (remote
-references raise ``UnresolvedRef``, which the translator reports as
-unsupported); JSON pointers follow RFC 6901 (``~1`` is ``/``, ``~0`` is
+The documents of the ``resources`` option are indexed the same way, each
+under the URI it is given as and under its own ``$id`` (resolved against
+that URI).
+
+Invariants: only references into the document or those documents resolve
+(any other raises ``UnresolvedRef``, which the translator reports as
+unsupported; nothing is fetched); JSON pointers follow RFC 6901 (``~1`` is ``/``, ``~0`` is
 ``~``) after percent-decoding the fragment (RFC 3986).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
 ROOT_URI = "urn:grammask:root"
@@ -30,6 +34,26 @@ _SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_KEYWORDS = ("items", "additionalProperties", "additionalItems", "contains", "not",
                     "if", "then", "else", "propertyNames", "unevaluatedItems",
                     "unevaluatedProperties")
+
+
+def map_subschemas(schema: Any, function) -> Any:
+    """``schema`` with ``function`` applied to each of its direct subschemas
+    (the keyword positions above, tuple ``items`` and schema-valued
+    ``dependencies``); a new dict, ``schema`` itself unchanged."""
+    if not isinstance(schema, dict):
+        return schema
+    result = dict(schema)
+    for keyword in _SCHEMA_MAP_KEYWORDS + ("dependencies",):
+        if isinstance(schema.get(keyword), dict):
+            result[keyword] = {name: function(child) if isinstance(child, (dict, bool)) else child
+                               for name, child in schema[keyword].items()}
+    for keyword in _SCHEMA_LIST_KEYWORDS + ("items",):
+        if isinstance(schema.get(keyword), list):
+            result[keyword] = [function(child) for child in schema[keyword]]
+    for keyword in _SCHEMA_KEYWORDS:
+        if keyword in schema and not isinstance(schema[keyword], list):
+            result[keyword] = function(schema[keyword])
+    return result
 
 
 class UnresolvedRef(Exception):
@@ -47,7 +71,7 @@ def join_uri(base: str, reference: str) -> str:
 
 
 class RefResolver:
-    def __init__(self, root: Any):
+    def __init__(self, root: Any, documents: Optional[Mapping[str, Any]] = None):
         self.root = root
         self.root_uri = ROOT_URI
         if isinstance(root, dict) and isinstance(root.get("$id"), str):
@@ -55,6 +79,12 @@ class RefResolver:
         self.resources: dict[str, Any] = {self.root_uri: root, "": root}
         self.anchors: dict[str, tuple[Any, str]] = {}
         self._index(root, self.root_uri, self.root_uri, "")
+        for uri, document in (documents or {}).items():
+            retrieved = urldefrag(uri)[0]
+            base = self.base_of(document, retrieved)
+            self.resources.setdefault(retrieved, document)
+            self.resources.setdefault(base, document)
+            self._index(document, base, base, "")
 
     def _index(self, schema: Any, base: str, resource: str, pointer: str) -> None:
         if not isinstance(schema, dict):

@@ -71,7 +71,7 @@ class Translator(GrammarBuilder):
     def __init__(self, root: Any, options: Options):
         super().__init__(options)
         self.root = root
-        self.resolver = RefResolver(root)
+        self.resolver = RefResolver(root, options.resources)
         self.shared_rules: dict[Any, Any] = {}
         self.plain_type_nodes: dict[str, Any] = {}
         """The node of each schema that is only a scalar ``type`` (``_plain_type``),
