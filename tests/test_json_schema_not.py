@@ -11,9 +11,13 @@ warning where the complement is not built.
 from __future__ import annotations
 
 import json
+import random
+import warnings
+from decimal import Decimal
 
 import pytest
 
+from grammask.errors import GrammarWarning
 from support.schema_matcher import SchemaMatcher, assert_exact_and_silent, declared_oracle
 
 EXACT = [
@@ -103,6 +107,8 @@ EXACT = [
 
 WARNED = [
     ("not of multipleOf", {"type": "integer", "not": {"multipleOf": 3}}, 3),
+    ("not integer beside multipleOf", {"type": "number", "multipleOf": 0.5,
+                                       "not": {"type": "integer"}}, 2),
     ("not not beside unevaluatedProperties",
      {"type": "object", "properties": {"a": {"type": "string"}},
       "not": {"not": {"properties": {"b": {"const": 1}}, "required": ["b"]}},
@@ -112,6 +118,56 @@ WARNED = [
                                               "not": {"properties": {"a": {"multipleOf": 2}}}},
      {"a": 2}),
 ]
+
+
+NUMBERS = [0, 1, -1, 2, 1.0, 0.5, -0.5, 2.25, 3.75, 1e-05, -2.5e-07, 1.5e+20, 123456.789,
+           1e16, "1.5", None, True, [0.5]]
+NON_INTEGERS = [
+    ("not integer", {"not": {"type": "integer"}}),
+    ("number not integer", {"type": "number", "not": {"type": "integer"}}),
+    ("not integer within bounds", {"type": "number", "minimum": -1, "exclusiveMaximum": 3,
+                                   "not": {"type": "integer"}}),
+    ("not integer nor string", {"type": ["number", "string", "null"],
+                                "not": {"type": ["integer", "string"]}}),
+    ("draft 4 not integer", {"$schema": "http://json-schema.org/draft-04/schema#",
+                             "type": "number", "not": {"type": "integer"}}),
+    ("oneOf integer, number", {"oneOf": [{"type": "integer"}, {"type": "number"}]}),
+]
+
+
+@pytest.mark.parametrize("name,schema", NON_INTEGERS, ids=[case[0] for case in NON_INTEGERS])
+def test_not_integer_beside_number(name, schema):
+    """Instances as in ``assert_exact_and_silent``; random walks are read as
+    decimals (a float rounds 33702579572797956854446.3 to an integer and
+    9e-7354 to 0) and must be valid for the oracle when their float is not
+    an integer too."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GrammarWarning)
+        matcher = SchemaMatcher(schema)
+    oracle = declared_oracle(schema)
+    for instance in NUMBERS:
+        assert matcher.accepts(json.dumps(instance)) == oracle.is_valid(instance), instance
+    rng = random.Random(17)
+    for _ in range(40):
+        walk = matcher.random_walk(rng)
+        if walk is None:
+            continue
+        value = json.loads(walk, parse_float=Decimal, parse_int=Decimal)
+        if isinstance(value, Decimal):
+            assert value.as_integer_ratio()[1] != 1 or "draft-04" in schema.get("$schema", ""), walk
+            rounded = json.loads(walk)
+            if rounded != 0 and not float(rounded).is_integer():
+                assert oracle.is_valid(rounded), walk
+        else:
+            assert oracle.is_valid(value), walk
+
+
+def test_non_integer_spellings():
+    matcher = SchemaMatcher({"type": "number", "not": {"type": "integer"}})
+    for text in ("12.5e0", "1.25e1", "1.25E+01", "1.05e1", "0.5e-3", "5e-1", "-1.5e-0"):
+        assert matcher.accepts(text), text
+    for text in ("1.0", "1e2", "1.5e1", "0.5e1", "2.50e1", "0e-1", "0.0", "-0"):
+        assert not matcher.accepts(text), text
 
 
 @pytest.mark.parametrize("name,schema,instances", EXACT, ids=[case[0] for case in EXACT])

@@ -39,7 +39,9 @@ bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``
 values are filtered in Python (``_holds``, over the same conjuncts, item
 schemas included; warned when a part it does not read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
-would count as evaluated), excluded array/object values, ``not: {type: integer}`` beside ``number``,
+would count as evaluated), excluded array/object values, ``not: {type:
+integer}`` beside ``number`` with ``multipleOf`` or an applicator (otherwise
+the non-integers, ``number_nodes.non_integer_node``),
 draft-4 boolean exclusive bounds, difference terminals past the DFA
 limits, and excluded strings beside an ``anyOf`` / ``oneOf`` / ``if`` the
 difference terminal cannot read, or beside a carried ``not`` that is more
@@ -72,6 +74,7 @@ from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, VALIDATION_KEYWO
                                            allowed_types, array_positions, count_keyword,
                                            has_constraints)
 from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.number_nodes import non_integer_node
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
 from grammask.json_schema.values import json_equal, json_type_of, simple_constraints_hold
@@ -419,8 +422,15 @@ def _not_type(translator, rest: dict, excluded: Any, pointer: str) -> Any:
     allowed = [t for t in allowed_types(translator, rest, pointer)
                if t not in excluded and not (t == "integer" and "number" in excluded)]
     if "integer" in excluded and "number" in allowed:
-        translator.warn("not", pointer, "non-integer numbers cannot be told from "
-                                        "integers here; numbers accepted")
+        fractions = None
+        if not {"anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef"} & set(rest):
+            fractions = non_integer_node(translator, rest, pointer)
+        if fractions is not None:
+            others = [t for t in allowed if t != "number"]
+            return translator.alt([fractions] + ([translator.node(dict(rest, type=others),
+                                                                  pointer)] if others else []))
+        translator.warn("not", pointer, "non-integer numbers cannot be told from integers "
+                                        "beside multipleOf or applicators; numbers accepted")
     return translator.node(dict(rest, type=allowed), pointer)
 
 

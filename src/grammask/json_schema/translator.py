@@ -52,8 +52,9 @@ from typing import Any, Callable, Optional
 
 from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported
 from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef
-from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node, not_node,
-                                              if_then_else_node, schema_dependencies)
+from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node,
+                                              if_then_else_node, negated_conjuncts, not_node,
+                                              schema_dependencies)
 from grammask.json_schema.arrays import array_node
 from grammask.json_schema.builder import NEVER, GrammarBuilder, rule_hint
 from grammask.json_schema.const_nodes import enum_node
@@ -224,6 +225,12 @@ class Translator(GrammarBuilder):
             elif type_name == "object":
                 alternatives.append(object_node(self, schema, pointer))
         return self.alt(alternatives)
+
+    def negatable(self, schema: Any) -> bool:
+        """Whether ``not: schema`` translates exactly here
+        (``applicators.negated_conjuncts``), for modules listed after
+        ``applicators``."""
+        return negated_conjuncts(self, schema) is not None
 
     def reference(self, reference: Any, pointer: str) -> Any:
         if not isinstance(reference, str):
