@@ -161,6 +161,19 @@ def _resolve(ref: str, root, base: str):
 _RESOLVERS: dict = {}
 
 
+def _resolve_dynamic(ref: str, root, base: str):
+    """A ``$dynamicRef`` for ordering members only: the root resource's
+    dynamic anchor of its name when the root declares one (the outermost
+    scope), else like ``$ref``."""
+    _resolve(ref, root, base)
+    resolver = _RESOLVERS[id(root)]
+    name = resolver.dynamic_target(ref, base or resolver.root_uri)
+    anchored = resolver.dynamic_anchors.get(resolver.root_uri, {}).get(name)
+    if anchored is not None:
+        return anchored[0], anchored[2]
+    return _resolve(ref, root, base)
+
+
 def _schema_parts(schema, root, base="", depth=0):
     """The schemas whose properties apply to an instance, in the order the
     translator merges them ($ref target before its siblings, allOf and
@@ -174,6 +187,9 @@ def _schema_parts(schema, root, base="", depth=0):
     parts = []
     if "$ref" in schema and isinstance(schema["$ref"], str):
         target, target_base = _resolve(schema["$ref"], root, base)
+        parts.extend(_schema_parts(target, root, target_base, depth + 1))
+    if "$dynamicRef" in schema and isinstance(schema["$dynamicRef"], str):
+        target, target_base = _resolve_dynamic(schema["$dynamicRef"], root, base)
         parts.extend(_schema_parts(target, root, target_base, depth + 1))
     parts.append(schema)
     for keyword in ("allOf", "anyOf", "oneOf"):

@@ -8,7 +8,9 @@ references, never an expansion).
 
 Data layout: ``RefResolver`` indexes the document once: every ``$id``
 (resolved against its parent's base) maps to ``(schema, location)``, every
-``$anchor`` to the same, keyed by ``uri#anchor``.  Locations use the
+``$anchor`` and ``$dynamicAnchor`` to the same, keyed by ``uri#anchor``;
+``dynamic_anchors`` lists each resource's dynamic anchors, for the
+translator's dynamic scope (``Translator.enter``).  Locations use the
 enclosing resource's URI, so two spellings of one target share one rule.
 
 The documents of the ``resources`` option are indexed the same way, each
@@ -78,6 +80,11 @@ class RefResolver:
             self.root_uri = urldefrag(join_uri(ROOT_URI, root["$id"]))[0]
         self.resources: dict[str, Any] = {self.root_uri: root, "": root}
         self.anchors: dict[str, tuple[Any, str]] = {}
+        self.dynamic_anchors: dict[str, dict[str, tuple[Any, str, str]]] = {}
+        """resource URI -> {name: (schema, location, base)} of the ``$dynamicAnchor``
+        names its schemas declare (nested resources apart)."""
+        self.dynamic_names: set[str] = set()
+        """The anchor names some ``$dynamicRef`` fragment names."""
         self._index(root, self.root_uri, self.root_uri, "")
         for uri, document in (documents or {}).items():
             retrieved = urldefrag(uri)[0]
@@ -100,6 +107,15 @@ class RefResolver:
             self.resources.setdefault(base, schema)
         if isinstance(schema.get("$anchor"), str):
             self.anchors[f"{base}#{schema['$anchor']}"] = (schema, f"{resource}#{pointer}")
+        if isinstance(schema.get("$dynamicAnchor"), str):
+            name = schema["$dynamicAnchor"]
+            self.anchors.setdefault(f"{base}#{name}", (schema, f"{resource}#{pointer}"))
+            self.dynamic_anchors.setdefault(resource, {})[name] = (
+                schema, f"{resource}#{pointer}", base)
+        if isinstance(schema.get("$dynamicRef"), str):
+            fragment = urldefrag(schema["$dynamicRef"])[1]
+            if fragment and not fragment.startswith("/"):
+                self.dynamic_names.add(fragment)
         for keyword in _SCHEMA_MAP_KEYWORDS:
             children = schema.get(keyword)
             if isinstance(children, dict):
@@ -120,6 +136,22 @@ class RefResolver:
         if isinstance(schema, dict) and isinstance(schema.get("$id"), str):
             return urldefrag(join_uri(base, schema["$id"]))[0]
         return base
+
+    def dynamic_target(self, reference: str, base: str) -> Optional[str]:
+        """The anchor name a ``$dynamicRef`` resolves dynamically by: its
+        fragment, when the reference's static target declares that name as
+        its ``$dynamicAnchor`` (draft 2020-12's bookending rule); else None
+        (it resolves like ``$ref``)."""
+        fragment = urldefrag(join_uri(base, reference))[1]
+        if not fragment or fragment.startswith("/"):
+            return None
+        try:
+            target = self.resolve(reference, base)[0]
+        except UnresolvedRef:
+            return None
+        if isinstance(target, dict) and target.get("$dynamicAnchor") == fragment:
+            return fragment
+        return None
 
     def resolve(self, reference: str, base: str) -> tuple[Any, str, str]:
         """(target schema, location, base URI inside the target)."""
