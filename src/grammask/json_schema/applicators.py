@@ -72,7 +72,7 @@ from grammask.json_schema import formats, strings
 from grammask.json_schema.disjoint import disjoint
 from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, VALIDATION_KEYWORDS,
                                            allowed_types, array_positions, count_keyword,
-                                           has_constraints)
+                                           has_constraints, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.number_nodes import non_integer_node
 from grammask.json_schema.refs import UnresolvedRef
@@ -183,8 +183,10 @@ _BOUND_COMPLEMENTS = {
 within that type, the shift of a count): ``minLength: n`` fails exactly on
 strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
 _POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
+_EXTRA_KEY_KEYWORDS = frozenset({"additionalProperties", "patternProperties"})
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
-                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS) | _POSITION_KEYWORDS
+                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
+    _POSITION_KEYWORDS | _EXTRA_KEY_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
 X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
@@ -196,8 +198,9 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
     of ``NEGATABLE_KEYWORDS``, annotations and unknown keywords, with ``$ref`` targets (inside
     the current resource) and ``allOf`` members flattened; None when
     ``not_node`` cannot build its complement, or that of a nested
-    ``properties`` / ``anyOf`` / ``not`` schema (so a negation never warns
-    half-way down), or the nesting passes ``MAX_NEGATED_DEPTH`` (recursive
+    ``properties`` / ``anyOf`` / item schema (so a negation never warns
+    half-way down; a nested ``not`` is met as it is, so it may hold
+    anything), or the nesting passes ``MAX_NEGATED_DEPTH`` (recursive
     definitions)."""
     if isinstance(schema, bool):
         return [schema]
@@ -210,17 +213,21 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
-    members = list(own.get("anyOf", [])) + [own.get("not", True)]
+    # Members whose complement is built; a "not" member is met positively.
+    members = list(own.get("anyOf", []))
     if not _POSITION_KEYWORDS.isdisjoint(own):
         positional, _, others, _ = array_positions(own, translator.tuple_items)
         if not isinstance(positional, list) or (positional and others is not False
                                                 and has_constraints(others)):
             return None  # items after a prefix: not a contains
         members.extend(positional + [others])
-    if isinstance(own.get("properties"), dict):
-        members.extend(own["properties"].values())
-    elif "properties" in own:
-        return None
+    for keyword in ("properties", "patternProperties"):
+        if isinstance(own.get(keyword), dict):
+            members.extend(own[keyword].values())
+        elif keyword in own:
+            return None
+    if "additionalProperties" in own:
+        members.append(own["additionalProperties"])
     if not all(negated_conjuncts(translator, member, depth + 1) is not None
                for member in members):
         return None
@@ -261,7 +268,8 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
         # Complements that declare properties or merge a schema would count
         # them as evaluated, which a not never does.
-        if any(isinstance(c, dict) and not ({"properties", "not"} | _POSITION_KEYWORDS)
+        if any(isinstance(c, dict) and not ({"properties", "not"} | _POSITION_KEYWORDS
+                                            | _EXTRA_KEY_KEYWORDS)
                .isdisjoint(c) for c in conjuncts):
             conjuncts = None
     if conjuncts is None:
@@ -315,11 +323,11 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
                                        pointer, owner=0)
                 alternatives.append(translator.node(absent, pointer))
         elif keyword == "properties":
-            for name, property_schema in value.items():
-                failing = merge_schemas(translator, [rest, {
-                    "type": "object", "required": [name],
-                    "properties": {name: {"not": property_schema}}}], pointer, owner=0)
-                alternatives.append(translator.node(failing, pointer))
+            alternatives.extend(_member_failing(translator, rest, name, property_schema, pointer)
+                                for name, property_schema in value.items())
+        elif keyword in _EXTRA_KEY_KEYWORDS:
+            alternatives.extend(_extra_key_complements(translator, rest, negated, keyword,
+                                                       pointer))
         elif keyword in _BOUND_COMPLEMENTS:
             type_name, complement, shift = _BOUND_COMPLEMENTS[keyword]
             if shift >= 0 or value > 0:
@@ -347,6 +355,57 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
                 continue
             alternatives.append(_strings_minus(translator, rest, ['"' + content + '"'], pointer))
     return alternatives
+
+
+def _member_failing(translator, rest: dict, name: str, schema: Any, pointer: str) -> Any:
+    """The objects of ``rest`` holding member ``name`` with a value failing ``schema``."""
+    failing = merge_schemas(translator, [rest, {"type": "object", "required": [name],
+                                                "properties": {name: {"not": schema}}}],
+                            pointer, owner=0)
+    return translator.node(failing, pointer)
+
+
+def _extra_key_complements(translator, rest: dict, negated: dict, keyword: str,
+                           pointer: str) -> list:
+    """The objects of ``rest`` failing ``negated``'s ``additionalProperties``
+    or ``patternProperties``: one holding a key that keyword applies to
+    whose value fails it.  Exact when ``rest`` closes its objects
+    (``additionalProperties: false``, patterns of finitely many names): the
+    key is then one of its names, so each name the keyword applies to gives
+    a ``_member_failing`` alternative; otherwise warned, and the objects
+    of ``rest`` are kept."""
+    if "object" not in allowed_types(translator, rest, pointer):
+        return []
+    names = _closed_names(rest)
+    if names is None:
+        translator.warn("not", pointer, f"{keyword} is negated only beside objects closed "
+                                        f"by additionalProperties: false: not enforced")
+        return [translator.node(merge_schemas(translator, [rest, {"type": "object"}], pointer,
+                                              owner=0), pointer)]
+    patterns = negated.get("patternProperties", {})
+    if keyword == "patternProperties":
+        return [_member_failing(translator, rest, name, schema, pointer)
+                for pattern, schema in patterns.items() for name in names
+                if pattern_matches(pattern, name) and has_constraints(schema)]
+    declared = negated.get("properties", {})
+    return [_member_failing(translator, rest, name, negated["additionalProperties"], pointer)
+            for name in names if name not in declared
+            and not any(pattern_matches(pattern, name) for pattern in patterns)]
+
+
+def _closed_names(schema: dict) -> Optional[list[str]]:
+    """Every member name an object of ``schema`` may hold, when that is a
+    finite list (``additionalProperties: false``; patterns of finitely many
+    names); else None."""
+    if schema.get("additionalProperties") is not False:
+        return None
+    names = list(schema.get("properties", {}))
+    for pattern in schema.get("patternProperties", {}):
+        found = strings.finite_pattern_strings(pattern)
+        if found is None:
+            return None
+        names.extend(name for name in found if name not in names)
+    return names
 
 
 def _position_complements(translator, rest: dict, negated: dict, pointer: str) -> list:
@@ -412,6 +471,12 @@ def _holds_own(translator, negated: Any, value: Any) -> Optional[bool]:
         verdicts.append(all(name in value for name in negated.get("required", [])))
         verdicts.extend(_holds(translator, sub, value[name])
                         for name, sub in negated.get("properties", {}).items() if name in value)
+        patterns = negated.get("patternProperties", {})
+        for name, item in value.items():
+            matched = [sub for pattern, sub in patterns.items() if pattern_matches(pattern, name)]
+            if name not in negated.get("properties", {}) and not matched:
+                matched = [negated.get("additionalProperties", True)]
+            verdicts.extend(_holds(translator, sub, item) for sub in matched)
     verdicts.append(simple_constraints_hold(value, negated))
     return False if False in verdicts else None if None in verdicts else True
 
