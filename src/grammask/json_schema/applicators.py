@@ -86,6 +86,10 @@ MAX_ONE_OF_EXCLUSIONS = 16
 """oneOf: a branch's alternative fails at most this many overlapping
 branches (each a link of the chain of complements); more: translated as
 anyOf, warned."""
+MAX_ONE_OF_COMPLEMENT_PARTS = 1000
+"""oneOf: the overlapping branches' complements together make at most this
+many alternatives (``_complement_parts``; each a translation of the branch
+beside them); more: translated as anyOf, warned."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
 inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
@@ -162,6 +166,14 @@ def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool
         reason = f"a branch may overlap more than MAX_ONE_OF_EXCLUSIONS = {MAX_ONE_OF_EXCLUSIONS}"
     elif any(negated_conjuncts(translator, branches[index]) is None for index in overlaps):
         reason = "a branch cannot be negated"
+    elif any(not _extra_keys_negatable(translator, branches[other], [context, branches[index]])
+             for index, others in overlaps.items() for other in others):
+        reason = "a branch's additionalProperties / patternProperties is negated only " \
+                 "beside closed objects"
+    elif sum(_complement_parts(translator, branches[other])
+             for others in overlaps.values() for other in others) > MAX_ONE_OF_COMPLEMENT_PARTS:
+        reason = f"the complements would have more than MAX_ONE_OF_COMPLEMENT_PARTS = " \
+                 f"{MAX_ONE_OF_COMPLEMENT_PARTS} parts"
     if reason is not None:
         translator.warn("oneOf", pointer, f"translated as anyOf ({reason}): branches "
                                           f"{first_pair[0]} and {first_pair[1]} may overlap, "
@@ -391,6 +403,46 @@ def _extra_key_complements(translator, rest: dict, negated: dict, keyword: str,
     return [_member_failing(translator, rest, name, negated["additionalProperties"], pointer)
             for name in names if name not in declared
             and not any(pattern_matches(pattern, name) for pattern in patterns)]
+
+
+def _complement_parts(translator, schema: Any, depth: int = 0) -> int:
+    """How many alternatives ``negation_node`` makes for ``schema``, nested
+    complements (of member values, anyOf members) included: each is one
+    more translation of the schema beside the ``not``."""
+    conjuncts = negated_conjuncts(translator, schema)
+    if conjuncts is None or depth > MAX_NEGATED_DEPTH:
+        return 0
+    total = 0
+    for conjunct in conjuncts:
+        if not isinstance(conjunct, dict):
+            continue
+        total += len(conjunct)
+        nested = list(conjunct.get("anyOf", [])) + [conjunct.get("additionalProperties", True)]
+        for keyword in ("properties", "patternProperties"):
+            nested.extend((conjunct.get(keyword) or {}).values())
+        total += sum(_complement_parts(translator, sub, depth + 1) for sub in nested)
+    return total
+
+
+def _extra_keys_negatable(translator, negated: Any, beside: list) -> bool:
+    """Whether the top-level conjuncts of ``negated`` have no
+    ``additionalProperties`` / ``patternProperties`` complement, or one of
+    the schemas ``beside`` (a ``$ref`` read through) closes its objects, so
+    ``_extra_key_complements`` is exact there."""
+    conjuncts = negated_conjuncts(translator, negated) or []
+    if all(not isinstance(c, dict) or _EXTRA_KEY_KEYWORDS.isdisjoint(c) for c in conjuncts):
+        return True
+    for schema in beside:
+        if isinstance(schema, dict) and "$ref" in schema and len(schema) == 1:
+            try:
+                schema = translator.resolver.resolve(schema["$ref"], translator.base_uri)[0]
+            except UnresolvedRef:
+                continue
+        if isinstance(schema, dict) and (_closed_names(schema) is not None
+                                         or schema.get("type") not in (None, "object")
+                                         and "object" not in schema.get("type", [])):
+            return True
+    return False
 
 
 def _closed_names(schema: dict) -> Optional[list[str]]:
