@@ -55,7 +55,9 @@ in any escape spelling, literal strings (keys, enum, const) and formats
 accept the canonical spellings (``regex_text.json_string_literal_regex``);
 ``pattern`` follows ECMA-262 where it agrees with Python's ``re``
 (``strings.py``); ``unevaluatedProperties``/``unevaluatedItems`` are resolved
-per scope after merging (``merge.resolve_unevaluated``).
+per scope after merging (``merge.resolve_unevaluated``); ``$dynamicRef``
+follows the dynamic scope (``translator``); ``contains`` with maxContains,
+maxItems or prefixItems counts matches (``arrays``).
 
 Module map, each importing only modules listed after it (no import cycle):
 ``translator`` (dispatch, shared rules for ``$ref`` and for merges holding

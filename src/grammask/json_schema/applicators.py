@@ -11,8 +11,11 @@ value class, by const/enum values, by a discriminator property either
 requires, by closed objects, by item counts and leading items, by string
 languages, by number bounds), else the branch meets ``not: {anyOf: [the
 overlapping ones]}`` (exact when ``not`` is, see below); a branch that
-cannot be negated, or that may overlap more than ``MAX_ONE_OF_EXCLUSIONS``
-others, makes oneOf an ``anyOf`` with a warning.  Beside ``unevaluatedProperties`` /
+cannot be negated, whose ``additionalProperties`` / ``patternProperties``
+would be negated beside a branch that does not close its objects, that may
+overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, or complements past
+``MAX_ONE_OF_COMPLEMENT_PARTS`` alternatives make oneOf an ``anyOf`` with a
+warning.  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
@@ -28,8 +31,12 @@ the excluded strings); objects lacking one required name (``properties:
 {name: false}``); strings outside the pattern's language (a ``difference``
 terminal); objects holding a name of ``properties`` whose value fails its
 schema (``{required: [name], properties: {name: {not: S}}}``, the nested
-``not`` translated the same way); for ``not: X`` the instances valid
-against X; for item schemas (``items``, ``prefixItems``, tuple ``items``
+``not`` translated the same way); beside objects closed by
+``additionalProperties: false`` (finitely many names), objects holding a
+name that ``additionalProperties`` / a ``patternProperties`` pattern
+applies to with a failing value (``_extra_key_complements``; beside open
+objects warned); for ``not: X`` the instances valid against X (X itself
+need not be negatable); for item schemas (``items``, ``prefixItems``, tuple ``items``
 and ``additionalItems``, ``_position_complements``) the arrays whose item k
 fails its position's schema, or that are longer than a closed prefix, or
 (without a prefix) that contain an item failing ``items`` (``contains``);
@@ -39,7 +46,8 @@ bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``
 values are filtered in Python (``_holds``, over the same conjuncts, item
 schemas included; warned when a part it does not read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
-would count as evaluated), excluded array/object values, ``not: {type:
+would count as evaluated), extra keys beside open objects, excluded
+array/object values, ``not: {type:
 integer}`` beside ``number`` with ``multipleOf`` or an applicator (otherwise
 the non-integers, ``number_nodes.non_integer_node``),
 draft-4 boolean exclusive bounds, difference terminals past the DFA
