@@ -1,4 +1,5 @@
-"""The ``resources`` option (schema documents that references may name) and
+"""The ``resources`` option (schema documents that references may name; a
+relative ``$id`` applied once, whichever way its schema is reached) and
 ``format_assertion=False`` (``format`` an annotation only), against
 ``jsonschema`` given the same documents (a ``referencing.Registry``) and the
 same format vocabulary (no format checker)."""
@@ -23,11 +24,18 @@ DOCUMENTS = {
                   "pair": {"type": "array", "prefixItems": [{"$ref": "#/$defs/name"},
                                                             {"$ref": "int.json"}],
                            "items": False}}},
+    "http://example.com/folder/int.json": {"type": "integer", "maximum": 3},
     "http://example.com/retrieved.json": {"$id": "http://other.org/own.json",
                                           "$anchor": "here", "type": "boolean"},
 }
 
+FOLDER = {"$id": "http://example.com/root.json", "type": "object",
+          "properties": {"by_id": {"$ref": "folder/"}, "by_pointer": {"$ref": "#/$defs/list"}},
+          "$defs": {"list": {"$id": "folder/", "type": "array", "items": {"$ref": "int.json"}}}}
+
 CASES = [
+    (FOLDER, [{"by_id": [1, 3], "by_pointer": [2]}, {"by_id": [4]}, {"by_pointer": [-1, 5]},
+              {"by_id": ["a"]}, {}]),
     ({"$ref": "http://example.com/int.json"}, [0, 5, -1, 1.5, "a", None]),
     ({"type": "object", "properties": {"p": {"$ref": "http://example.com/defs.json#/$defs/pair"}}},
      [{"p": ["ab", 3]}, {"p": ["abcd", 3]}, {"p": ["ab", -3]}, {"p": ["ab", 3, 4]}, {}, []]),

@@ -177,4 +177,6 @@ class RefResolver:
                 target = target[int(token)]
             else:
                 raise UnresolvedRef(f"reference {reference!r}: no {token!r} in the document")
-        return target, f"{uri}#{unquote(fragment)}", self.base_of(target, uri)
+        # A resource found by its URI already has that URI as its base.
+        inside = self.base_of(target, uri) if fragment else uri
+        return target, f"{uri}#{unquote(fragment)}", inside

@@ -134,8 +134,10 @@ class Translator(GrammarBuilder):
 
     # ------------------------------------------------------------ dispatch
 
-    def node(self, schema: Any, pointer: str) -> Any:
-        """The node for ``schema`` found at JSON pointer ``pointer``."""
+    def node(self, schema: Any, pointer: str, based: bool = False) -> Any:
+        """The node for ``schema`` found at JSON pointer ``pointer``; with
+        ``based``, the base URI already holds the schema's ``$id`` (a
+        reference target, ``reference``), which is not applied again."""
         if schema is True:
             return self.generic("value")
         if schema is False:
@@ -154,7 +156,8 @@ class Translator(GrammarBuilder):
                 raise LimitExceeded("max_schema_depth", self.depth,
                                     self.options.max_schema_depth,
                                     f"schema nesting at #{pointer}")
-            self.base_uri = self.resolver.base_of(schema, self.base_uri)
+            if not based:
+                self.base_uri = self.resolver.base_of(schema, self.base_uri)
             if self.base_uri != saved_base:
                 self.dynamic = self.enter(self.base_uri)
             made = self._node(schema, pointer)
@@ -289,7 +292,7 @@ class Translator(GrammarBuilder):
             saved_base, saved_dynamic = self.base_uri, self.dynamic
             self.base_uri, self.dynamic = target_base, entered
             try:
-                return self.node(target, location.split("#", 1)[1])
+                return self.node(target, location.split("#", 1)[1], based=True)
             finally:
                 self.base_uri, self.dynamic = saved_base, saved_dynamic
 
