@@ -49,7 +49,8 @@ a ``properties`` or ``not`` complement beside unevaluated* (its properties
 would count as evaluated), extra keys beside open objects, excluded
 array/object values, ``not: {type:
 integer}`` beside ``number`` with ``multipleOf`` or an applicator (otherwise
-the non-integers, ``number_nodes.non_integer_node``),
+the non-integers, ``number_nodes.non_integer_node`` through
+``Translator.non_integers``),
 draft-4 boolean exclusive bounds, difference terminals past the DFA
 limits, and excluded strings beside an ``anyOf`` / ``oneOf`` / ``if`` the
 difference terminal cannot read, or beside a carried ``not`` that is more
@@ -82,7 +83,6 @@ from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, VALIDATION_KEYWO
                                            allowed_types, array_positions, count_keyword,
                                            has_constraints, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
-from grammask.json_schema.number_nodes import non_integer_node
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
 from grammask.json_schema.values import json_equal, json_type_of, simple_constraints_hold
@@ -549,7 +549,7 @@ def _not_type(translator, rest: dict, excluded: Any, pointer: str) -> Any:
     if "integer" in excluded and "number" in allowed:
         fractions = None
         if not {"anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef"} & set(rest):
-            fractions = non_integer_node(translator, rest, pointer)
+            fractions = translator.non_integers(rest, pointer)
         if fractions is not None:
             others = [t for t in allowed if t != "number"]
             return translator.alt([fractions] + ([translator.node(dict(rest, type=others),

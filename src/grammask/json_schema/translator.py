@@ -77,7 +77,7 @@ from grammask.json_schema.const_nodes import enum_node
 from grammask.json_schema.keywords import (NEWER_KEYWORDS, allowed_types, declared_draft,
                                            has_constraints)
 from grammask.json_schema.merge import merge_schemas, resolve_unevaluated
-from grammask.json_schema.number_nodes import number_node
+from grammask.json_schema.number_nodes import non_integer_node, number_node
 from grammask.json_schema.objects import object_node
 from grammask.json_schema.options import Options
 from grammask.json_schema.refs import RefResolver, UnresolvedRef
@@ -276,6 +276,12 @@ class Translator(GrammarBuilder):
         if name is not None and name in self.dynamic:
             return self.dynamic[name]
         return self.resolver.resolve(reference, base)
+
+    def non_integers(self, schema: dict, pointer: str) -> Any:
+        """``number_nodes.non_integer_node`` (``not: {type: integer}``
+        beside ``number``), for ``applicators``: keyword modules reach each
+        other through the translator only."""
+        return non_integer_node(self, schema, pointer)
 
     def reference(self, reference: Any, pointer: str, dynamic: bool = False) -> Any:
         if not isinstance(reference, str):
