@@ -94,6 +94,26 @@ EXACT = [
      {"$defs": {"short": {"maxItems": 2}}, "enum": [[1, "a"], [1, 2], [1, 2, 3], {"a": 1}, 3],
       "not": {"allOf": [{"items": {"type": "integer"}}, {"$ref": "#/$defs/short"}]}},
      [[1, "a"], [1, 2], [1, 2, 3], {"a": 1}, 3, [1]]),
+    ("oneOf of closed objects", {"oneOf": [
+        {"type": "object", "properties": {"a": {"type": "integer"}, "b": {}},
+         "additionalProperties": False},
+        {"type": "object", "properties": {"a": {"type": "number"}}, "additionalProperties": False}]},
+     [{}, {"a": 1}, {"a": 1.5}, {"a": 1, "b": 2}, {"b": "x"}, {"c": 1}, 1]),
+    ("not additionalProperties beside a closed object",
+     {"type": "object", "properties": {"x": {"type": "integer"}, "y": {}},
+      "additionalProperties": False,
+      "not": {"properties": {"x": {}}, "additionalProperties": {"type": "string"}}},
+     [{}, {"x": 1}, {"y": "s"}, {"y": 1}, {"x": 1, "y": 2}, {"x": 1, "y": "a"}]),
+    ("not patternProperties beside finite patterns",
+     {"patternProperties": {"^(ab|c)$": {"type": "integer"}}, "additionalProperties": False,
+      "not": {"patternProperties": {"^a": {"minimum": 3}}}},
+     [{}, {"ab": 1}, {"ab": 4}, {"c": 1}, {"c": 1, "ab": 3}, {"d": 1}, "x"]),
+    ("not not patternProperties", {"not": {"not": {"patternProperties": {"f.*o": {"type": "integer"}}}}},
+     [{}, {"foo": 1}, {"foo": "x"}, {"fo": "x"}, {"xfooy": 2.5}, 1, "s"]),
+    ("not extra keys beside enum", {"enum": [{"foo": 1}, {"foo": "a"}, {"bar": 2}, {"bar": 3}],
+                                    "not": {"patternProperties": {"^f": {"type": "string"}},
+                                            "additionalProperties": {"const": 2}}},
+     [{"foo": 1}, {"foo": "a"}, {"bar": 2}, {"bar": 3}, {}]),
     ("not beside enum and const", {"enum": ["a", "b", "c"], "const": "a",
                                    "not": {"const": "b"}}, ["a", "b", "c", "d"]),
     ("if beside enum and const", {"allOf": [{"enum": ["a", "b", "c"]}, {"const": "a"}],
@@ -103,6 +123,10 @@ EXACT = [
 
 WARNED = [
     ("not of multipleOf", {"type": "integer", "not": {"multipleOf": 3}}, 3),
+    ("not additionalProperties beside an open object",
+     {"type": "object", "not": {"additionalProperties": False}}, {}),
+    ("not integer beside multipleOf", {"type": "number", "multipleOf": 0.5,
+                                       "not": {"type": "integer"}}, 2),
     ("not not beside unevaluatedProperties",
      {"type": "object", "properties": {"a": {"type": "string"}},
       "not": {"not": {"properties": {"b": {"const": 1}}, "required": ["b"]}},
@@ -112,6 +136,34 @@ WARNED = [
                                               "not": {"properties": {"a": {"multipleOf": 2}}}},
      {"a": 2}),
 ]
+
+
+NUMBERS = [0, 1, -1, 2, 1.0, 0.5, -0.5, 2.25, 3.75, 1e-05, -2.5e-07, 1.5e+20, 123456.789,
+           1e16, "1.5", None, True, [0.5]]
+NON_INTEGERS = [
+    ("not integer", {"not": {"type": "integer"}}),
+    ("number not integer", {"type": "number", "not": {"type": "integer"}}),
+    ("not integer within bounds", {"type": "number", "minimum": -1, "exclusiveMaximum": 3,
+                                   "not": {"type": "integer"}}),
+    ("not integer nor string", {"type": ["number", "string", "null"],
+                                "not": {"type": ["integer", "string"]}}),
+    ("draft 4 not integer", {"$schema": "http://json-schema.org/draft-04/schema#",
+                             "type": "number", "not": {"type": "integer"}}),
+    ("oneOf integer, number", {"oneOf": [{"type": "integer"}, {"type": "number"}]}),
+]
+
+
+@pytest.mark.parametrize("name,schema", NON_INTEGERS, ids=[case[0] for case in NON_INTEGERS])
+def test_not_integer_beside_number(name, schema):
+    assert_exact_and_silent(schema, NUMBERS, indented=False)
+
+
+def test_non_integer_spellings():
+    matcher = SchemaMatcher({"type": "number", "not": {"type": "integer"}})
+    for text in ("12.5e0", "1.25e1", "1.25E+01", "1.05e1", "0.5e-3", "5e-1", "-1.5e-0"):
+        assert matcher.accepts(text), text
+    for text in ("1.0", "1e2", "1.5e1", "0.5e1", "2.50e1", "0e-1", "0.0", "-0"):
+        assert not matcher.accepts(text), text
 
 
 @pytest.mark.parametrize("name,schema,instances", EXACT, ids=[case[0] for case in EXACT])

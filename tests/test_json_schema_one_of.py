@@ -115,9 +115,11 @@ SUBTRACTED = [
 ]
 
 OVERLAPPING = [
+    ("closed beside open", {"oneOf": [{"type": "object", "properties": {"a": {}},
+                                       "additionalProperties": False},
+                                      {"type": "object", "required": ["a"]}]}, {"a": 1}, "oneOf"),
     ("multiples", {"oneOf": [{"type": "integer", "multipleOf": 2},
                              {"type": "integer", "multipleOf": 3}]}, 6, "oneOf"),
-    ("integer inside number", {"oneOf": [{"type": "integer"}, {"type": "number"}]}, 1, "not"),
 ]
 
 

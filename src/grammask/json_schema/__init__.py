@@ -29,6 +29,13 @@ Options (keyword-only):
 - ``close_objects=False``: absent ``additionalProperties`` means true (the
   specification); True treats it as false for objects that declare
   ``properties`` or ``patternProperties``.
+- ``format_assertion=True``: ``format`` is asserted (the format-assertion
+  vocabulary, right for generated output); False makes it an annotation
+  only, as draft 2020-12's default vocabulary does.
+- ``resources=None``: a mapping from absolute URI to schema document (dict,
+  bool or JSON text) that ``$ref`` and ``$dynamicRef`` may name beside the
+  schema itself (nothing is fetched); each document's ``$id`` names it too.
+  A reference to a URI neither defines warns and accepts any value.
 - ``start="start"``: the start rule's name.
 - guards: ``max_grammar_nodes=500_000`` and ``max_schema_depth=128`` raise
   ``grammask.LimitExceeded`` on pathological schemas;
@@ -48,7 +55,9 @@ in any escape spelling, literal strings (keys, enum, const) and formats
 accept the canonical spellings (``regex_text.json_string_literal_regex``);
 ``pattern`` follows ECMA-262 where it agrees with Python's ``re``
 (``strings.py``); ``unevaluatedProperties``/``unevaluatedItems`` are resolved
-per scope after merging (``merge.resolve_unevaluated``).
+per scope after merging (``merge.resolve_unevaluated``); ``$dynamicRef``
+follows the dynamic scope (``translator``); ``contains`` with maxContains,
+maxItems or prefixItems counts matches (``arrays``).
 
 Module map, each importing only modules listed after it (no import cycle):
 ``translator`` (dispatch, shared rules for ``$ref`` and for merges holding
@@ -69,12 +78,14 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from grammask.errors import (GrammarError, GrammarSyntaxError, GrammarWarning, InvalidArgumentType,
                              LimitExceeded, SchemaUnsupported)
 from grammask.grammar.ast import GrammarAST
+from grammask.json_schema.keywords import without_keyword
 from grammask.json_schema.options import Options
 from grammask.json_schema.translator import Translator
 
@@ -156,15 +167,30 @@ def _options(options: dict) -> Options:
                            f"not {result.whitespace!r}")
     if result.max_whitespace is not None and result.max_whitespace < 0:
         raise GrammarError("max_whitespace must be >= 0 or None")
+    if not isinstance(result.format_assertion, bool):
+        raise InvalidArgumentType("format_assertion must be a bool")
+    if result.resources is not None and (
+            not isinstance(result.resources, Mapping)
+            or not all(isinstance(uri, str) for uri in result.resources)):
+        raise InvalidArgumentType("resources must be a mapping from URI strings to schemas")
     return result
+
+
+def _prepared(schema: Any, options: Options) -> Any:
+    """A loaded, checked schema document as the translator reads it."""
+    _check_values(schema, options.max_schema_depth)
+    return schema if options.format_assertion else without_keyword(schema, "format")
 
 
 def translate_schema(schema: Any, **options: Any) -> SchemaTranslation:
     """The grammar AST of a JSON Schema plus the warnings it raised."""
     loaded = _load(schema)
     parsed_options = _options(options)
-    _check_values(loaded, parsed_options.max_schema_depth)
-    translator = Translator(loaded, parsed_options)
+    if parsed_options.resources:
+        parsed_options = replace(parsed_options, resources={
+            uri: _prepared(_load(document), parsed_options)
+            for uri, document in parsed_options.resources.items()})
+    translator = Translator(_prepared(loaded, parsed_options), parsed_options)
     try:
         ast = translator.translate()
     except RecursionError:

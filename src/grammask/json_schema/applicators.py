@@ -11,8 +11,11 @@ value class, by const/enum values, by a discriminator property either
 requires, by closed objects, by item counts and leading items, by string
 languages, by number bounds), else the branch meets ``not: {anyOf: [the
 overlapping ones]}`` (exact when ``not`` is, see below); a branch that
-cannot be negated, or that may overlap more than ``MAX_ONE_OF_EXCLUSIONS``
-others, makes oneOf an ``anyOf`` with a warning.  Beside ``unevaluatedProperties`` /
+cannot be negated, whose ``additionalProperties`` / ``patternProperties``
+would be negated beside a branch that does not close its objects, that may
+overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, or complements past
+``MAX_ONE_OF_COMPLEMENT_PARTS`` alternatives make oneOf an ``anyOf`` with a
+warning.  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
@@ -28,8 +31,12 @@ the excluded strings); objects lacking one required name (``properties:
 {name: false}``); strings outside the pattern's language (a ``difference``
 terminal); objects holding a name of ``properties`` whose value fails its
 schema (``{required: [name], properties: {name: {not: S}}}``, the nested
-``not`` translated the same way); for ``not: X`` the instances valid
-against X; for item schemas (``items``, ``prefixItems``, tuple ``items``
+``not`` translated the same way); beside objects closed by
+``additionalProperties: false`` (finitely many names), objects holding a
+name that ``additionalProperties`` / a ``patternProperties`` pattern
+applies to with a failing value (``_extra_key_complements``; beside open
+objects warned); for ``not: X`` the instances valid against X (X itself
+need not be negatable); for item schemas (``items``, ``prefixItems``, tuple ``items``
 and ``additionalItems``, ``_position_complements``) the arrays whose item k
 fails its position's schema, or that are longer than a closed prefix, or
 (without a prefix) that contain an item failing ``items`` (``contains``);
@@ -39,7 +46,11 @@ bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``
 values are filtered in Python (``_holds``, over the same conjuncts, item
 schemas included; warned when a part it does not read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
-would count as evaluated), excluded array/object values, ``not: {type: integer}`` beside ``number``,
+would count as evaluated), extra keys beside open objects, excluded
+array/object values, ``not: {type:
+integer}`` beside ``number`` with ``multipleOf`` or an applicator (otherwise
+the non-integers, ``number_nodes.non_integer_node`` through
+``Translator.non_integers``),
 draft-4 boolean exclusive bounds, difference terminals past the DFA
 limits, and excluded strings beside an ``anyOf`` / ``oneOf`` / ``if`` the
 difference terminal cannot read, or beside a carried ``not`` that is more
@@ -70,7 +81,7 @@ from grammask.json_schema import formats, strings
 from grammask.json_schema.disjoint import disjoint
 from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, VALIDATION_KEYWORDS,
                                            allowed_types, array_positions, count_keyword,
-                                           has_constraints)
+                                           has_constraints, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
@@ -83,6 +94,10 @@ MAX_ONE_OF_EXCLUSIONS = 16
 """oneOf: a branch's alternative fails at most this many overlapping
 branches (each a link of the chain of complements); more: translated as
 anyOf, warned."""
+MAX_ONE_OF_COMPLEMENT_PARTS = 1000
+"""oneOf: the overlapping branches' complements together make at most this
+many alternatives (``_complement_parts``; each a translation of the branch
+beside them); more: translated as anyOf, warned."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
 inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
@@ -159,6 +174,14 @@ def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool
         reason = f"a branch may overlap more than MAX_ONE_OF_EXCLUSIONS = {MAX_ONE_OF_EXCLUSIONS}"
     elif any(negated_conjuncts(translator, branches[index]) is None for index in overlaps):
         reason = "a branch cannot be negated"
+    elif any(not _extra_keys_negatable(translator, branches[other], [context, branches[index]])
+             for index, others in overlaps.items() for other in others):
+        reason = "a branch's additionalProperties / patternProperties is negated only " \
+                 "beside closed objects"
+    elif sum(_complement_parts(translator, branches[other])
+             for others in overlaps.values() for other in others) > MAX_ONE_OF_COMPLEMENT_PARTS:
+        reason = f"the complements would have more than MAX_ONE_OF_COMPLEMENT_PARTS = " \
+                 f"{MAX_ONE_OF_COMPLEMENT_PARTS} parts"
     if reason is not None:
         translator.warn("oneOf", pointer, f"translated as anyOf ({reason}): branches "
                                           f"{first_pair[0]} and {first_pair[1]} may overlap, "
@@ -180,8 +203,10 @@ _BOUND_COMPLEMENTS = {
 within that type, the shift of a count): ``minLength: n`` fails exactly on
 strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
 _POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
+_EXTRA_KEY_KEYWORDS = frozenset({"additionalProperties", "patternProperties"})
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
-                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS) | _POSITION_KEYWORDS
+                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
+    _POSITION_KEYWORDS | _EXTRA_KEY_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
 X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
@@ -193,8 +218,9 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
     of ``NEGATABLE_KEYWORDS``, annotations and unknown keywords, with ``$ref`` targets (inside
     the current resource) and ``allOf`` members flattened; None when
     ``not_node`` cannot build its complement, or that of a nested
-    ``properties`` / ``anyOf`` / ``not`` schema (so a negation never warns
-    half-way down), or the nesting passes ``MAX_NEGATED_DEPTH`` (recursive
+    ``properties`` / ``anyOf`` / item schema (so a negation never warns
+    half-way down; a nested ``not`` is met as it is, so it may hold
+    anything), or the nesting passes ``MAX_NEGATED_DEPTH`` (recursive
     definitions)."""
     if isinstance(schema, bool):
         return [schema]
@@ -207,17 +233,21 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
-    members = list(own.get("anyOf", [])) + [own.get("not", True)]
+    # Members whose complement is built; a "not" member is met positively.
+    members = list(own.get("anyOf", []))
     if not _POSITION_KEYWORDS.isdisjoint(own):
         positional, _, others, _ = array_positions(own, translator.tuple_items)
         if not isinstance(positional, list) or (positional and others is not False
                                                 and has_constraints(others)):
             return None  # items after a prefix: not a contains
         members.extend(positional + [others])
-    if isinstance(own.get("properties"), dict):
-        members.extend(own["properties"].values())
-    elif "properties" in own:
-        return None
+    for keyword in ("properties", "patternProperties"):
+        if isinstance(own.get(keyword), dict):
+            members.extend(own[keyword].values())
+        elif keyword in own:
+            return None
+    if "additionalProperties" in own:
+        members.append(own["additionalProperties"])
     if not all(negated_conjuncts(translator, member, depth + 1) is not None
                for member in members):
         return None
@@ -258,7 +288,8 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
         # Complements that declare properties or merge a schema would count
         # them as evaluated, which a not never does.
-        if any(isinstance(c, dict) and not ({"properties", "not"} | _POSITION_KEYWORDS)
+        if any(isinstance(c, dict) and not ({"properties", "not"} | _POSITION_KEYWORDS
+                                            | _EXTRA_KEY_KEYWORDS)
                .isdisjoint(c) for c in conjuncts):
             conjuncts = None
     if conjuncts is None:
@@ -312,11 +343,11 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
                                        pointer, owner=0)
                 alternatives.append(translator.node(absent, pointer))
         elif keyword == "properties":
-            for name, property_schema in value.items():
-                failing = merge_schemas(translator, [rest, {
-                    "type": "object", "required": [name],
-                    "properties": {name: {"not": property_schema}}}], pointer, owner=0)
-                alternatives.append(translator.node(failing, pointer))
+            alternatives.extend(_member_failing(translator, rest, name, property_schema, pointer)
+                                for name, property_schema in value.items())
+        elif keyword in _EXTRA_KEY_KEYWORDS:
+            alternatives.extend(_extra_key_complements(translator, rest, negated, keyword,
+                                                       pointer))
         elif keyword in _BOUND_COMPLEMENTS:
             type_name, complement, shift = _BOUND_COMPLEMENTS[keyword]
             if shift >= 0 or value > 0:
@@ -344,6 +375,97 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
                 continue
             alternatives.append(_strings_minus(translator, rest, ['"' + content + '"'], pointer))
     return alternatives
+
+
+def _member_failing(translator, rest: dict, name: str, schema: Any, pointer: str) -> Any:
+    """The objects of ``rest`` holding member ``name`` with a value failing ``schema``."""
+    failing = merge_schemas(translator, [rest, {"type": "object", "required": [name],
+                                                "properties": {name: {"not": schema}}}],
+                            pointer, owner=0)
+    return translator.node(failing, pointer)
+
+
+def _extra_key_complements(translator, rest: dict, negated: dict, keyword: str,
+                           pointer: str) -> list:
+    """The objects of ``rest`` failing ``negated``'s ``additionalProperties``
+    or ``patternProperties``: one holding a key that keyword applies to
+    whose value fails it.  Exact when ``rest`` closes its objects
+    (``additionalProperties: false``, patterns of finitely many names): the
+    key is then one of its names, so each name the keyword applies to gives
+    a ``_member_failing`` alternative; otherwise warned, and the objects
+    of ``rest`` are kept."""
+    if "object" not in allowed_types(translator, rest, pointer):
+        return []
+    names = _closed_names(rest)
+    if names is None:
+        translator.warn("not", pointer, f"{keyword} is negated only beside objects closed "
+                                        f"by additionalProperties: false: not enforced")
+        return [translator.node(merge_schemas(translator, [rest, {"type": "object"}], pointer,
+                                              owner=0), pointer)]
+    patterns = negated.get("patternProperties", {})
+    if keyword == "patternProperties":
+        return [_member_failing(translator, rest, name, schema, pointer)
+                for pattern, schema in patterns.items() for name in names
+                if pattern_matches(pattern, name) and has_constraints(schema)]
+    declared = negated.get("properties", {})
+    return [_member_failing(translator, rest, name, negated["additionalProperties"], pointer)
+            for name in names if name not in declared
+            and not any(pattern_matches(pattern, name) for pattern in patterns)]
+
+
+def _complement_parts(translator, schema: Any, depth: int = 0) -> int:
+    """How many alternatives ``negation_node`` makes for ``schema``, nested
+    complements (of member values, anyOf members) included: each is one
+    more translation of the schema beside the ``not``."""
+    conjuncts = negated_conjuncts(translator, schema)
+    if conjuncts is None or depth > MAX_NEGATED_DEPTH:
+        return 0
+    total = 0
+    for conjunct in conjuncts:
+        if not isinstance(conjunct, dict):
+            continue
+        total += len(conjunct)
+        nested = list(conjunct.get("anyOf", [])) + [conjunct.get("additionalProperties", True)]
+        for keyword in ("properties", "patternProperties"):
+            nested.extend((conjunct.get(keyword) or {}).values())
+        total += sum(_complement_parts(translator, sub, depth + 1) for sub in nested)
+    return total
+
+
+def _extra_keys_negatable(translator, negated: Any, beside: list) -> bool:
+    """Whether the top-level conjuncts of ``negated`` have no
+    ``additionalProperties`` / ``patternProperties`` complement, or one of
+    the schemas ``beside`` (a ``$ref`` read through) closes its objects, so
+    ``_extra_key_complements`` is exact there."""
+    conjuncts = negated_conjuncts(translator, negated) or []
+    if all(not isinstance(c, dict) or _EXTRA_KEY_KEYWORDS.isdisjoint(c) for c in conjuncts):
+        return True
+    for schema in beside:
+        if isinstance(schema, dict) and "$ref" in schema and len(schema) == 1:
+            try:
+                schema = translator.resolver.resolve(schema["$ref"], translator.base_uri)[0]
+            except UnresolvedRef:
+                continue
+        if isinstance(schema, dict) and (_closed_names(schema) is not None
+                                         or schema.get("type") not in (None, "object")
+                                         and "object" not in schema.get("type", [])):
+            return True
+    return False
+
+
+def _closed_names(schema: dict) -> Optional[list[str]]:
+    """Every member name an object of ``schema`` may hold, when that is a
+    finite list (``additionalProperties: false``; patterns of finitely many
+    names); else None."""
+    if schema.get("additionalProperties") is not False:
+        return None
+    names = list(schema.get("properties", {}))
+    for pattern in schema.get("patternProperties", {}):
+        found = strings.finite_pattern_strings(pattern)
+        if found is None:
+            return None
+        names.extend(name for name in found if name not in names)
+    return names
 
 
 def _position_complements(translator, rest: dict, negated: dict, pointer: str) -> list:
@@ -409,6 +531,12 @@ def _holds_own(translator, negated: Any, value: Any) -> Optional[bool]:
         verdicts.append(all(name in value for name in negated.get("required", [])))
         verdicts.extend(_holds(translator, sub, value[name])
                         for name, sub in negated.get("properties", {}).items() if name in value)
+        patterns = negated.get("patternProperties", {})
+        for name, item in value.items():
+            matched = [sub for pattern, sub in patterns.items() if pattern_matches(pattern, name)]
+            if name not in negated.get("properties", {}) and not matched:
+                matched = [negated.get("additionalProperties", True)]
+            verdicts.extend(_holds(translator, sub, item) for sub in matched)
     verdicts.append(simple_constraints_hold(value, negated))
     return False if False in verdicts else None if None in verdicts else True
 
@@ -419,8 +547,15 @@ def _not_type(translator, rest: dict, excluded: Any, pointer: str) -> Any:
     allowed = [t for t in allowed_types(translator, rest, pointer)
                if t not in excluded and not (t == "integer" and "number" in excluded)]
     if "integer" in excluded and "number" in allowed:
-        translator.warn("not", pointer, "non-integer numbers cannot be told from "
-                                        "integers here; numbers accepted")
+        fractions = None
+        if not {"anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef"} & set(rest):
+            fractions = translator.non_integers(rest, pointer)
+        if fractions is not None:
+            others = [t for t in allowed if t != "number"]
+            return translator.alt([fractions] + ([translator.node(dict(rest, type=others),
+                                                                  pointer)] if others else []))
+        translator.warn("not", pointer, "non-integer numbers cannot be told from integers "
+                                        "beside multipleOf or applicators; numbers accepted")
     return translator.node(dict(rest, type=allowed), pointer)
 
 

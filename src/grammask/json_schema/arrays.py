@@ -23,9 +23,17 @@ allowed) or ``"[" ws content ws "]"``.
 ``contains`` with ``minContains`` k (default 1) is exact when no prefixItems,
 maxItems or maxContains apply and minItems <= k:
 ``"[" ws (item sep)* match ((sep item)* sep match){k-1} (sep item)* ws "]"``,
-``match`` being ``allOf(items, contains)``.  Other ``contains`` combinations
-are not expressible with a context-free grammar of reasonable size: a
-warning names them.
+``match`` being ``allOf(items, contains)``.  Any other combination
+(maxContains, maxItems, minItems above minContains, prefixItems) is exact
+when ``not`` is exact over the ``contains`` schema (``Translator.negatable``):
+each item either matches (``allOf(position, contains)``) or fails
+(``allOf(position, not contains)``), and one rule per state (matches so far
+capped at maxContains, or at minContains without it; items so far capped at
+maxItems, or at max(minItems, len(prefixItems)) without it) continues the
+array (``_counted_contains``; states that cannot reach an accepted length
+and count are dropped, so no rule is empty).  Past ``MAX_CONTAINS_STATES``
+states, or when ``contains`` cannot be negated, a warning says contains is
+not enforced.
 
 ``uniqueItems: true`` is exact when the items have a small finite domain
 (``finite_item_values``: ``const``, ``enum``, ``type`` boolean and/or null,
@@ -63,6 +71,10 @@ MAX_EXPLICIT_POSITIONS = 10_000
 
 LEAVES = (RuleRef, Literal, Regex, CharClass)
 """Nodes small enough to write twice rather than name."""
+
+MAX_CONTAINS_STATES = 1024
+"""contains with counted bounds: at most this many (matches, length) states
+(one rule each)."""
 
 MAX_UNIQUE_SUBSETS = 256
 """uniqueItems over a finite item domain: at most this many sets of used
@@ -135,20 +147,27 @@ def array_node(translator, schema: dict, pointer: str) -> Any:
 
 
 def _contains(translator, schema, prefix, items, min_items, max_items, pointer: str):
-    """The exact ``contains`` / ``minContains`` form, or None (contains has no
+    """The exact ``contains`` node (module docstring: the simple form, else
+    the counting rules of ``_counted_contains``), or None (contains has no
     effect, or it was warned about and is not enforced)."""
     min_contains = count_keyword(translator, schema, "minContains", pointer)
     max_contains = count_keyword(translator, schema, "maxContains", pointer)
     if min_contains == 0 and max_contains is None:
         return None
     n_matches = 1 if min_contains is None else min_contains
+    if max_contains is not None and max_contains < n_matches:
+        return NEVER
+    contains_pointer = child_pointer(pointer, "contains")
     simple = (not prefix and min_items <= n_matches and max_items is None
               and max_contains is None)
     if not simple:
-        translator.warn("contains", pointer, "combined with prefixItems, maxItems, maxContains "
-                                             "or minItems above minContains: not enforced")
-        return None
-    contains_pointer = child_pointer(pointer, "contains")
+        if not translator.negatable(schema["contains"]):
+            translator.warn("contains", pointer, "combined with prefixItems, maxItems, "
+                                                 "maxContains or minItems above minContains, and "
+                                                 "its schema cannot be negated: not enforced")
+            return None
+        return _counted_contains(translator, schema, prefix, items, min_items, max_items,
+                                 n_matches, max_contains, pointer)
     match = translator.node(merge_schemas(translator, [items, schema["contains"]],
                                           contains_pointer), contains_pointer)
     if match is NEVER:
@@ -161,6 +180,93 @@ def _contains(translator, schema, prefix, items, min_items, max_items, pointer: 
     ws = translator.ws()
     return translator.seq(translator.lit("["), ws, before, match, more, others, ws,
                           translator.lit("]"))
+
+
+def _counted_contains(translator, schema, prefix, items, min_items, max_items, n_min: int,
+                      n_max: Optional[int], pointer: str):
+    """Arrays with between ``n_min`` and ``n_max`` (None: no bound) items
+    valid against ``contains`` and between ``min_items`` and ``max_items``
+    items in all, position k using ``prefix[k]`` or ``items``: one rule per
+    state (matches so far, items so far), both capped where larger counts
+    no longer change the verdict; None (warned) past ``MAX_CONTAINS_STATES``."""
+    contained = schema["contains"]
+    match_cap = n_min if n_max is None else n_max
+    length_cap = max(min_items, len(prefix)) if max_items is None else max_items
+    n_states = (match_cap + 1) * (length_cap + 1)
+    if n_states > MAX_CONTAINS_STATES:
+        translator.warn("contains", pointer, f"not enforced: counting matches needs {n_states} "
+                                             f"states, above MAX_CONTAINS_STATES="
+                                             f"{MAX_CONTAINS_STATES}")
+        return None
+    position_nodes: dict[int, tuple[Any, Any]] = {}
+
+    def nodes_at(position: int) -> tuple[Any, Any]:
+        """(failing contains, matching contains) nodes of an item at ``position``."""
+        key = position if position < len(prefix) else -1
+        if key not in position_nodes:
+            if key >= 0:
+                item, item_pointer = prefix[key], child_pointer(pointer, "prefixItems", key)
+            else:
+                item, item_pointer = items, child_pointer(pointer, "items")
+            failing = translator.node({"allOf": [item], "not": contained}, item_pointer)
+            matching = translator.node(merge_schemas(translator, [item, contained],
+                                                     item_pointer), item_pointer)
+            position_nodes[key] = tuple(
+                node if node is NEVER or isinstance(node, LEAVES)
+                else translator.define(translator.fresh_name(f"{pointer}_contains_item"), node)
+                for node in (failing, matching))
+        return position_nodes[key]
+
+    def accepts(state: tuple[int, int]) -> bool:
+        return state[0] >= n_min and state[1] >= min_items
+
+    def successors(state: tuple[int, int]) -> list[tuple[Any, tuple[int, int]]]:
+        matches, length = state
+        if max_items is not None and length >= max_items:
+            return []
+        failing, matching = nodes_at(length)
+        following = min(length + 1, length_cap)
+        result = [(failing, (matches, following))]
+        if n_max is None or matches < n_max:
+            result.append((matching, (min(matches + 1, match_cap), following)))
+        return [(node, target) for node, target in result if node is not NEVER]
+
+    states = [(0, 0)]
+    edges: dict[tuple[int, int], list] = {}
+    for state in states:
+        edges[state] = successors(state)
+        for _, target in edges[state]:
+            if target not in states:
+                states.append(target)
+    live = {state for state in states if accepts(state)}
+    grown = True
+    while grown:
+        grown = False
+        for state in states:
+            if state not in live and any(target in live for _, target in edges[state]):
+                live.add(state)
+                grown = True
+    ws = translator.ws()
+    empty = translator.seq(translator.lit("["), ws, translator.lit("]"))
+    if (0, 0) not in live:
+        return NEVER
+    rules: dict[tuple[int, int], RuleRef] = {}
+    comma = translator.comma()
+
+    def after(state: tuple[int, int]) -> RuleRef:
+        """The rule for the rest of an array that has reached ``state``."""
+        if state not in rules:
+            rules[state] = RuleRef(translator.fresh_name(f"{pointer}_contains"))
+            alternatives = [translator.seq()] if accepts(state) else []
+            alternatives.extend(translator.seq(comma, node, after(target))
+                                for node, target in edges[state] if target in live)
+            translator.define(rules[state].name, translator.alt(alternatives))
+        return rules[state]
+
+    first = translator.alt([translator.seq(node, after(target))
+                            for node, target in edges[(0, 0)] if target in live])
+    full = translator.seq(translator.lit("["), ws, first, ws, translator.lit("]"))
+    return translator.alt([empty if accepts((0, 0)) else NEVER, full])
 
 
 def finite_item_values(items: Any) -> Optional[list]:

@@ -5,7 +5,8 @@ the keyword groups), the JSON types a schema's ``type`` allows
 (``allowed_types``), count keywords read as non-negative integers
 (``count_keyword``), whether a property name matches a
 ``patternProperties`` pattern (``pattern_matches``), the JSON pointer of
-a subschema (``child_pointer``), the draft a root schema declares
+a subschema (``child_pointer``), a schema without one keyword anywhere
+(``without_keyword``), the draft a root schema declares
 (``declared_draft``) and, per draft, an array schema's positional layout
 (``array_positions``).
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from grammask.json_schema.refs import escape_pointer_token
+from grammask.json_schema.refs import escape_pointer_token, map_subschemas
 from grammask.json_schema.values import JSON_TYPES
 
 ANNOTATION_KEYWORDS = frozenset({
@@ -99,6 +100,17 @@ def has_constraints(schema: Any) -> bool:
     if not isinstance(schema, dict):
         return True
     return any(key in VALIDATION_KEYWORDS for key in schema)
+
+
+def without_keyword(schema: Any, keyword: str) -> Any:
+    """``schema`` with ``keyword`` removed from it and from every subschema
+    (``refs.map_subschemas`` positions); ``format_assertion=False`` uses it on
+    ``format``, which then is an annotation only."""
+    if not isinstance(schema, dict):
+        return schema
+    mapped = map_subschemas(schema, lambda child: without_keyword(child, keyword))
+    mapped.pop(keyword, None)
+    return mapped
 
 
 def allowed_types(translator, schema: dict, pointer: str) -> list[str]:

@@ -146,8 +146,8 @@ def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int], base
                                                       "remaining references are not applied")
                     schema.pop(keyword)
                     continue
-                target, target_base = translator.resolve_inline(schema.pop(keyword), pointer,
-                                                                base)
+                target, target_base = translator.resolve_inline(
+                    schema.pop(keyword), pointer, base, dynamic=keyword == "$dynamicRef")
                 target = _own_scope(translator, translator.own_keywords(target), pointer)
                 operands.extend(_flatten(translator, [target], pointer, n_inlined, target_base))
         if "allOf" in schema:

@@ -2,7 +2,9 @@
 
 What it computes: the grammar node for a number or integer under a schema's
 ``minimum``/``maximum``/``exclusive*`` (draft-4 boolean flags included) and
-``multipleOf`` keywords.  Bounds alone become one regex (``numbers.py``).
+``multipleOf`` keywords.  Bounds alone become one regex (``numbers.py``);
+``non_integer_node`` is the numbers within bounds that are not integers
+(``not: {type: integer}`` beside ``number``).
 
 ``multipleOf s`` with ``s = p/q`` in lowest terms and ``q`` dividing
 ``10^m`` (every decimal step: 3, 0.01, 1.5, 0.125): a number ``x`` is a
@@ -96,6 +98,20 @@ def number_node(translator, schema: dict, pointer: str, integer: bool) -> Any:
     if not integer and low is None and high is None:
         return translator.generic("number")
     return translator.rx(regex)
+
+
+def non_integer_node(translator, schema: dict, pointer: str) -> Any:
+    """The numbers of ``schema`` (bounds only) that are not integers: the
+    bounds' regex intersected with ``numbers.non_integer_regex``; None
+    beside ``multipleOf`` (the caller warns)."""
+    if "multipleOf" in schema:
+        return None
+    low, high = read_bounds(translator, schema, pointer)
+    non_integer = numbers.non_integer_regex(translator.integer_zero_fraction)
+    if low is None and high is None:
+        return translator.rx(non_integer)
+    regex = numbers.number_regex(low, high)
+    return NEVER if regex is None else translator.rx_all([regex, non_integer])
 
 
 def _inside(value: Fraction, low: Optional[Bound], high: Optional[Bound]) -> bool:

@@ -44,6 +44,11 @@ EXPONENT = "(?:[eE][+\\-]?[0-9]+)?"
 INTEGER_ZERO_FRACTION = "(?:\\.0+)?"
 NUMBER = f"-?{INT_BODY}{FRACTION_ANY}{EXPONENT}"
 
+MAX_NON_INTEGER_EXPONENT = 16
+"""``non_integer_regex``: the largest positive exponent spelled (``json.dumps``
+writes non-integers with positive exponents never: floats from 1e16 up are
+integers)."""
+
 MAX_SIGNIFICANT_DIGITS = 64
 """Bounds with more significant digits than this are refused (LimitExceeded upstream)."""
 
@@ -52,6 +57,28 @@ MAX_SIGNIFICANT_DIGITS = 64
 class Bound:
     value: Fraction
     strict: bool
+
+
+def non_integer_regex(zero_fraction_is_integer: bool) -> str:
+    """JSON number literals whose value is not an integer.  Without
+    ``zero_fraction_is_integer`` (drafts 3 and 4) every literal with a
+    fraction or an exponent (exact).  Otherwise, the literals whose value is
+    decided by the spelling alone (the integer part I, fraction F, exponent
+    k): F holding a non-zero digit, without exponent or with a negative
+    one; a one-digit non-zero I (fraction optional) with a negative
+    exponent (the value lies strictly between 0 and 1 in size); and for k
+    from 0 to ``MAX_NON_INTEGER_EXPONENT``, F holding a non-zero digit past
+    its first k digits.  Sound (only non-integers), and holding every
+    non-integer that ``json.dumps`` writes; a non-integer spelled otherwise
+    (``125e-1``, or with an exponent above the maximum) is refused, as the
+    bounded number regexes refuse unnormalized exponent forms."""
+    if not zero_fraction_is_integer:
+        return f"-?{INT_BODY}(?:\\.[0-9]+(?:[eE][+\\-]?[0-9]+)?|[eE][+\\-]?[0-9]+)"
+    nonzero_fraction = "\\.[0-9]*[1-9][0-9]*"
+    forms = [f"{nonzero_fraction}(?:[eE]-[0-9]+)?"]
+    forms.extend(f"\\.[0-9]{{{k}}}[0-9]*[1-9][0-9]*[eE]\\+?0*{k}"
+                 for k in range(MAX_NON_INTEGER_EXPONENT + 1))
+    return f"-?(?:{INT_BODY}(?:{'|'.join(forms)})|[1-9](?:\\.[0-9]+)?[eE]-0*[1-9][0-9]*)"
 
 
 def to_fraction(number) -> Fraction:

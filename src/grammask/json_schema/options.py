@@ -7,7 +7,7 @@ the values a user passes before a translation starts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Mapping, Optional
 
 
 @dataclass(frozen=True)
@@ -21,3 +21,5 @@ class Options:
     max_grammar_nodes: int = 500_000
     max_schema_depth: int = 128
     max_string_regex_repeat: int = 64
+    format_assertion: bool = True
+    resources: Optional[Mapping[str, Any]] = None

@@ -8,18 +8,24 @@ references, never an expansion).
 
 Data layout: ``RefResolver`` indexes the document once: every ``$id``
 (resolved against its parent's base) maps to ``(schema, location)``, every
-``$anchor`` to the same, keyed by ``uri#anchor``.  Locations use the
+``$anchor`` and ``$dynamicAnchor`` to the same, keyed by ``uri#anchor``;
+``dynamic_anchors`` lists each resource's dynamic anchors, for the
+translator's dynamic scope (``Translator.enter``).  Locations use the
 enclosing resource's URI, so two spellings of one target share one rule.
 
-Invariants: only references into the document itself resolve (remote
-references raise ``UnresolvedRef``, which the translator reports as
-unsupported); JSON pointers follow RFC 6901 (``~1`` is ``/``, ``~0`` is
+The documents of the ``resources`` option are indexed the same way, each
+under the URI it is given as and under its own ``$id`` (resolved against
+that URI).
+
+Invariants: only references into the document or those documents resolve
+(any other raises ``UnresolvedRef``, which the translator reports as
+unsupported; nothing is fetched); JSON pointers follow RFC 6901 (``~1`` is ``/``, ``~0`` is
 ``~``) after percent-decoding the fragment (RFC 3986).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
 ROOT_URI = "urn:grammask:root"
@@ -30,6 +36,26 @@ _SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_KEYWORDS = ("items", "additionalProperties", "additionalItems", "contains", "not",
                     "if", "then", "else", "propertyNames", "unevaluatedItems",
                     "unevaluatedProperties")
+
+
+def map_subschemas(schema: Any, function) -> Any:
+    """``schema`` with ``function`` applied to each of its direct subschemas
+    (the keyword positions above, tuple ``items`` and schema-valued
+    ``dependencies``); a new dict, ``schema`` itself unchanged."""
+    if not isinstance(schema, dict):
+        return schema
+    result = dict(schema)
+    for keyword in _SCHEMA_MAP_KEYWORDS + ("dependencies",):
+        if isinstance(schema.get(keyword), dict):
+            result[keyword] = {name: function(child) if isinstance(child, (dict, bool)) else child
+                               for name, child in schema[keyword].items()}
+    for keyword in _SCHEMA_LIST_KEYWORDS + ("items",):
+        if isinstance(schema.get(keyword), list):
+            result[keyword] = [function(child) for child in schema[keyword]]
+    for keyword in _SCHEMA_KEYWORDS:
+        if keyword in schema and not isinstance(schema[keyword], list):
+            result[keyword] = function(schema[keyword])
+    return result
 
 
 class UnresolvedRef(Exception):
@@ -47,14 +73,25 @@ def join_uri(base: str, reference: str) -> str:
 
 
 class RefResolver:
-    def __init__(self, root: Any):
+    def __init__(self, root: Any, documents: Optional[Mapping[str, Any]] = None):
         self.root = root
         self.root_uri = ROOT_URI
         if isinstance(root, dict) and isinstance(root.get("$id"), str):
             self.root_uri = urldefrag(join_uri(ROOT_URI, root["$id"]))[0]
         self.resources: dict[str, Any] = {self.root_uri: root, "": root}
         self.anchors: dict[str, tuple[Any, str]] = {}
+        self.dynamic_anchors: dict[str, dict[str, tuple[Any, str, str]]] = {}
+        """resource URI -> {name: (schema, location, base)} of the ``$dynamicAnchor``
+        names its schemas declare (nested resources apart)."""
+        self.dynamic_names: set[str] = set()
+        """The anchor names some ``$dynamicRef`` fragment names."""
         self._index(root, self.root_uri, self.root_uri, "")
+        for uri, document in (documents or {}).items():
+            retrieved = urldefrag(uri)[0]
+            base = self.base_of(document, retrieved)
+            self.resources.setdefault(retrieved, document)
+            self.resources.setdefault(base, document)
+            self._index(document, base, base, "")
 
     def _index(self, schema: Any, base: str, resource: str, pointer: str) -> None:
         if not isinstance(schema, dict):
@@ -70,6 +107,15 @@ class RefResolver:
             self.resources.setdefault(base, schema)
         if isinstance(schema.get("$anchor"), str):
             self.anchors[f"{base}#{schema['$anchor']}"] = (schema, f"{resource}#{pointer}")
+        if isinstance(schema.get("$dynamicAnchor"), str):
+            name = schema["$dynamicAnchor"]
+            self.anchors.setdefault(f"{base}#{name}", (schema, f"{resource}#{pointer}"))
+            self.dynamic_anchors.setdefault(resource, {})[name] = (
+                schema, f"{resource}#{pointer}", base)
+        if isinstance(schema.get("$dynamicRef"), str):
+            fragment = urldefrag(schema["$dynamicRef"])[1]
+            if fragment and not fragment.startswith("/"):
+                self.dynamic_names.add(fragment)
         for keyword in _SCHEMA_MAP_KEYWORDS:
             children = schema.get(keyword)
             if isinstance(children, dict):
@@ -90,6 +136,22 @@ class RefResolver:
         if isinstance(schema, dict) and isinstance(schema.get("$id"), str):
             return urldefrag(join_uri(base, schema["$id"]))[0]
         return base
+
+    def dynamic_target(self, reference: str, base: str) -> Optional[str]:
+        """The anchor name a ``$dynamicRef`` resolves dynamically by: its
+        fragment, when the reference's static target declares that name as
+        its ``$dynamicAnchor`` (draft 2020-12's bookending rule); else None
+        (it resolves like ``$ref``)."""
+        fragment = urldefrag(join_uri(base, reference))[1]
+        if not fragment or fragment.startswith("/"):
+            return None
+        try:
+            target = self.resolve(reference, base)[0]
+        except UnresolvedRef:
+            return None
+        if isinstance(target, dict) and target.get("$dynamicAnchor") == fragment:
+            return fragment
+        return None
 
     def resolve(self, reference: str, base: str) -> tuple[Any, str, str]:
         """(target schema, location, base URI inside the target)."""
@@ -115,4 +177,6 @@ class RefResolver:
                 target = target[int(token)]
             else:
                 raise UnresolvedRef(f"reference {reference!r}: no {token!r} in the document")
-        return target, f"{uri}#{unquote(fragment)}", self.base_of(target, uri)
+        # A resource found by its URI already has that URI as its base.
+        inside = self.base_of(target, uri) if fragment else uri
+        return target, f"{uri}#{unquote(fragment)}", inside

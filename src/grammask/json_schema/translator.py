@@ -23,6 +23,22 @@ of shared subschema (issues 16 and 17):
   again (``allOf: [{"$ref": "#"}]`` inside a property); translated as a
   rule, that recurrence is a ``RuleRef`` to the rule in progress.
 
+Both keys carry the dynamic scope (``dynamic``) when some ``$dynamicRef``
+resolves dynamically: one rule per (definition, scope).
+
+Dynamic scope (draft 2020-12 ``$dynamicRef``): ``dynamic`` maps each anchor
+name a ``$dynamicRef`` names to the ``$dynamicAnchor`` of that name in the
+outermost schema resource entered so far on the translation path (a
+resource is entered where a schema's ``$id`` or a reference's target moves
+the base URI, ``enter``); a ``$dynamicRef`` whose static target carries the
+``$dynamicAnchor`` of its fragment's name resolves through ``dynamic``
+(``refs.RefResolver.dynamic_target``), any other like ``$ref``.  Leaving a
+subschema restores the scope, as evaluation leaves it; the scopes are
+finitely many (a name is bound once per path), so this is exact.  Merging
+(``allOf``, ``$ref`` with siblings) inlines targets without entering their
+resources: where one holds a dynamic anchor not yet bound, a warning says
+the dynamic scope is not followed there.
+
 Recursion is therefore always a cycle of ``RuleRef``, never an expansion.  A
 shared rule found empty after a cycle already referenced it is defined as an
 unproductive self-loop, which normalization removes with every alternative
@@ -52,15 +68,16 @@ from typing import Any, Callable, Optional
 
 from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported
 from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef
-from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node, not_node,
-                                              if_then_else_node, schema_dependencies)
+from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node,
+                                              if_then_else_node, negated_conjuncts, not_node,
+                                              schema_dependencies)
 from grammask.json_schema.arrays import array_node
 from grammask.json_schema.builder import NEVER, GrammarBuilder, rule_hint
 from grammask.json_schema.const_nodes import enum_node
 from grammask.json_schema.keywords import (NEWER_KEYWORDS, allowed_types, declared_draft,
                                            has_constraints)
 from grammask.json_schema.merge import merge_schemas, resolve_unevaluated
-from grammask.json_schema.number_nodes import number_node
+from grammask.json_schema.number_nodes import non_integer_node, number_node
 from grammask.json_schema.objects import object_node
 from grammask.json_schema.options import Options
 from grammask.json_schema.refs import RefResolver, UnresolvedRef
@@ -71,7 +88,7 @@ class Translator(GrammarBuilder):
     def __init__(self, root: Any, options: Options):
         super().__init__(options)
         self.root = root
-        self.resolver = RefResolver(root)
+        self.resolver = RefResolver(root, options.resources)
         self.shared_rules: dict[Any, Any] = {}
         self.plain_type_nodes: dict[str, Any] = {}
         """The node of each schema that is only a scalar ``type`` (``_plain_type``),
@@ -81,6 +98,8 @@ class Translator(GrammarBuilder):
         self.warnings: list[GrammarWarning] = []
         self.depth = 0
         self.base_uri = self.resolver.root_uri
+        self.dynamic: dict[str, tuple[Any, str, str]] = {}
+        self.dynamic = self.enter(self.base_uri)
         draft = declared_draft(root)
         self.ref_hides_siblings = draft in (3, 4, 6, 7)
         """Whether ``$schema`` names draft 3, 4, 6 or 7, where ``$ref`` hides
@@ -115,8 +134,10 @@ class Translator(GrammarBuilder):
 
     # ------------------------------------------------------------ dispatch
 
-    def node(self, schema: Any, pointer: str) -> Any:
-        """The node for ``schema`` found at JSON pointer ``pointer``."""
+    def node(self, schema: Any, pointer: str, based: bool = False) -> Any:
+        """The node for ``schema`` found at JSON pointer ``pointer``; with
+        ``based``, the base URI already holds the schema's ``$id`` (a
+        reference target, ``reference``), which is not applied again."""
         if schema is True:
             return self.generic("value")
         if schema is False:
@@ -129,13 +150,16 @@ class Translator(GrammarBuilder):
         if plain is not None and plain in self.plain_type_nodes:
             return self.plain_type_nodes[plain]
         self.depth += 1
-        saved_base = self.base_uri
+        saved_base, saved_dynamic = self.base_uri, self.dynamic
         try:
             if self.depth > self.options.max_schema_depth:
                 raise LimitExceeded("max_schema_depth", self.depth,
                                     self.options.max_schema_depth,
                                     f"schema nesting at #{pointer}")
-            self.base_uri = self.resolver.base_of(schema, self.base_uri)
+            if not based:
+                self.base_uri = self.resolver.base_of(schema, self.base_uri)
+            if self.base_uri != saved_base:
+                self.dynamic = self.enter(self.base_uri)
             made = self._node(schema, pointer)
             if plain is not None:
                 if made is not NEVER and not isinstance(made, (Literal, Regex, RuleRef)):
@@ -145,6 +169,7 @@ class Translator(GrammarBuilder):
         finally:
             self.depth -= 1
             self.base_uri = saved_base
+            self.dynamic = saved_dynamic
 
     def own_keywords(self, schema: Any) -> Any:
         """``schema`` without the keywords newer than the declared draft."""
@@ -152,9 +177,22 @@ class Translator(GrammarBuilder):
             return {k: v for k, v in schema.items() if k not in self.newer_keywords}
         return schema
 
+    def enter(self, resource: str) -> dict:
+        """The dynamic scope after entering ``resource``: names not bound yet
+        bound to its dynamic anchors."""
+        anchors = self.resolver.dynamic_anchors.get(resource, {})
+        new = {name: entry for name, entry in anchors.items()
+               if name in self.resolver.dynamic_names and name not in self.dynamic}
+        return dict(self.dynamic, **new) if new else self.dynamic
+
+    def scope_key(self) -> tuple:
+        """The part of the dynamic scope a rule depends on (empty without
+        dynamic references)."""
+        return tuple(sorted((name, entry[1]) for name, entry in self.dynamic.items()))
+
     def _node(self, schema: dict, pointer: str) -> Any:
         if self._merges_reference(schema):
-            key = (self.base_uri, json.dumps(schema))
+            key = (self.base_uri, json.dumps(schema), self.scope_key())
             return self._shared_rule(key, rule_hint(pointer, "merged"),
                                      lambda: self._merged_node(schema, pointer))
         return self._merged_node(schema, pointer)
@@ -174,11 +212,10 @@ class Translator(GrammarBuilder):
         for reference_keyword in ("$ref", "$dynamicRef"):
             if reference_keyword in schema:
                 reference = schema[reference_keyword]
-                if reference_keyword == "$dynamicRef":
-                    self.warn("$dynamicRef", pointer, "resolved like $ref (no dynamic scope)")
                 rest = {k: v for k, v in schema.items() if k != reference_keyword}
                 if self.ref_hides_siblings or not has_constraints(rest):
-                    return self.reference(reference, pointer)
+                    return self.reference(reference, pointer,
+                                          dynamic=reference_keyword == "$dynamicRef")
                 merged = merge_schemas(self, [{reference_keyword: reference}, rest], pointer,
                                        owner=1)
                 return self.node(merged, pointer)
@@ -225,25 +262,51 @@ class Translator(GrammarBuilder):
                 alternatives.append(object_node(self, schema, pointer))
         return self.alt(alternatives)
 
-    def reference(self, reference: Any, pointer: str) -> Any:
+    def negatable(self, schema: Any) -> bool:
+        """Whether ``not: schema`` translates exactly here
+        (``applicators.negated_conjuncts``), for modules listed after
+        ``applicators``."""
+        return negated_conjuncts(self, schema) is not None
+
+    def resolve(self, reference: str, base: str, dynamic: bool) -> tuple[Any, str, str]:
+        """(target, location, base inside it) of a ``$ref`` (or, with
+        ``dynamic``, a ``$dynamicRef``: through the dynamic scope where it
+        applies); raises ``UnresolvedRef``."""
+        name = self.resolver.dynamic_target(reference, base) if dynamic else None
+        if name is not None and name in self.dynamic:
+            return self.dynamic[name]
+        return self.resolver.resolve(reference, base)
+
+    def non_integers(self, schema: dict, pointer: str) -> Any:
+        """``number_nodes.non_integer_node`` (``not: {type: integer}``
+        beside ``number``), for ``applicators``: keyword modules reach each
+        other through the translator only."""
+        return non_integer_node(self, schema, pointer)
+
+    def reference(self, reference: Any, pointer: str, dynamic: bool = False) -> Any:
         if not isinstance(reference, str):
             raise self.error(pointer, "$ref must be a string")
         try:
-            target, location, target_base = self.resolver.resolve(reference, self.base_uri)
+            target, location, target_base = self.resolve(reference, self.base_uri, dynamic)
         except UnresolvedRef as error:
             self.warn("$ref", pointer, f"{error}; any JSON value accepted instead")
             return self.generic("value")
         hint = location.rsplit("/", 1)[-1] if "/" in location else "root"
+        entered = self.enter(target_base)
 
         def build() -> Any:
-            saved_base = self.base_uri
-            self.base_uri = target_base
+            saved_base, saved_dynamic = self.base_uri, self.dynamic
+            self.base_uri, self.dynamic = target_base, entered
             try:
-                return self.node(target, location.split("#", 1)[1])
+                return self.node(target, location.split("#", 1)[1], based=True)
             finally:
-                self.base_uri = saved_base
+                self.base_uri, self.dynamic = saved_base, saved_dynamic
 
-        return self._shared_rule(location, f"def_{hint}", build)
+        saved_dynamic = self.dynamic
+        self.dynamic = entered
+        key = (location, self.scope_key()) if self.dynamic else location
+        self.dynamic = saved_dynamic
+        return self._shared_rule(key, f"def_{hint}", build)
 
     def _shared_rule(self, key: Any, hint: str, build: Callable[[], Any]) -> Any:
         """A ``RuleRef`` to the rule of ``key`` (see ``shared_rules``), whose
@@ -266,16 +329,19 @@ class Translator(GrammarBuilder):
         self.define(name, body)
         return RuleRef(name)
 
-    def resolve_inline(self, reference: str, pointer: str,
-                       base: Optional[str] = None) -> tuple[Any, str]:
+    def resolve_inline(self, reference: str, pointer: str, base: Optional[str] = None,
+                       dynamic: bool = False) -> tuple[Any, str]:
         """The target of a reference as a schema (for merging), with the base
         URI in force inside it."""
         base = self.base_uri if base is None else base
         try:
-            target, _, target_base = self.resolver.resolve(reference, base)
+            target, _, target_base = self.resolve(reference, base, dynamic)
         except UnresolvedRef as error:
             self.warn("$ref", pointer, f"{error}; any JSON value accepted instead")
             return True, base
+        if self.enter(target_base) is not self.dynamic:
+            self.warn("$dynamicRef", pointer, f"the dynamic anchors of {target_base!r}, "
+                                              f"merged here, are not in the dynamic scope")
         return target, target_base
 
 
