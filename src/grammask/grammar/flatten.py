@@ -187,16 +187,19 @@ def _join(parent: Node, children: list[Node]) -> Node:
 
 
 def terminal_key(node: Node) -> Optional[tuple]:
-    """The terminal key of a terminal node (None for other nodes)."""
-    if isinstance(node, Literal):
+    """The terminal key of a terminal node (None for other nodes).  Node
+    classes are final, so the class is compared, not isinstance'd (this runs
+    once per AST node)."""
+    kind = node.__class__
+    if kind is Literal:
         return ("lit", node.value)
-    if isinstance(node, (CharClass, AnyChar)):
-        return class_key(node)
-    if isinstance(node, Regex):
+    if kind is Regex:
         return ("regex", node.pattern, node.kind, node.case_insensitive)
-    if isinstance(node, Substrings):
+    if kind is CharClass or kind is AnyChar:
+        return class_key(node)
+    if kind is Substrings:
         return ("substrs", node.text)
-    if isinstance(node, TokenTerminal):
+    if kind is TokenTerminal:
         return ("lit", reserved_literal(node))
     return None
 
@@ -222,9 +225,9 @@ def flatten_nested_groups(bodies: dict[str, Node], start: str, compiler: Termina
             if key is not None:
                 compiler.origins.setdefault(key, (owner, node.span, source))
                 return key
-            if isinstance(node, RuleRef):
+            if node.__class__ is RuleRef:
                 return node.name
-            if isinstance(node, Repeat):
+            if node.__class__ is Repeat:
                 item = node.item
                 item_symbol = terminal_key(item) or (item.name if isinstance(item, RuleRef) else None)
                 if item_symbol is None:
@@ -245,13 +248,13 @@ def flatten_nested_groups(bodies: dict[str, Node], start: str, compiler: Termina
             work.append((helper, node))
             return helper
 
-        alternatives = body.items if isinstance(body, Alternation) else (body,)
+        alternatives = body.items if body.__class__ is Alternation else (body,)
         productions = flat.rules.setdefault(name, [])
         productions.clear()
         for alternative in alternatives:
-            items = alternative.items if isinstance(alternative, Sequence) else (alternative,)
-            productions.append(tuple(lower(item) for item in items
-                                     if not (isinstance(item, Literal) and not item.value)))
+            items = alternative.items if alternative.__class__ is Sequence else (alternative,)
+            productions.append(tuple([lower(item) for item in items
+                                      if not (item.__class__ is Literal and not item.value)]))
     return flat
 
 

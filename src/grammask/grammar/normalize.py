@@ -70,13 +70,15 @@ def merge_consecutive_literals(flat: FlatGrammar) -> None:
                 merged_productions.append(production)
                 continue
             merged: list[Symbol] = []
+            previous_lit = False
             for symbol in production:
-                if (isinstance(symbol, tuple) and symbol[0] == "lit" and merged
-                        and isinstance(merged[-1], tuple) and merged[-1][0] == "lit"):
+                is_lit = symbol.__class__ is tuple and symbol[0] == "lit"
+                if is_lit and previous_lit:
                     merged[-1] = ("lit", merged[-1][1] + symbol[1])
                 else:
                     merged.append(symbol)
-            merged_productions.append(tuple(merged))
+                previous_lit = is_lit
+            merged_productions.append(production if len(merged) == len(production) else tuple(merged))
         flat.rules[name] = merged_productions
 
 

@@ -102,7 +102,7 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
         del nodes[len(nodes) - n_children:]
         del flags[len(flags) - n_children:]
         regular = all(flag[0] for flag in child_flags)
-        has_repeat = isinstance(current, Repeat) or any(flag[1] for flag in child_flags)
+        has_repeat = kind is Repeat or any(flag[1] for flag in child_flags)
         if regular:
             rebuilt = current
         else:
@@ -152,7 +152,7 @@ def _join_regex_nodes(items: list, compiler: TerminalCompiler) -> list:
         return items
     joined = []
     for symbol in _joined(tuple(symbols), compiler):
-        if isinstance(symbol, tuple):
+        if symbol.__class__ is tuple:
             joined.append(Regex(symbol[1], symbol[2], symbol[3]))
         else:
             joined.append(symbol)
@@ -162,7 +162,7 @@ def _join_regex_nodes(items: list, compiler: TerminalCompiler) -> list:
 def _has_adjacent_pair(production) -> bool:
     previous = False
     for symbol in production:
-        current = isinstance(symbol, tuple) and (symbol[0] == "class" or symbol[0] == "regex")
+        current = symbol.__class__ is tuple and (symbol[0] == "class" or symbol[0] == "regex")
         if current and previous:
             return True
         previous = current
@@ -185,7 +185,7 @@ def _joined(production: tuple, compiler: TerminalCompiler) -> tuple:
 
 def _as_plain_regex(symbol) -> tuple[str, bool] | None:
     """(pattern, case-insensitive) of a plain regex or class terminal, else None."""
-    if isinstance(symbol, tuple):
+    if symbol.__class__ is tuple:
         if symbol[0] == "regex" and symbol[2] == "regex":
             return symbol[1], symbol[3]
         if symbol[0] == "class":
