@@ -162,7 +162,13 @@ class GrammarBuilder:
                 present.extend(item.items)
             else:
                 present.append(item)
-        unique = list(dict.fromkeys(present))
+        if len(present) <= 4:   # compare a few: cheaper than hashing whole subtrees
+            unique = []
+            for item in present:
+                if item not in unique:
+                    unique.append(item)
+        else:
+            unique = list(dict.fromkeys(present))
         if not unique:
             return NEVER
         if len(unique) == 1:

@@ -30,6 +30,7 @@ _SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_KEYWORDS = ("items", "additionalProperties", "additionalItems", "contains", "not",
                     "if", "then", "else", "propertyNames", "unevaluatedItems",
                     "unevaluatedProperties")
+_CHILD_KEYWORDS = frozenset(_SCHEMA_MAP_KEYWORDS + _SCHEMA_LIST_KEYWORDS + _SCHEMA_KEYWORDS)
 
 
 class UnresolvedRef(Exception):
@@ -70,6 +71,8 @@ class RefResolver:
             self.resources.setdefault(base, schema)
         if isinstance(schema.get("$anchor"), str):
             self.anchors[f"{base}#{schema['$anchor']}"] = (schema, f"{resource}#{pointer}")
+        if schema.keys().isdisjoint(_CHILD_KEYWORDS):
+            return   # no subschema (most leaves): skip the keyword loops
         for keyword in _SCHEMA_MAP_KEYWORDS:
             children = schema.get(keyword)
             if isinstance(children, dict):
