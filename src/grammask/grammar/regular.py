@@ -156,11 +156,18 @@ def join_adjacent_regexes(flat, compiler: TerminalCompiler) -> None:
 def _join_regex_nodes(items: list, compiler: TerminalCompiler) -> list:
     """``join_adjacent_regexes`` on a sequence's items, before any of their
     DFAs is built (the pass after normalization catches what nullable
-    elimination makes adjacent)."""
+    elimination makes adjacent).  Only Regex items become terminal keys here,
+    so the pair test looks at the nodes before any key is made."""
+    previous = False
+    for item in items:
+        current = item.__class__ is Regex
+        if current and previous:
+            break
+        previous = current
+    else:
+        return items
     symbols = [("regex", item.pattern, item.kind, item.case_insensitive)
                if item.__class__ is Regex else item for item in items]
-    if not _has_adjacent_pair(symbols):
-        return items
     joined = []
     for symbol in _joined(tuple(symbols), compiler):
         if symbol.__class__ is tuple:
