@@ -8,6 +8,7 @@ arrays).
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 
@@ -19,9 +20,9 @@ from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded
 from grammask.grammar import Grammar
 from grammask.grammar.ast import GrammarAST, Literal, Rule
-from grammask.grammar.lnf import check_invariants
+from grammask.grammar.lnf import SYMBOL_TERMINAL, TERMINAL_LITERAL, check_invariants
 from grammask.grammar.normalize import PASSES
-from grammask.grammar.terminal_keys import kbnf_string, regex_escape, terminal_spelling
+from grammask.grammar.terminal_keys import TerminalCompiler, kbnf_string, regex_escape, terminal_spelling
 from grammask.terminals import compile_regex
 from grammask._core.earley import EarleyRecognizer, compiled_tables
 
@@ -267,6 +268,49 @@ def test_adjacent_regex_terminals_are_joined():
     grammar = Grammar.from_ebnf('start ::= #"[a-c]" b #"[0-9]+"; b ::= "x" | "";')
     assert '#"(?:[a-c])(?:[0-9]+)"' in grammar.to_ebnf()
     assert [name for name, _ in grammar.pass_sizes][-1] == "join_adjacent_regexes"
+
+
+def test_refused_join_is_tried_once(monkeypatch):
+    """A join over the fold budget is refused once: adjacent in the source,
+    the pass that joins again after nullable elimination does not rebuild
+    it, and the language stays that of the source (oracle: ``re``)."""
+    attempts = []
+    build = TerminalCompiler._compile
+
+    def counting(self, key, *limits):
+        attempts.append((key, limits))
+        return build(self, key, *limits)
+
+    monkeypatch.setattr(TerminalCompiler, "_compile", counting)
+    # a (?:[ab]*a[ab]{13}) DFA has 2^14 states: over the fold budget of 4,096.
+    grammar = Grammar.from_ebnf('start ::= #"[ab]*a" #"[ab]{13}" | "y" b; b ::= "x" | "";')
+    joined = '(?:[ab]*a)(?:[ab]{13})'
+    tried = [limits for key, limits in attempts if key[1] == joined]
+    assert len(tried) == 1 and tried[0]
+    assert joined not in grammar.to_ebnf()
+    oracle = re.compile("[ab]*a[ab]{13}|yx?")
+    recognizer = LNFRecognizer(grammar.lnf)
+    for text in ("a" + "b" * 13, "ba" + "ab" * 6 + "a", "a" * 14, "b" + "a" * 13, "a" * 13, "y", "yx", "x"):
+        assert recognizer.accepts(text.encode()) == bool(oracle.fullmatch(text)), text
+
+
+@pytest.mark.parametrize("text", [
+    'root ::= "a" b "c" | "x" root "y" | ""\nb ::= "" | "b"',     # start copied (root__ne)
+    'root ::= "a" b "c" b "d" b "e" "f"\nb ::= "b"?',            # suffix helpers
+    'root ::= "a" b b "c"\nb ::= "b" | ""',                      # a run of a nullable symbol
+])
+def test_literals_made_adjacent_by_nullable_elimination_are_merged(text):
+    """The second literal merge looks only at the rules nullable elimination
+    rewrote or added; every rule must still be free of adjacent literals,
+    with the language of the source (oracle: the AST reference recognizer)."""
+    grammar = Grammar.from_gbnf(text)
+    lnf = grammar.lnf
+    for production in range(lnf.n_productions):
+        kinds = [lnf.terminal_kinds[symbol_id] if kind == SYMBOL_TERMINAL else None
+                 for kind, symbol_id in lnf.symbols_of(production)]
+        assert not any(a == b == TERMINAL_LITERAL for a, b in zip(kinds, kinds[1:])), grammar.to_ebnf()
+    compare_on_short_strings(ReferenceRecognizer(grammar.ast), LNFRecognizer(lnf), max_length=7,
+                             alphabet=b"abcdefxy")
 
 
 AWKWARD_TEXT = st.text(alphabet=st.sampled_from(list('ab\\"\n\r\t\x00\x7f\u00a0\u200b\u2028\U0001F600'

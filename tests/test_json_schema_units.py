@@ -26,7 +26,8 @@ from grammask.json_schema.numbers import (
     integer_regex, number_regex,
 )
 from grammask.json_schema.regex_text import (
-    JSON_CHAR, fixed_width_range, json_char_regex, json_string_literal_regex, normalize_ranges,
+    JSON_CHAR, fixed_width_range, is_plain_text, json_char_regex, json_string_literal_regex,
+    normalize_ranges,
 )
 from grammask.json_schema.formats import FORMAT_PATTERNS
 from grammask.json_schema.strings import (
@@ -138,6 +139,15 @@ def test_decimal_places():
 
 
 # ------------------------------------------------------------ string encodings
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x90), max_size=6) | st.text(max_size=6))
+def test_plain_text_is_what_json_dumps_leaves_alone(text):
+    """Oracle: ``json.dumps`` (ASCII output) writes a plain text between its
+    quotes unchanged, and changes every other text."""
+    assert is_plain_text(text) == (json.dumps(text) == '"' + text + '"'
+                                   and all(" " <= c <= "~" for c in text))
+
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(min_size=0, max_size=8))

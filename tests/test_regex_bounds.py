@@ -40,3 +40,14 @@ def test_the_limits_are_the_config_fields():
     grammar = grammask.Grammar.from_regex(r"a{0,12000}", config=grammask.Config(max_repetition=20_000,
                                                                                 max_dfa_states=20_000))
     assert grammar.lnf.dfas[0].n_states > 10_000
+
+
+@pytest.mark.parametrize("pattern, limit", REJECTED)
+def test_a_rejected_pattern_is_rejected_again(pattern, limit):
+    """Passing patterns are remembered; a failing one raises on every call,
+    and the same pattern passes under limits large enough for it."""
+    for _ in range(2):
+        with pytest.raises(LimitExceeded) as info:
+            check_repetitions(pattern, 10_000, 10_000)
+        assert info.value.limit == limit
+    check_repetitions(pattern, 10**6, 10**7)

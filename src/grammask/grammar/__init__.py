@@ -80,17 +80,15 @@ class Grammar:
     def from_ebnf(cls, text: str, start: str = "start", *, config: Config | None = None) -> "Grammar":
         """A KBNF grammar (docs/design.md section 3)."""
         config = config or Config()
-        with collector_paused():
-            ast = parse_kbnf(text, start, config)
-        return cls(ast, config)
+        with collector_paused():   # one pause over parsing and normalizing
+            return cls(parse_kbnf(text, start, config), config)
 
     @classmethod
     def from_gbnf(cls, text: str, start: str = "root", *, config: Config | None = None) -> "Grammar":
         """A llama.cpp GBNF grammar (docs/design.md section 3)."""
         config = config or Config()
         with collector_paused():
-            ast = parse_gbnf(text, start, config)
-        return cls(ast, config)
+            return cls(parse_gbnf(text, start, config), config)
 
     @classmethod
     def from_regex(cls, pattern: str, *, config: Config | None = None) -> "Grammar":
@@ -108,8 +106,7 @@ class Grammar:
         from grammask.json_schema import schema_to_ast
 
         with collector_paused():
-            ast = schema_to_ast(schema, **options)
-        return cls(ast, config, generated=True)
+            return cls(schema_to_ast(schema, **options), config, generated=True)
 
     @classmethod
     def from_pydantic(cls, model, *, config: Config | None = None, **options) -> "Grammar":

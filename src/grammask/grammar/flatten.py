@@ -100,41 +100,53 @@ def flatten_by_precedence(node: Node, max_repetition: Optional[int] = None) -> N
     string), and no Repeat directly inside a Repeat where one Repeat says
     the same (``collapse_nested_repeat``; a collapsed bound over
     ``max_repetition`` raises ``LimitExceeded``).  Iterative post-order
-    rebuild; unchanged subtrees are reused."""
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    results: list[Node] = []
-    while stack:
-        current, children_done = stack.pop()
-        kind = current.__class__
-        if kind is Sequence or kind is Alternation:
-            if children_done:
-                n_items = len(current.items)
-                children = results[len(results) - n_items:]
-                del results[len(results) - n_items:]
-                results.append(_join(current, children))
-            else:
-                stack.append((current, True))
-                stack.extend([(child, False) for child in reversed(current.items)])
-        elif kind is Repeat:
-            if children_done:
-                item = results.pop()
-                if _is_empty_string(item) or current.max == 0:
-                    results.append(Sequence((), current.span))
-                elif current.min == 1 and current.max == 1:
-                    results.append(item)
-                elif item.__class__ is Repeat and (collapsed := collapse_nested_repeat(
-                        item, current, max_repetition)) is not None:
-                    results.append(collapsed)
-                elif item is current.item:
-                    results.append(current)
-                else:
-                    results.append(Repeat(item, current.min, current.max, current.span))
-            else:
-                stack.append((current, True))
-                stack.append((current.item, False))
-        else:
-            results.append(current)
-    return results[0]
+    rebuild with one frame per open group (its children and their rebuilt
+    forms so far; leaf children are taken inline, without a frame);
+    unchanged subtrees are reused."""
+    if node.__class__ not in _GROUPS:
+        return node
+    frames: list[tuple[Node, tuple, list[Node]]] = [(node, _items(node), [])]
+    while True:
+        current, children, rebuilt = frames[-1]
+        index = len(rebuilt)
+        while index < len(children):
+            child = children[index]
+            if child.__class__ in _GROUPS:
+                break
+            rebuilt.append(child)
+            index += 1
+        if index < len(children):
+            frames.append((child, _items(child), []))
+            continue
+        frames.pop()
+        result = _rebuilt(current, rebuilt, max_repetition)
+        if not frames:
+            return result
+        frames[-1][2].append(result)
+
+
+_GROUPS = frozenset((Sequence, Alternation, Repeat))
+
+
+def _items(node: Node) -> tuple:
+    return (node.item,) if node.__class__ is Repeat else node.items
+
+
+def _rebuilt(current: Node, children: list[Node], max_repetition: Optional[int]) -> Node:
+    """``current`` over its flattened ``children`` (see flatten_by_precedence)."""
+    if current.__class__ is not Repeat:
+        return _join(current, children)
+    item = children[0]
+    if _is_empty_string(item) or current.max == 0:
+        return Sequence((), current.span)
+    if current.min == 1 and current.max == 1:
+        return item
+    if item.__class__ is Repeat and (collapsed := collapse_nested_repeat(
+            item, current, max_repetition)) is not None:
+        return collapsed
+    if item is current.item:
+        return current
+    return Repeat(item, current.min, current.max, current.span)
 
 
 def collapse_nested_repeat(inner: Repeat, outer: Repeat, max_repetition: Optional[int]) -> Optional[Repeat]:
@@ -187,16 +199,19 @@ def _join(parent: Node, children: list[Node]) -> Node:
 
 
 def terminal_key(node: Node) -> Optional[tuple]:
-    """The terminal key of a terminal node (None for other nodes)."""
-    if isinstance(node, Literal):
+    """The terminal key of a terminal node (None for other nodes).  Node
+    classes are final, so the class is compared, not isinstance'd (this runs
+    once per AST node)."""
+    kind = node.__class__
+    if kind is Literal:
         return ("lit", node.value)
-    if isinstance(node, (CharClass, AnyChar)):
-        return class_key(node)
-    if isinstance(node, Regex):
+    if kind is Regex:
         return ("regex", node.pattern, node.kind, node.case_insensitive)
-    if isinstance(node, Substrings):
+    if kind is CharClass or kind is AnyChar:
+        return class_key(node)
+    if kind is Substrings:
         return ("substrs", node.text)
-    if isinstance(node, TokenTerminal):
+    if kind is TokenTerminal:
         return ("lit", reserved_literal(node))
     return None
 
@@ -222,9 +237,9 @@ def flatten_nested_groups(bodies: dict[str, Node], start: str, compiler: Termina
             if key is not None:
                 compiler.origins.setdefault(key, (owner, node.span, source))
                 return key
-            if isinstance(node, RuleRef):
+            if node.__class__ is RuleRef:
                 return node.name
-            if isinstance(node, Repeat):
+            if node.__class__ is Repeat:
                 item = node.item
                 item_symbol = terminal_key(item) or (item.name if isinstance(item, RuleRef) else None)
                 if item_symbol is None:
@@ -245,13 +260,13 @@ def flatten_nested_groups(bodies: dict[str, Node], start: str, compiler: Termina
             work.append((helper, node))
             return helper
 
-        alternatives = body.items if isinstance(body, Alternation) else (body,)
+        alternatives = body.items if body.__class__ is Alternation else (body,)
         productions = flat.rules.setdefault(name, [])
         productions.clear()
         for alternative in alternatives:
-            items = alternative.items if isinstance(alternative, Sequence) else (alternative,)
-            productions.append(tuple(lower(item) for item in items
-                                     if not (isinstance(item, Literal) and not item.value)))
+            items = alternative.items if alternative.__class__ is Sequence else (alternative,)
+            productions.append(tuple([lower(item) for item in items
+                                      if not (item.__class__ is Literal and not item.value)]))
     return flat
 
 

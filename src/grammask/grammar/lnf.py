@@ -100,14 +100,14 @@ def build_lnf(flat: FlatGrammar, compiler: TerminalCompiler) -> LNF:
     canonical order: productions of a rule sorted, nonterminals numbered in
     breadth-first order of first use from the start (so equal grammars give
     equal arrays and equal printouts)."""
-    rules = {name: sorted(productions, key=_production_order)
+    rules = {name: sorted(productions, key=_production_order) if len(productions) > 1 else productions
              for name, productions in flat.rules.items()}
     names = [flat.start]
     seen = {flat.start}
     for name in names:
         for production in rules[name]:
             for symbol in production:
-                if isinstance(symbol, str) and symbol not in seen:
+                if symbol.__class__ is str and symbol not in seen:
                     seen.add(symbol)
                     names.append(symbol)
     nonterminal_ids = {name: index for index, name in enumerate(names)}
@@ -122,7 +122,7 @@ def build_lnf(flat: FlatGrammar, compiler: TerminalCompiler) -> LNF:
         for production in rules[name]:
             production_lhs.append(nonterminal_ids[name])
             for symbol in production:
-                if isinstance(symbol, str):
+                if symbol.__class__ is str:
                     symbol_kinds.append(SYMBOL_NONTERMINAL)
                     symbol_ids.append(nonterminal_ids[symbol])
                 else:

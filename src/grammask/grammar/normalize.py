@@ -28,7 +28,7 @@ remove_useless_rules runs once, after the passes that can make rules useless.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Optional
 
 from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded
@@ -58,10 +58,12 @@ class NormalizedGrammar:
     pass_sizes: list[tuple[str, dict[str, int]]] = field(default_factory=list)
 
 
-def merge_consecutive_literals(flat: FlatGrammar) -> None:
-    """Pre: flat productions.  Post: no two literal terminals are adjacent in
-    a production (``'b' 'c' 'd'`` became ``'bcd'``)."""
-    for name, productions in flat.rules.items():
+def merge_consecutive_literals(flat: FlatGrammar, only: Optional[set[str]] = None) -> None:
+    """Pre: flat productions (with ``only``: no two literals adjacent outside
+    the rules it names).  Post: no two literal terminals are adjacent in a
+    production (``'b' 'c' 'd'`` became ``'bcd'``)."""
+    for name in flat.rules if only is None else [name for name in flat.rules if name in only]:
+        productions = flat.rules[name]
         if all(len(production) < 2 for production in productions):
             continue
         merged_productions = []
@@ -70,13 +72,15 @@ def merge_consecutive_literals(flat: FlatGrammar) -> None:
                 merged_productions.append(production)
                 continue
             merged: list[Symbol] = []
+            previous_lit = False
             for symbol in production:
-                if (isinstance(symbol, tuple) and symbol[0] == "lit" and merged
-                        and isinstance(merged[-1], tuple) and merged[-1][0] == "lit"):
+                is_lit = symbol.__class__ is tuple and symbol[0] == "lit"
+                if is_lit and previous_lit:
                     merged[-1] = ("lit", merged[-1][1] + symbol[1])
                 else:
                     merged.append(symbol)
-            merged_productions.append(tuple(merged))
+                previous_lit = is_lit
+            merged_productions.append(production if len(merged) == len(production) else tuple(merged))
         flat.rules[name] = merged_productions
 
 
@@ -196,7 +200,7 @@ def nullable_symbols(flat: FlatGrammar, compiler: TerminalCompiler) -> set[Symbo
     return nullable
 
 
-def eliminate_nullable(flat: FlatGrammar, compiler: TerminalCompiler, names: NameFactory) -> None:
+def eliminate_nullable(flat: FlatGrammar, compiler: TerminalCompiler, names: NameFactory) -> set[str]:
     """Pre: flat productions, possibly empty, possibly with nullable terminals.
     Post: no empty production; every symbol may be assumed to match at least
     one byte (a nullable terminal now stands for its non-empty matches); the
@@ -207,11 +211,15 @@ def eliminate_nullable(flat: FlatGrammar, compiler: TerminalCompiler, names: Nam
     ``R(k) ::= X | X R(k-1)`` (1 to k copies); then each production is expanded
     right to left, keeping at most four alternatives for the suffix read so far
     and moving the suffix into a helper rule whenever a skippable symbol would
-    double them (instead of enumerating 2^n combinations)."""
+    double them (instead of enumerating 2^n combinations).
+
+    Returns the names of the rules it rewrote or added (the only ones whose
+    productions may now hold symbols that were not adjacent before)."""
     nullable = nullable_symbols(flat, compiler)
     flat.start_accepts_empty = flat.start in nullable
+    rewritten: set[str] = set()
     if not nullable:
-        return  # no empty production either: it would make its rule nullable
+        return rewritten  # no empty production either: it would make its rule nullable
     runs: dict[tuple[Symbol, int], Symbol] = {}
     suffix_helpers: dict[tuple, str] = {}
 
@@ -242,6 +250,7 @@ def eliminate_nullable(flat: FlatGrammar, compiler: TerminalCompiler, names: Nam
                 if production:
                     expanded.append(production)
                 continue
+            rewritten.add(name)
             items: list[tuple[Symbol, bool]] = []
             index = 0
             while index < len(production):
@@ -270,22 +279,26 @@ def eliminate_nullable(flat: FlatGrammar, compiler: TerminalCompiler, names: Nam
             expanded.extend(alternative for alternative in alternatives if alternative)
         new_rules[name] = expanded
     flat.rules = {name: new_rules[name] for name in flat.rules}
-    flat.rules.update((name, productions) for name, productions in new_rules.items() if name not in flat.rules)
+    added = [name for name in new_rules if name not in flat.rules]
+    flat.rules.update((name, new_rules[name]) for name in added)
+    rewritten.update(added)
     if flat.start_accepts_empty and any(flat.start in production for productions in flat.rules.values()
                                         for production in productions):
-        _separate_start(flat, names)
+        rewritten.add(_separate_start(flat, names))
+    return rewritten
 
 
-def _separate_start(flat: FlatGrammar, names: NameFactory) -> None:
+def _separate_start(flat: FlatGrammar, names: NameFactory) -> str:
     """When the start accepts the empty sentence and is also used inside
     productions, uses refer to a copy ``start__neN`` instead, so the start rule
     alone carries the empty sentence (and ``to_ebnf`` can print it as a ``""``
-    alternative without making the uses nullable)."""
+    alternative without making the uses nullable).  Returns the copy's name."""
     inner = names.fresh(flat.start, "ne")
     flat.rules = {name: [tuple(inner if symbol == flat.start else symbol for symbol in production)
                          for production in productions]
                   for name, productions in flat.rules.items()}
     flat.rules[inner] = list(flat.rules[flat.start])
+    return inner
 
 
 UNIT_INLINE_LIMIT = 32
@@ -476,8 +489,7 @@ class Pass:
 
 
 def _eliminate_nullable(state: PassState) -> None:
-    eliminate_nullable(state.flat, state.compiler, state.names)
-    merge_consecutive_literals(state.flat)
+    merge_consecutive_literals(state.flat, eliminate_nullable(state.flat, state.compiler, state.names))
 
 
 def _compile_literal_alternations(state: PassState) -> None:

@@ -16,7 +16,11 @@ Data layout
     quantifier is read, so the product is taken when the group closes).
 
 Invariants
-    Only quantifiers outside character classes and escapes count.  The
+    Only quantifiers outside character classes and escapes count.  A
+    pattern that passes is remembered per (pattern, limits) for the process
+    (4,096 entries): every grammar translated from JSON Schema checks the
+    same string, number and whitespace patterns again.  A pattern that
+    fails is not remembered, so it raises every time.  The
     check is conservative in one direction: it never rejects a pattern whose
     bounds are within the limits; a product over the limit can still be a
     small DFA (``(a*){0,5000}`` is ``a*``), which the message says how to
@@ -25,6 +29,7 @@ Invariants
 
 from __future__ import annotations
 
+import functools
 import re
 
 from grammask.errors import LimitExceeded
@@ -39,6 +44,7 @@ def _bound(match: re.Match) -> int:
     return low
 
 
+@functools.lru_cache(maxsize=4096)
 def check_repetitions(pattern: str, max_repetition: int, max_states: int) -> None:
     """Raise ``LimitExceeded`` (see the module docstring) before a DFA is built."""
     # products[i]: product of the bounds of the groups enclosing depth i's

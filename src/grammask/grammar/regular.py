@@ -21,9 +21,9 @@ Limits: a folded subtree whose DFA would exceed ``FOLD_MAX_STATES`` /
 ``FOLD_MAX_BYTES`` (or the Config limits, or that the regex engine refuses)
 is left as grammar rules.  Literals that are not UTF-8 and empty classes are never folded.
 
-Data layout: iterative post-order over the AST with a parallel stack of
-``(regular, has_repeat)`` flags; patterns (Rust regex syntax) are built only
-for the subtrees being folded.
+Data layout: iterative post-order over the AST, one frame per open group
+holding its children's rebuilt nodes and ``(regular, has_repeat)`` flags;
+patterns (Rust regex syntax) are built only for the subtrees being folded.
 """
 
 from __future__ import annotations
@@ -80,39 +80,50 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
     every maximal regular subtree containing a Repeat whose DFA fits the
     budget is one ``Regex`` node (kind ``regex``).
 
-    One iterative post-order computes (regular, has_repeat) per node; a
-    pattern is only built for a subtree that is about to be folded."""
-    stack: list[tuple[Node, bool]] = [(body, False)]
-    nodes: list[Node] = []
-    flags: list[tuple[bool, bool]] = []
-    while stack:
-        current, children_done = stack.pop()
+    One iterative post-order computes (regular, has_repeat) per node, with
+    one frame per open group (its children, their results so far and
+    flags; leaf children are taken inline); a pattern is only built for a
+    subtree that is about to be folded."""
+    if body.__class__ not in _GROUPS:
+        return body   # a leaf holds no repetition
+    frames: list[tuple[Node, tuple, list[Node], list[tuple[bool, bool]]]] = [
+        (body, _children(body), [], [])]
+    while True:
+        current, children, results, flags = frames[-1]
+        index = len(results)
+        while index < len(children):
+            child = children[index]
+            if child.__class__ in _GROUPS:
+                break
+            results.append(child)
+            flags.append((_leaf_regular(child), False))
+            index += 1
+        if index < len(children):
+            frames.append((child, _children(child), [], []))
+            continue
+        frames.pop()
         kind = current.__class__
-        if kind is not Sequence and kind is not Alternation and kind is not Repeat:
-            nodes.append(current)
-            flags.append((_leaf_regular(current), False))
-            continue
-        if not children_done:
-            stack.append((current, True))
-            stack.extend([(child, False) for child in reversed(_children(current))])
-            continue
-        n_children = len(_children(current))
-        child_nodes = nodes[len(nodes) - n_children:]
-        child_flags = flags[len(flags) - n_children:]
-        del nodes[len(nodes) - n_children:]
-        del flags[len(flags) - n_children:]
-        regular = all(flag[0] for flag in child_flags)
-        has_repeat = isinstance(current, Repeat) or any(flag[1] for flag in child_flags)
+        regular = True
+        has_repeat = kind is Repeat
+        for flag in flags:
+            if not flag[0]:
+                regular = False
+            if flag[1]:
+                has_repeat = True
         if regular:
             rebuilt = current
         else:
-            folded = [_fold(child, flag, compiler) for child, flag in zip(child_nodes, child_flags)]
+            folded = [_fold(child, flag, compiler) for child, flag in zip(results, flags)]
             if kind is Sequence:
                 folded = _join_regex_nodes(folded, compiler)
             rebuilt = folded[0] if len(folded) == 1 and kind is Sequence else _rebuild(current, folded)
-        nodes.append(rebuilt)
-        flags.append((regular, has_repeat))
-    return _fold(nodes[0], flags[0], compiler)
+        if not frames:
+            return _fold(rebuilt, (regular, has_repeat), compiler)
+        frames[-1][2].append(rebuilt)
+        frames[-1][3].append((regular, has_repeat))
+
+
+_GROUPS = frozenset((Sequence, Alternation, Repeat))
 
 
 def _fold(node: Node, flag: tuple[bool, bool], compiler: TerminalCompiler) -> Node:
@@ -145,14 +156,21 @@ def join_adjacent_regexes(flat, compiler: TerminalCompiler) -> None:
 def _join_regex_nodes(items: list, compiler: TerminalCompiler) -> list:
     """``join_adjacent_regexes`` on a sequence's items, before any of their
     DFAs is built (the pass after normalization catches what nullable
-    elimination makes adjacent)."""
+    elimination makes adjacent).  Only Regex items become terminal keys here,
+    so the pair test looks at the nodes before any key is made."""
+    previous = False
+    for item in items:
+        current = item.__class__ is Regex
+        if current and previous:
+            break
+        previous = current
+    else:
+        return items
     symbols = [("regex", item.pattern, item.kind, item.case_insensitive)
                if item.__class__ is Regex else item for item in items]
-    if not _has_adjacent_pair(symbols):
-        return items
     joined = []
     for symbol in _joined(tuple(symbols), compiler):
-        if isinstance(symbol, tuple):
+        if symbol.__class__ is tuple:
             joined.append(Regex(symbol[1], symbol[2], symbol[3]))
         else:
             joined.append(symbol)
@@ -162,7 +180,7 @@ def _join_regex_nodes(items: list, compiler: TerminalCompiler) -> list:
 def _has_adjacent_pair(production) -> bool:
     previous = False
     for symbol in production:
-        current = isinstance(symbol, tuple) and (symbol[0] == "class" or symbol[0] == "regex")
+        current = symbol.__class__ is tuple and (symbol[0] == "class" or symbol[0] == "regex")
         if current and previous:
             return True
         previous = current
@@ -185,7 +203,7 @@ def _joined(production: tuple, compiler: TerminalCompiler) -> tuple:
 
 def _as_plain_regex(symbol) -> tuple[str, bool] | None:
     """(pattern, case-insensitive) of a plain regex or class terminal, else None."""
-    if isinstance(symbol, tuple):
+    if symbol.__class__ is tuple:
         if symbol[0] == "regex" and symbol[2] == "regex":
             return symbol[1], symbol[3]
         if symbol[0] == "class":

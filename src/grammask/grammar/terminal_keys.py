@@ -192,6 +192,7 @@ class TerminalCompiler:
     def __init__(self, config: Config):
         self.config = config
         self.dfas: dict[tuple, object] = {}
+        self.refused: set[tuple] = set()
         self.origins: dict[tuple, tuple[str, Optional[Span], object]] = {}
 
     def dfa(self, key: tuple):
@@ -203,13 +204,19 @@ class TerminalCompiler:
     def try_dfa(self, key: tuple, max_states: int, max_bytes: int):
         """The DFA of ``key`` built within the given (smaller) budget, or None
         when it does not fit or the regex engine refuses it (for speculative
-        rewrites that have a fallback)."""
+        rewrites that have a fallback).  A refusal is remembered per key and
+        budget, so a rewrite tried again by a later pass costs nothing (a
+        refused join can take a tenth of a second to fail)."""
         dfa = self.dfas.get(key)
         if dfa is None:
+            attempt = (key, max_states, max_bytes)
+            if attempt in self.refused:
+                return None
             try:
                 dfa = self.dfas[key] = self._compile(key, min(max_states, self.config.max_dfa_states),
                                                      min(max_bytes, self.config.max_dfa_bytes))
             except (LimitExceeded, RegexError):
+                self.refused.add(attempt)
                 return None
         return dfa
 

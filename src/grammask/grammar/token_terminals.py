@@ -51,12 +51,13 @@ def kinds_in(ast: GrammarAST) -> frozenset:
     stack = [rule.body for rule in ast.rules]
     while stack:
         node = stack.pop()
-        if isinstance(node, TokenTerminal):
-            kinds.add(node.kind)
-        elif isinstance(node, (Sequence, Alternation)):
+        kind = node.__class__
+        if kind is Sequence or kind is Alternation:
             stack.extend(node.items)
-        elif isinstance(node, Repeat):
+        elif kind is Repeat:
             stack.append(node.item)
+        elif kind is TokenTerminal:
+            kinds.add(node.kind)
     return frozenset(kinds)
 
 

@@ -64,14 +64,16 @@ def validate(ast: GrammarAST, config: Config) -> list[str]:
             if depth > max_depth:
                 raise LimitExceeded("max_nesting", (depth - 2) // 2, config.max_nesting,
                                     f"nesting of rule '{rule.name}'{_where(ast, node)}")
-            if isinstance(node, (Sequence, Alternation)):
-                if isinstance(node, Alternation) and not node.items:
+            kind = node.__class__   # node classes are final
+            if kind is Sequence or kind is Alternation:
+                if kind is Alternation and not node.items:
                     raise GrammarError(f"empty alternation in rule '{rule.name}'{_where(ast, node)}")
-                stack.extend((child, depth + 1) for child in node.items)
-            elif isinstance(node, Repeat):
+                depth += 1
+                stack.extend([(child, depth) for child in node.items])
+            elif kind is Repeat:
                 _check_repeat(ast, rule.name, node, config)
                 stack.append((node.item, depth + 1))
-            elif isinstance(node, RuleRef):
+            elif kind is RuleRef:
                 if node.name not in defined:
                     message = (f"rule '{node.name}' is used in rule '{rule.name}' but never defined"
                                f"{_close_match(node.name, defined)}")
@@ -79,12 +81,12 @@ def validate(ast: GrammarAST, config: Config) -> list[str]:
                         raise syntax_error(ast.source, message, node.span)
                     raise GrammarError(message)
                 references[rule.name].add(node.name)
-            elif isinstance(node, CharClass):
+            elif kind is CharClass:
                 for low, high in node.ranges:
                     if not 0 <= low <= high <= 0x10FFFF:
                         raise GrammarError(f"invalid character range {low:#x}-{high:#x} in rule "
                                            f"'{rule.name}'{_where(ast, node)}")
-            elif isinstance(node, Regex) and node.kind not in REGEX_KINDS:
+            elif kind is Regex and node.kind not in REGEX_KINDS:
                 raise GrammarError(f"unknown regex kind {node.kind!r} in rule '{rule.name}'; "
                                    f"expected one of {', '.join(REGEX_KINDS)}")
     for user, name in ast.builtin_references:

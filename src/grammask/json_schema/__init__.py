@@ -140,7 +140,8 @@ def _check_values(schema: Any, max_schema_depth: int) -> None:
             for key, item in value.items():
                 if not isinstance(key, str):
                     raise GrammarError(f"{pointer or '/'}: object keys must be strings, got {key!r}")
-                stack.append((item, f"{pointer}/{key}", depth + 1))
+                if item.__class__ not in _PLAIN_SCALARS:
+                    stack.append((item, f"{pointer}/{key}", depth + 1))
         elif isinstance(value, (list, tuple)):
             for index, item in enumerate(value):
                 if item.__class__ not in _PLAIN_SCALARS:  # scalars need no pointer unless bad

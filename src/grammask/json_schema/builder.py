@@ -27,6 +27,7 @@ generic rules, powers) are made once per translation.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from grammask.errors import GrammarError, LimitExceeded
@@ -36,6 +37,9 @@ from grammask.grammar.ast import (
 from grammask.json_schema import numbers, strings
 from grammask.json_schema.options import Options
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR
+
+_NOT_NAME_CHARACTER = re.compile("[^0-9A-Za-z]")
+"""What ``fresh_name`` replaces by "_": all but ASCII letters and digits."""
 
 SMALL_REPEAT = 16
 """Counts up to this stay a Repeat node (the front end expands them)."""
@@ -77,7 +81,7 @@ class GrammarBuilder:
         return GrammarError(f"invalid schema at #{pointer}: {message}")
 
     def fresh_name(self, hint: str) -> str:
-        cleaned = "".join(c if c.isascii() and c.isalnum() else "_" for c in hint).strip("_")
+        cleaned = _NOT_NAME_CHARACTER.sub("_", hint).strip("_")
         base = (cleaned or "rule").lower()[:48]
         if base[0].isdigit():
             base = "r_" + base
@@ -140,7 +144,7 @@ class GrammarBuilder:
                 continue
             if item is NEVER:
                 return NEVER
-            if isinstance(item, Sequence):
+            if item.__class__ is Sequence:
                 flat.extend(item.items)
             else:
                 flat.append(item)
@@ -158,7 +162,13 @@ class GrammarBuilder:
                 present.extend(item.items)
             else:
                 present.append(item)
-        unique = list(dict.fromkeys(present))
+        if len(present) <= 4:   # compare a few: cheaper than hashing whole subtrees
+            unique = []
+            for item in present:
+                if item not in unique:
+                    unique.append(item)
+        else:
+            unique = list(dict.fromkeys(present))
         if not unique:
             return NEVER
         if len(unique) == 1:

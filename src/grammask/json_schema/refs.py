@@ -36,6 +36,7 @@ _SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_KEYWORDS = ("items", "additionalProperties", "additionalItems", "contains", "not",
                     "if", "then", "else", "propertyNames", "unevaluatedItems",
                     "unevaluatedProperties")
+_CHILD_KEYWORDS = frozenset(_SCHEMA_MAP_KEYWORDS + _SCHEMA_LIST_KEYWORDS + _SCHEMA_KEYWORDS)
 
 
 def map_subschemas(schema: Any, function) -> Any:
@@ -116,6 +117,8 @@ class RefResolver:
             fragment = urldefrag(schema["$dynamicRef"])[1]
             if fragment and not fragment.startswith("/"):
                 self.dynamic_names.add(fragment)
+        if schema.keys().isdisjoint(_CHILD_KEYWORDS):
+            return   # no subschema (most leaves): skip the keyword loops
         for keyword in _SCHEMA_MAP_KEYWORDS:
             children = schema.get(keyword)
             if isinstance(children, dict):

@@ -34,6 +34,7 @@ its classes); control characters are ``\\xHH``; non-ASCII code points are
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 MAX_CODE_POINT = 0x10FFFF
@@ -343,9 +344,13 @@ JSON_CHAR = json_char_regex(ALL_CHARACTERS)
 """Any one JSON string character, in any of its encodings."""
 
 
+_PLAIN_TEXT = re.compile(r'[\x20\x21\x23-\x5B\x5D-\x7E]*')
+
+
 def is_plain_text(text: str) -> bool:
-    """Whether every character of ``text`` is PRINTABLE_ASCII (one spelling only)."""
-    return all(0x20 <= ord(c) <= 0x7E and c not in '"\\' for c in text)
+    """Whether every character of ``text`` is PRINTABLE_ASCII (one spelling only):
+    0x20-0x7E but ``"`` (0x22) and ``\\`` (0x5C)."""
+    return _PLAIN_TEXT.fullmatch(text) is not None
 
 
 def json_string_literal_regex(text: str, ascii_escapes: bool = False) -> str:

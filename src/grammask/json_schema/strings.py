@@ -350,7 +350,7 @@ def string_not_in_parts(names: list[str]) -> tuple[Optional[str], Optional[str]]
         for char in name:
             node = node.setdefault(char, {})
         node[None] = True
-    alphabet = normalize_ranges((ord(c), ord(c)) for name in names for c in name)
+    alphabet = normalize_ranges((ord(c), ord(c)) for c in set("".join(names)))
     foreign = complement_ranges(alphabet)
     branches = []
     diverge = _diverging_paths(trie)
