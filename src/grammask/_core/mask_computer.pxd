@@ -131,9 +131,11 @@ cdef class MaskState:
     cdef public bint valid                       # bits hold the current state's mask
     cdef public bint finished                    # EOS accepted: the mask is EOS alone
     cdef public uint64_t max_work                # the most Earley work one mask took
+    cdef Py_ssize_t batch_serial                 # the last MaskBatch.add_engines it was in
 
 
 cdef class MaskBatch:
+    cdef Py_ssize_t serial                       # unique per batch (add_engines' repeat check)
     cdef list refs                               # what the jobs borrow
     cdef BatchJob* jobs
     cdef Py_ssize_t n_jobs

@@ -825,6 +825,7 @@ cdef class MaskState:
         self.valid = False
         self.finished = False
         self.max_work = 0
+        self.batch_serial = 0
 
     def copy(self, bits, EarleyRecognizer recognizer):
         """The same state over a copy's ``bits`` and ``recognizer``."""
@@ -834,6 +835,9 @@ cdef class MaskState:
         clone.finished = self.finished
         clone.max_work = self.max_work
         return clone
+
+
+cdef Py_ssize_t _last_batch_serial = 0
 
 
 cdef class MaskBatch:
@@ -853,6 +857,9 @@ cdef class MaskBatch:
     def __cinit__(self, rows=None):
         """``rows``: a C-contiguous int32 [rows, words] array the jobs' masks
         are copied into, or None."""
+        global _last_batch_serial
+        _last_batch_serial += 1
+        self.serial = _last_batch_serial
         self.refs = []
         self.jobs = NULL
         self.n_jobs = 0
@@ -896,6 +903,27 @@ cdef class MaskBatch:
             else:
                 self._add(state, -1 if rows is None else rows[i], i)
         return others
+
+    def add_engines(self, list engines, engine_class, rows=None, Py_ssize_t n_words=-1):
+        """``add_states`` over the ``_mask`` of every entry of ``engines``
+        (None entries stay None), once every entry is None or an instance of
+        ``engine_class`` and no engine is there twice; else returns None,
+        nothing queued, for the caller to say which entry is wrong."""
+        cdef Py_ssize_t i, n = len(engines)
+        cdef list states = [None] * n
+        cdef MaskState state
+        for i in range(n):
+            engine = engines[i]
+            if engine is None:
+                continue
+            if not isinstance(engine, engine_class):
+                return None
+            state = <MaskState?>engine._mask
+            if state.batch_serial == self.serial:
+                return None
+            state.batch_serial = self.serial
+            states[i] = state
+        return self.add_states(states, rows, n_words)
 
     def add_state(self, MaskState state not None, Py_ssize_t row, Py_ssize_t tag):
         """Queue ``state``'s mask (it needs a ``MaskStep`` and a recognizer;

@@ -91,18 +91,21 @@ def _check_threads(threads) -> int:
     return int(threads)
 
 
-def _plan(engines, rows, n_rows: int) -> tuple:
+def _plan(engines, rows, n_rows: int, check_engines: bool = True) -> tuple:
     """(rows, engines or None) of a call, two lists of equal length (rows a
-    range by default), validated against an output of ``n_rows`` rows."""
+    range by default), validated against an output of ``n_rows`` rows; the
+    entries of ``engines`` too unless ``check_engines`` is false (then
+    ``MaskBatch.add_engines`` checks them, before anything is computed)."""
     if isinstance(engines, (str, bytes, Engine)) or not hasattr(engines, "__len__"):
         raise InvalidArgumentType(
             f"engines must be a sequence of Engine or None, got {type(engines).__name__}")
     engines = list(engines)
-    present = [engine for engine in engines if engine is not None]
-    # (an Engine hashes by identity: a set of them counts distinct engines)
-    if not all([issubclass(kind, Engine) for kind in set(map(type, present))]) \
-            or len(set(present)) != len(present):
-        _explain_engines(engines)
+    if check_engines:
+        present = [engine for engine in engines if engine is not None]
+        # (an Engine hashes by identity: a set of them counts distinct engines)
+        if not all([issubclass(kind, Engine) for kind in set(map(type, present))]) \
+                or len(set(present)) != len(present):
+            _explain_engines(engines)
     if rows is None:
         if len(engines) > n_rows:
             raise IndexOutOfRange(f"row {n_rows} outside an output of {n_rows} rows")
@@ -125,7 +128,8 @@ def _plan(engines, rows, n_rows: int) -> tuple:
 
 def _explain_engines(engines: list) -> None:
     """Raise the error of the first entry of ``engines`` that is neither an
-    Engine nor None, or that repeats an earlier engine."""
+    Engine nor None, or that repeats an earlier engine (or shares its mask
+    state)."""
     seen = set()
     for index, engine in enumerate(engines):
         if engine is None:
@@ -138,6 +142,7 @@ def _explain_engines(engines: list) -> None:
                 f"engines[{index}] appears twice in the batch: an engine is one sequence "
                 "(use Engine.copy() for another)")
         seen.add(id(engine))
+    raise InvalidArgument("two engines of the batch share one mask state")
 
 
 _INT32 = np.dtype(np.int32)
@@ -223,7 +228,7 @@ class BatchMasker:
         self._check_open()
         self._prepare(engines)
         _check_bitmask_kind(bitmask)
-        rows, engines = _plan(engines, rows, bitmask.shape[0])
+        rows, engines = _plan(engines, rows, bitmask.shape[0], check_engines=False)
         host = _host_rows(bitmask)
         target = host if host is not None else np.empty((len(rows), bitmask.shape[1]), np.int32)
         target_rows = rows if host is not None else range(len(rows))
@@ -301,8 +306,9 @@ class BatchMasker:
         ordinary = []
         pending = False  # an ordinary engine whose mask may still fail
         batch = MaskBatch(target)
-        others = batch.add_states([None if engine is None else engine._mask for engine in engines],
-                                  None if target is None else target_rows, n_words)
+        others = batch.add_engines(engines, Engine, None if target is None else target_rows, n_words)
+        if others is None:
+            _explain_engines(engines)
         for index in others:
             engine = engines[index]
             try:
