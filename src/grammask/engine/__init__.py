@@ -11,8 +11,8 @@ Modules, from the bottom up:
   ``clear_caches()``.
 - ``logits``: masks out to the model (int32 bitmask rows, ``-inf`` logits).
 - ``engine``: ``Engine``, the per-sequence state, and ``Status``.
-- ``batch``: ``BatchMasker``, the masks of many engines in one call, on a
-  thread pool.
+- ``batch``: ``BatchMasker``, the masks of many engines in one call, on
+  helper threads.
 
 Masks are token bitsets (``grammask.bitset``); the mask itself is computed
 by the Cython core (``grammask._core.mask_computer``).

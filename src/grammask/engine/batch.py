@@ -21,17 +21,22 @@ Data layout
     each take the next job not yet taken: a whole mask step in C (the
     token sets read from the grammar's C table, the exit-trie walks, EOS)
     into the engine's own bitset; once all are done, the caller's thread
-    (and a helper that finished the last job) copy them into their rows.  Helpers sleep on a lock and are woken, cancelled
-    or awaited without the GIL; one the OS wakes late costs nothing (the
+    (and a helper that finished the last job) copy them into their rows.
+    Helpers sleep on a lock and are woken, cancelled or awaited without
+    the GIL; one the OS wakes late costs nothing (the
     caller will have taken its share, and a helper not started yet is
     cancelled, not awaited).  (3) With the GIL: ``MaskBatch.finish`` marks
     the masks valid; a job left undone because a token set was not built
     yet, and an engine with token-level filters (canonical filter, token
-    terminals), take the ordinary ``Engine.allowed_bitset`` on a thread
-    pool (its GIL-free parts overlap there), and their rows, and the
+    terminals), take the ordinary ``Engine.allowed_bitset`` on the caller
+    and the same helpers (``MaskWorkers.run_python``: each takes the GIL,
+    and the masks' GIL-free parts overlap), and their rows, and the
     all-ones rows of ``None`` entries, are written last.  float32 /
-    float64 logits rows are masked on the pool too
-    (``grammask._core.logits.mask_rows`` releases the GIL).
+    float64 logits rows are masked that way too
+    (``grammask._core.logits.mask_rows`` releases the GIL).  The helpers
+    are woken as a call starts (``MaskWorkers.prepare``), so their
+    wake-up overlaps phase (1), and the engines are checked while they
+    are queued (``MaskBatch.add_engines``).
     docs/benchmarks.md, "Batched masks", measures the GIL-free share.
 
 Invariants
@@ -291,10 +296,10 @@ class BatchMasker:
         """The engines' masks, in three phases: the engines' GIL-free jobs
         are queued (from their ``MaskState``s, in C; an engine whose grammar
         caches whole masks through ``Engine._queue_cached_mask``), the
-        threads run them (``MaskBatch.run``), and ``MaskBatch.finish``
+        threads run them (``MaskWorkers.run``), and ``MaskBatch.finish``
         marks the masks valid.  A job left undone (a token set to build)
         and an engine with token-level filters are computed the ordinary
-        way on the pool.  With ``target`` (C-contiguous int32 rows), the
+        way on the same threads (``_run``).  With ``target`` (C-contiguous int32 rows), the
         threads also copy the jobs' masks into row ``target_rows[i]`` once
         all are done, when no other mask remains to compute (so a failing
         one writes nothing).  With ``n_words`` >= 0, ``VocabularyError``
