@@ -4,7 +4,9 @@ One tree for all dialects: parsers build it with a ``Span`` on every node
 (``None`` for nodes synthesized by a program, e.g. the JSON Schema compiler);
 validation and normalization (``normalize.py``) consume it.
 
-Nodes are frozen dataclasses; children are tuples.  Byte-level meaning:
+Nodes are frozen dataclasses; children are tuples.  The node classes are
+final (never subclassed): the passes dispatch on ``node.__class__``.
+Byte-level meaning:
 
 - ``Literal.value``: the exact UTF-8 bytes the node matches (may be empty).
 - ``CharClass``: one Unicode code point from ``ranges`` (inclusive pairs), or,
