@@ -1,0 +1,76 @@
+"""``pattern`` with ``^``/``$`` inside alternatives and groups (issue 17):
+``^01$|^07$`` (which Python's parser factors into ``^0(?:1$|7$)``),
+``^$|^...$``, ``^([^,]|$)``, ``(^|,)x``, ``(?:^x)?y``.
+
+Oracles, both independent of grammask: ``re.search`` on the pattern (the
+strings avoid ``\\n``, where Python's ``$`` and ECMA-262's differ) and
+``jsonschema`` (Draft 2020-12).  Each pool of hand-written and generated
+strings is checked plain and with every character as a ``\\uXXXX`` escape;
+random walks through the grammar are all valid.  Patterns with no regular
+reading here (``\\b``) or matching nothing (``/^x$/``) keep warning.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import jsonschema
+import pytest
+
+from support.schema_matcher import SchemaMatcher
+
+CASES = [
+    ("^01$|^07$", {}, ["01", "07", "0", "017", "x01", "1", ""], "0172"),
+    ("^$|^\\d{1,3}(?:\\.\\d{1,2})?$", {}, ["", "1", "123", "1234", "1.5", "1.", "1.234", "a"],
+     "12.a"),
+    ("^([^,]|$)", {}, ["", "a", "ab", ",", ",a", "a,"], "ab,"),
+    ("(^|,)ab", {}, ["ab", "xab", "x,ab", ",ab", "a,b", ""], "ab,x"),
+    ("(?:^x)?y", {}, ["y", "xy", "ay", "x", ""], "xya"),
+    ("a$|^b", {}, ["a", "ba", "b", "ab", "c", "bc", "cb"], "abc"),
+    ("^[a-z]{2}|^[a-z]{2}-[a-z]{2}?$", {"maxLength": 4},
+     ["ab", "abc", "ab-cd", "a", "1ab", "abcde"], "ab-1"),
+    ("^(?:$|a)b?$", {}, ["", "a", "ab", "b", "abb"], "ab"),
+    ("^$|^x+$", {"minLength": 1, "maxLength": 3}, ["", "x", "xxx", "xxxx", "y"], "xy"),
+]
+
+
+def escaped(text: str) -> str:
+    units = text.encode("utf-16-be")
+    return '"' + "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2)) + '"'
+
+
+@pytest.mark.parametrize("index", range(len(CASES)))
+def test_anchors_inside_alternatives_are_exact(index):
+    pattern, lengths, pool, alphabet = CASES[index]
+    schema = {"type": "string", "pattern": pattern, **lengths}
+    matcher = SchemaMatcher(schema)
+    assert matcher.warnings == []
+    validator = jsonschema.Draft202012Validator(schema)
+    compiled = re.compile(pattern)
+    rng = random.Random(index)
+    values = pool + ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+                     for _ in range(80)]
+    for value in values:
+        expected = compiled.search(value) is not None \
+            and lengths.get("minLength", 0) <= len(value) <= lengths.get("maxLength", 99)
+        assert validator.is_valid(value) == expected, (pattern, value)
+        for text in (json.dumps(value), escaped(value)):
+            assert matcher.accepts(text) == expected, (pattern, text)
+    for _ in range(40):
+        text = matcher.random_walk(rng, max_bytes=60)
+        if text is not None:
+            value = json.loads(text)
+            assert compiled.search(value) and validator.is_valid(value), (pattern, text)
+
+
+@pytest.mark.parametrize("pattern, reason", [
+    ("a\\bb", "word boundary"),
+    ("/^[0-9]{4}$/", "matches no string"),
+    ("^(a$)+", "anchor inside a repeat"),
+])
+def test_patterns_without_an_exact_reading_warn(pattern, reason):
+    matcher = SchemaMatcher({"type": "string", "pattern": pattern})
+    assert [w.keyword for w in matcher.warnings] == ["pattern"]
+    assert reason in str(matcher.warnings[0])
