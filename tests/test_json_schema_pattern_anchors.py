@@ -1,6 +1,7 @@
 """``pattern`` with ``^``/``$`` inside alternatives and groups (issue 17):
 ``^01$|^07$`` (which Python's parser factors into ``^0(?:1$|7$)``),
-``^$|^...$``, ``^([^,]|$)``, ``(^|,)x``, ``(?:^x)?y``.
+``^$|^...$``, ``^([^,]|$)``, ``(^|,)x``, ``(?:^x)?y``; and several
+``pattern`` values met in one ``allOf`` (all enforced, with lengths and enum).
 
 Oracles, both independent of grammask: ``re.search`` on the pattern (the
 strings avoid ``\\n``, where Python's ``$`` and ECMA-262's differ) and
@@ -74,3 +75,54 @@ def test_patterns_without_an_exact_reading_warn(pattern, reason):
     matcher = SchemaMatcher({"type": "string", "pattern": pattern})
     assert [w.keyword for w in matcher.warnings] == ["pattern"]
     assert reason in str(matcher.warnings[0])
+
+
+ALL_OF_CASES = [
+    ([{"type": "string", "pattern": "^[a-z]+$"}, {"pattern": "b"}, {"pattern": "c"}], {},
+     ["bc", "cb", "abc", "b", "c", "", "bC", "xbxcx"], "abcB"),
+    ([{"pattern": "[aA][12].*[zZ]"}, {"pattern": "^a"}, {"maxLength": 5}], {"type": "string"},
+     ["a1z", "a1zz", "A1z", "a1xxxz", "xa1z", "a2Z", "a1"], "aA12zZx"),
+    ([{"pattern": "^([a-z][0-9])+$"}, {"allOf": [{"pattern": "^.{4}"}, {"pattern": "9$"}]}],
+     {"type": "string"}, ["a1b9", "a1b2", "a9", "a1b2c9", "a1b9c", "1a9b"], "ab19"),
+]
+
+
+@pytest.mark.parametrize("index", range(len(ALL_OF_CASES)))
+def test_patterns_of_all_of_members_are_all_enforced(index):
+    members, siblings, pool, alphabet = ALL_OF_CASES[index]
+    schema = {"allOf": members, **siblings}
+    matcher = SchemaMatcher(schema)
+    assert matcher.warnings == []
+    validator = jsonschema.Draft202012Validator(schema)
+    patterns, max_length = [], 99
+
+    def collect(member):
+        nonlocal max_length
+        patterns.extend([member["pattern"]] if "pattern" in member else [])
+        max_length = min(max_length, member.get("maxLength", 99))
+        for inner in member.get("allOf", []):
+            collect(inner)
+    for member in members:
+        collect(member)
+    rng = random.Random(100 + index)
+    values = pool + ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 7)))
+                     for _ in range(80)]
+    assert any(validator.is_valid(v) for v in pool) and not all(validator.is_valid(v) for v in pool)
+    for value in values:
+        expected = all(re.search(p, value) for p in patterns) and len(value) <= max_length
+        assert validator.is_valid(value) == expected, (schema, value)
+        for text in (json.dumps(value), escaped(value)):
+            assert matcher.accepts(text) == expected, (schema, text)
+    assert not matcher.accepts("5")
+    for _ in range(40):
+        text = matcher.random_walk(rng, max_bytes=60)
+        if text is not None:
+            assert validator.is_valid(json.loads(text)), (schema, text)
+
+
+def test_enum_members_meet_every_pattern_of_all_of():
+    schema = {"allOf": [{"enum": ["ab", "ba", "bb", "aa"]}, {"pattern": "^a"}, {"pattern": "b$"}]}
+    matcher = SchemaMatcher(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in ["ab", "ba", "bb", "aa"]:
+        assert matcher.accepts(json.dumps(value)) == validator.is_valid(value) == (value == "ab")
