@@ -1,7 +1,10 @@
 """``pattern`` with ``^``/``$`` inside alternatives and groups (issue 17):
 ``^01$|^07$`` (which Python's parser factors into ``^0(?:1$|7$)``),
 ``^$|^...$``, ``^([^,]|$)``, ``(^|,)x``, ``(?:^x)?y``; and several
-``pattern`` values met in one ``allOf`` (all enforced, with lengths and enum).
+``pattern`` values met in one ``allOf`` (all enforced, with lengths and enum;
+beyond the DFA limits the dropped one is named); patterns every string
+matches (``([A-Z]+)?``) beside a large ``maxLength``; ``x-`` keywords in
+``allOf``.
 
 Oracles, both independent of grammask: ``re.search`` on the pattern (the
 strings avoid ``\\n``, where Python's ``$`` and ECMA-262's differ) and
@@ -126,3 +129,35 @@ def test_enum_members_meet_every_pattern_of_all_of():
     validator = jsonschema.Draft202012Validator(schema)
     for value in ["ab", "ba", "bb", "aa"]:
         assert matcher.accepts(json.dumps(value)) == validator.is_valid(value) == (value == "ab")
+
+
+@pytest.mark.parametrize("pattern, max_length", [("([A-Z]+)?", 4096), ("^a*", 3000),
+                                                 ("(^|,)x?", 5000)])
+def test_patterns_matching_every_string_leave_only_the_length(pattern, max_length):
+    schema = {"type": "string", "pattern": pattern, "maxLength": max_length}
+    matcher = SchemaMatcher(schema)
+    assert matcher.warnings == []
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in ["", "abc", "x" * max_length, "y" * (max_length + 1), ",é\n"]:
+        expected = re.search(pattern, value) is not None and len(value) <= max_length
+        assert validator.is_valid(value) == expected
+        assert matcher.accepts(json.dumps(value)) == expected, (pattern, len(value))
+
+
+def test_extension_keywords_merge_silently():
+    schema = {"allOf": [{"type": "string", "x-kind": "a"}, {"x-kind": "b", "maxLength": 2}]}
+    matcher = SchemaMatcher(schema)
+    assert matcher.warnings == []
+    assert matcher.accepts('"ab"') and not matcher.accepts('"abc"')
+
+
+def test_patterns_beyond_the_dfa_limits_are_dropped_by_name_and_the_rest_kept():
+    patterns = ["^" + "." * 60 + "$", "ab1", "b12", "ca1"]
+    schema = {"allOf": [{"type": "string", "pattern": p} for p in patterns]}
+    matcher = SchemaMatcher(schema)
+    assert [w.keyword for w in matcher.warnings] == ["pattern"]
+    assert repr(patterns[0]) in str(matcher.warnings[0])
+    kept = jsonschema.Draft202012Validator({"type": "string", "allOf": [{"pattern": p} for p in
+                                                                      patterns[1:]]})
+    for value in ["ab12ca1", "xab12xca1x", "ab1ca1", "b12ca1", "ab2ca1"]:
+        assert matcher.accepts(json.dumps(value)) == kept.is_valid(value), value

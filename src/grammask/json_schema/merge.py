@@ -26,7 +26,7 @@ Operands (and inlined targets) lose the keywords newer than the declared
 draft first (``translator.own_keywords``).  ``multipleOf`` steps merge to their least common multiple.  Keywords that
 cannot be combined (two different ``format`` values, ``if``)
 keep the first value with a warning naming the keyword: looser, never
-silent.  ``then`` / ``else`` of an operand without ``if`` are dropped (they
+silent (extension keywords ``x-...`` assert nothing: first value, silently).  ``then`` / ``else`` of an operand without ``if`` are dropped (they
 must not meet another operand's ``if``).  Two ``not`` values become one
 ``not: {anyOf: [both]}`` (failing both is failing their union).  A second
 ``pattern`` goes to the list ``keywords.MORE_PATTERNS`` (every string node
@@ -171,7 +171,7 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             result[key] = value
             continue
         current = result[key]
-        if current == value or key in _KEEP_FIRST:
+        if current == value or key in _KEEP_FIRST or key.startswith("x-"):
             continue
         if key == "type":
             first = [current] if isinstance(current, str) else list(current)

@@ -20,7 +20,9 @@ JSON string text, for constraints stated on the *decoded* string:
   anywhere outside a repeat (``^01$|^07$``, ``(^|,)x``, ``^([^,]|$)``): each
   piece of the pattern is kept as up to four regexes keyed by whether a
   ``^`` / ``$`` pinned it to the string's start / end (``_Anchored``), and
-  only the unpinned sides get the ``.*`` of search semantics.  Unsupported
+  only the unpinned sides get the ``.*`` of search semantics; a pattern
+  with an empty match not pinned to both ends (``([A-Z]+)?``) matches every
+  string and becomes ``.*`` itself.  Unsupported
   (``PatternUnsupported``, the message says why): backreferences,
   look-around, word boundaries, anchors inside a repeat other than ``?``,
   patterns no string matches (``/^x$/``), ``\\p{..}`` classes.
@@ -159,6 +161,11 @@ class _PatternTranslator:
         if not pieces:
             raise PatternUnsupported("matches no string: an anchor sits where no string "
                                      "position satisfies it")
+        if any(nullable for key, (_, nullable) in pieces.items() if key != (True, True)):
+            # An empty match at the start or end of any string (``(x+)?``,
+            # ``^a*``): every string matches, and the plain regex keeps the
+            # intersections with lengths small.
+            return ANY_STRING_CONTENT, False
         branches = []
         for (at_start, at_end), (regex, _) in pieces.items():
             branches.append(("" if at_start else ANY_STRING_CONTENT) + regex
