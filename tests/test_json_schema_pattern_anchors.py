@@ -73,6 +73,8 @@ def test_anchors_inside_alternatives_are_exact(index):
     ("a\\bb", "word boundary"),
     ("/^[0-9]{4}$/", "matches no string"),
     ("^(a$)+", "anchor inside a repeat"),
+    ("^(?!a)b", "negative look-ahead"),
+    ("(a)\\1", "backreference"),
 ])
 def test_patterns_without_an_exact_reading_warn(pattern, reason):
     matcher = SchemaMatcher({"type": "string", "pattern": pattern})

@@ -250,7 +250,7 @@ class _PatternTranslator:
             if not body:
                 return ""
             return repeat(body, n_min, None if n_max >= sre_constants.MAXREPEAT else n_max)
-        raise PatternUnsupported(f"unsupported pattern construct {op}")
+        raise PatternUnsupported(_CONSTRUCT_REASONS.get(op, f"unsupported pattern construct {op}"))
 
     def char_set(self, items) -> CodePointSet:
         negate = False
@@ -298,6 +298,13 @@ with the same key merge by alternation, which keeps ``nullable`` exact."""
 _AT_REASONS = {
     sre_constants.AT_BOUNDARY: "word boundary \\b is a look-around (not supported)",
     sre_constants.AT_NON_BOUNDARY: "non-boundary \\B is a look-around (not supported)",
+}
+
+
+_CONSTRUCT_REASONS = {
+    sre_constants.ASSERT: "look-ahead/look-behind (?=..) (?<=..) is not supported",
+    sre_constants.ASSERT_NOT: "negative look-ahead/look-behind (?!..) (?<!..) is not supported",
+    sre_constants.GROUPREF: "a backreference is not a regular construct",
 }
 
 
