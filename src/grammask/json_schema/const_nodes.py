@@ -39,7 +39,7 @@ from typing import Any
 
 from grammask.errors import GrammarError
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, rule_hint
-from grammask.json_schema.keywords import VALIDATION_KEYWORDS
+from grammask.json_schema.keywords import MORE_PATTERNS, VALIDATION_KEYWORDS
 from grammask.json_schema.literal_sets import literal_set_regexes
 from grammask.json_schema.numbers import INTEGER_ZERO_FRACTION, decimal_digits, integer_range, to_fraction
 from grammask.json_schema.regex_text import is_plain_text
@@ -53,8 +53,8 @@ LITERAL_SET_MIN = 16
 INTEGER_RUN_MIN = 4
 """Consecutive integers from this many on are one digit range."""
 
-_CHECKED_KEYWORDS = ("enum", "const", "type", "minLength", "maxLength", "pattern", "minimum",
-                     "maximum", "exclusiveMinimum", "exclusiveMaximum")
+_CHECKED_KEYWORDS = ("enum", "const", "type", "minLength", "maxLength", "pattern", MORE_PATTERNS,
+                     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 
 def enum_node(translator, schema: dict, types: list[str], pointer: str) -> Any:

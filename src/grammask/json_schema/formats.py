@@ -44,6 +44,8 @@ the tests (``tests/test_json_schema_formats.py``) check each against
 
 from __future__ import annotations
 
+from grammask.json_schema.keywords import MORE_PATTERNS
+
 # ------------------------------------------------------------- RFC 3339 date/time
 
 _YEAR = "(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
@@ -193,11 +195,12 @@ FORMAT_PATTERNS = {name: f"^{body}$" for name, body in {
 
 def asserted_patterns(schema: dict) -> list[tuple[str, str, bool]]:
     """(keyword, ECMA-262 pattern, ascii_escapes) of a string schema's
-    ``pattern`` and asserted ``format``: the regexes its strings must match.
+    ``pattern`` (and ``MORE_PATTERNS`` of a merged ``allOf``) and asserted ``format``: the regexes its strings must match.
     A value of the wrong type is skipped here; ``string_nodes`` rejects it."""
     found = []
     if isinstance(schema.get("pattern"), str):
         found.append(("pattern", schema["pattern"], True))
+    found.extend(("pattern", pattern, True) for pattern in schema.get(MORE_PATTERNS, ()))
     name = schema.get("format")
     if isinstance(name, str) and name in FORMAT_PATTERNS:
         found.append(("format", FORMAT_PATTERNS[name], False))

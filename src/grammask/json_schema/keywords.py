@@ -31,14 +31,14 @@ import re
 from typing import Any
 
 from grammask.json_schema.refs import escape_pointer_token, map_subschemas
-from grammask.json_schema.values import JSON_TYPES
+from grammask.json_schema.values import JSON_TYPES, MORE_PATTERNS
 
 ANNOTATION_KEYWORDS = frozenset({
     "$schema", "$id", "$anchor", "$dynamicAnchor", "$comment", "$defs", "definitions",
     "$vocabulary", "title", "description", "default", "examples", "deprecated", "readOnly",
     "writeOnly", "contentMediaType", "contentEncoding", "contentSchema", "format_annotation",
 })
-STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format")
+STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format", MORE_PATTERNS)
 NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "patternProperties",
                    "minProperties", "maxProperties", "propertyNames", "dependentRequired",

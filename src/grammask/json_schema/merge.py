@@ -24,11 +24,14 @@ boolean), so the translator can build a single grammar for it:
 
 Operands (and inlined targets) lose the keywords newer than the declared
 draft first (``translator.own_keywords``).  ``multipleOf`` steps merge to their least common multiple.  Keywords that
-cannot be combined (two different ``pattern`` or ``format`` values, ``if``)
+cannot be combined (two different ``format`` values, ``if``)
 keep the first value with a warning naming the keyword: looser, never
-silent.  ``then`` / ``else`` of an operand without ``if`` are dropped (they
+silent (extension keywords ``x-...`` assert nothing: first value, silently).  ``then`` / ``else`` of an operand without ``if`` are dropped (they
 must not meet another operand's ``if``).  Two ``not`` values become one
-``not: {anyOf: [both]}`` (failing both is failing their union).
+``not: {anyOf: [both]}`` (failing both is failing their union).  A second
+``pattern`` goes to the list ``keywords.MORE_PATTERNS`` (every string node
+and value check meets them all: ``formats.asserted_patterns``,
+``values.simple_constraints_hold``).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from grammask.json_schema.keywords import array_positions, pattern_matches
+from grammask.json_schema.keywords import MORE_PATTERNS, array_positions, pattern_matches
 from grammask.json_schema.values import json_equal
 
 MAX_DISTRIBUTED_BRANCHES = 64
@@ -168,7 +171,7 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             result[key] = value
             continue
         current = result[key]
-        if current == value or key in _KEEP_FIRST:
+        if current == value or key in _KEEP_FIRST or key.startswith("x-"):
             continue
         if key == "type":
             first = [current] if isinstance(current, str) else list(current)
@@ -188,6 +191,12 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             result[key] = min(current, value)
         elif key == "required":
             result[key] = list(dict.fromkeys(list(current) + list(value)))
+        elif key == "pattern" and isinstance(current, str) and isinstance(value, str):
+            more = result.get(MORE_PATTERNS, [])
+            if value not in more:
+                result[MORE_PATTERNS] = more + [value]
+        elif key == MORE_PATTERNS:
+            result[key] = list(dict.fromkeys(current + value))
         elif key in ("properties", "patternProperties", "$defs", "dependentSchemas"):
             merged = dict(current)
             for name, sub in value.items():

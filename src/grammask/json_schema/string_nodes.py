@@ -3,7 +3,8 @@
 What it computes: ``string_node(translator, schema, pointer)``, the node of
 the JSON strings a schema's string keywords allow.  A ``pattern`` and an
 asserted ``format`` each become one regex over the string's JSON encoding
-(``strings.translate_pattern`` of the pattern or of ``formats.FORMAT_PATTERNS``); lengths alone
+(``strings.translate_pattern`` of the pattern or of ``formats.FORMAT_PATTERNS``; a
+pattern every string matches, such as ``([A-Z]+)?``, adds nothing); lengths alone
 become ``string_with_length``.  Several of them (pattern, format, and the
 length bounds when the pattern's own width does not imply them) become one
 ``intersection`` terminal (``GrammarBuilder.rx_all``: the product of their
@@ -18,7 +19,9 @@ and silent.  Still warned: when the
 intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
 / ``max_dfa_bytes``; the product grows with the length bound times the
 pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
-length bounds are dropped, then the pattern beside a format.
+length bounds are dropped, then each pattern (several in a merged
+``allOf``; tried from the last) whose regex does not fit the intersection
+of the format and the patterns kept so far.
 
 Invariant: lengths count code points, in any escape spelling; a terminal
 never ends inside free text (the closing quote sits in the last terminal).
@@ -49,6 +52,7 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
                         f"format {format_name!r} not enforced: {formats.NOT_ENFORCED[format_name]}")
     constraints = formats.asserted_patterns(schema)
     parts = []
+    labels = []
     implied = True
     for keyword, constraint, ascii_escapes in constraints:
         try:
@@ -56,7 +60,10 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
         except strings.PatternUnsupported as error:
             translator.warn(keyword, pointer, f"{error}; not enforced")
             continue
+        if content == strings.ANY_STRING_CONTENT:
+            continue  # every string matches (``([A-Z]+)?``)
         parts.append('"' + content + '"')
+        labels.append((keyword, constraint if keyword == "pattern" else format_name))
         implied = implied and n_min <= low and (n_max is None or (high is not None and high <= n_max))
     if not parts:
         return string_with_length(translator, n_min, n_max)
@@ -68,11 +75,19 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
                         f"length bounds not enforced together with {_names(constraints)}: "
                         f"the DFA of their intersection exceeds the DFA size limits")
     node = _all_of(translator, parts)
-    if node is None:
-        translator.warn("pattern", pointer, "not enforced together with the format: the DFA "
-                                            "of their intersection exceeds the DFA size limits")
-        node = translator.rx(parts[-1])
-    return node
+    if node is not None:
+        return node
+    kept = [parts[-1]]
+    dropped = []
+    for (keyword, constraint), part in zip(labels[-2::-1], parts[-2::-1]):
+        if _all_of(translator, kept + [part]) is None:
+            dropped.append((keyword, constraint))
+        else:
+            kept.append(part)
+    translator.warn(dropped[0][0], pointer,
+                    f"{', '.join(f'{k} {c!r}' for k, c in dropped)} not enforced: the DFA of the "
+                    f"intersection of all {len(parts)} exceeds the DFA size limits")
+    return _all_of(translator, kept)
 
 
 def _all_of(translator, parts: list[str]) -> Optional[Any]:
@@ -89,7 +104,7 @@ def _all_of(translator, parts: list[str]) -> Optional[Any]:
 
 
 def _names(constraints: list) -> str:
-    return " and ".join(keyword for keyword, _, _ in constraints)
+    return " and ".join(dict.fromkeys(keyword for keyword, _, _ in constraints))
 
 
 def string_with_length(translator, n_min: int, n_max: Optional[int]) -> Any:

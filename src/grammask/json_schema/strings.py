@@ -16,9 +16,16 @@ JSON string text, for constraints stated on the *decoded* string:
   it is never looser under either reading: ``\\d`` ``\\w`` are ASCII, ``\\s``
   is the white space both agree on, ``\\D`` ``\\W`` ``\\S`` exclude what either
   counts as digit/word/space, ``.`` excludes the four ECMA line
-  terminators, ``$`` is the end of the string only.  Unsupported (``PatternUnsupported``):
-  backreferences, look-around, word boundaries, anchors other than at the
-  start/end of a top-level alternative, ``\\p{..}`` classes.
+  terminators, ``$`` is the end of the string only.  ``^``/``$`` may sit
+  anywhere outside a repeat (``^01$|^07$``, ``(^|,)x``, ``^([^,]|$)``): each
+  piece of the pattern is kept as up to four regexes keyed by whether a
+  ``^`` / ``$`` pinned it to the string's start / end (``_Anchored``), and
+  only the unpinned sides get the ``.*`` of search semantics; a pattern
+  with an empty match not pinned to both ends (``([A-Z]+)?``) matches every
+  string and becomes ``.*`` itself.  Unsupported
+  (``PatternUnsupported``, the message says why): backreferences,
+  look-around, word boundaries, anchors inside a repeat other than ``?``,
+  patterns no string matches (``/^x$/``), ``\\p{..}`` classes.
 - ``string_not_in_parts(names)``: strings whose decoded value is none of
   ``names`` (the keys of ``additionalProperties``), built from the names'
   trie (see the function for its shape and what it leaves out).
@@ -148,26 +155,68 @@ class _PatternTranslator:
         self.dot_all = bool(flags & sre_constants.SRE_FLAG_DOTALL)
 
     def top(self, items: list) -> tuple[str, bool]:
-        """Translate one top-level alternative, resolving its ^/$ anchors."""
-        if len(items) == 1 and items[0][0] == sre_constants.BRANCH:
-            results = [self.top(list(branch)) for branch in items[0][1][1]]
-            return alternation([regex for regex, _ in results]), all(a for _, a in results)
-        if len(items) == 1 and items[0][0] == sre_constants.SUBPATTERN:
-            _, add_flags, del_flags, inner = items[0][1]
-            if not add_flags and not del_flags:
-                return self.top(list(inner))
-        anchored_start = bool(items) and items[0] == (sre_constants.AT, items[0][1]) \
-            and items[0][1] in _START_ANCHORS
-        if anchored_start:
-            items = items[1:]
-        anchored_end = bool(items) and items[-1][0] == sre_constants.AT \
-            and items[-1][1] in _END_ANCHORS
-        if anchored_end:
-            items = items[:-1]
-        body = self.sequence(items)
-        prefix = "" if anchored_start else ANY_STRING_CONTENT
-        suffix = "" if anchored_end else ANY_STRING_CONTENT
-        return prefix + body + suffix, anchored_start and anchored_end
+        """The regex of the whole pattern (search semantics) and whether every
+        way to match it is anchored at both ends of the string."""
+        pieces = self.anchored(items)
+        if not pieces:
+            raise PatternUnsupported("matches no string: an anchor sits where no string "
+                                     "position satisfies it")
+        if any(nullable for key, (_, nullable) in pieces.items() if key != (True, True)):
+            # An empty match at the start or end of any string (``(x+)?``,
+            # ``^a*``): every string matches, and the plain regex keeps the
+            # intersections with lengths small.
+            return ANY_STRING_CONTENT, False
+        branches = []
+        for (at_start, at_end), (regex, _) in pieces.items():
+            branches.append(("" if at_start else ANY_STRING_CONTENT) + regex
+                            + ("" if at_end else ANY_STRING_CONTENT))
+        return alternation(branches), set(pieces) == {(True, True)}
+
+    def anchored(self, items) -> "_Anchored":
+        """A sequence as ``_Anchored`` pieces, resolving ``^``/``$`` anywhere
+        outside a repeat (see ``_Anchored``)."""
+        result: _Anchored = {(False, False): ("", True)}
+        for op, argument in items:
+            result = _concatenate(result, self.anchored_item(op, argument))
+        return result
+
+    def anchored_item(self, op, argument) -> "_Anchored":
+        if op == sre_constants.AT:
+            if argument in _START_ANCHORS:
+                return {(True, False): ("", True)}
+            if argument in _END_ANCHORS:
+                return {(False, True): ("", True)}
+            raise PatternUnsupported(_AT_REASONS.get(argument, f"unsupported assertion {argument}"))
+        if op == sre_constants.BRANCH:
+            result: _Anchored = {}
+            for branch in argument[1]:
+                result = _union(result, self.anchored(branch))
+            return result
+        if op == sre_constants.SUBPATTERN and _has_anchor([(op, argument)]):
+            _, add_flags, del_flags, inner = argument
+            saved = (self.ignore_case, self.dot_all)
+            self.set_flags(add_flags, del_flags)
+            try:
+                pieces = self.anchored(inner)
+            finally:
+                self.ignore_case, self.dot_all = saved
+            return {key: (group(regex) if regex else "", nullable)
+                    for key, (regex, nullable) in pieces.items()}
+        if op in _REPEATS and _has_anchor(argument[2]):
+            n_min, n_max, inner = argument
+            if (n_min, n_max) != (0, 1):
+                raise PatternUnsupported("an anchor inside a repeat other than '?'")
+            return _union(self.anchored(inner), {(False, False): ("", True)})
+        regex = self.item(op, argument)
+        return {(False, False): (regex, _nullable([(op, argument)]))}
+
+    def set_flags(self, add_flags: int, del_flags: int) -> None:
+        if add_flags & sre_constants.SRE_FLAG_IGNORECASE:
+            self.ignore_case = True
+        if del_flags & sre_constants.SRE_FLAG_IGNORECASE:
+            self.ignore_case = False
+        if add_flags & sre_constants.SRE_FLAG_DOTALL:
+            self.dot_all = True
 
     def sequence(self, items) -> str:
         return "".join(self.item(op, argument) for op, argument in items)
@@ -190,12 +239,7 @@ class _PatternTranslator:
         if op == sre_constants.SUBPATTERN:
             _, add_flags, del_flags, inner = argument
             saved = (self.ignore_case, self.dot_all)
-            if add_flags & sre_constants.SRE_FLAG_IGNORECASE:
-                self.ignore_case = True
-            if del_flags & sre_constants.SRE_FLAG_IGNORECASE:
-                self.ignore_case = False
-            if add_flags & sre_constants.SRE_FLAG_DOTALL:
-                self.dot_all = True
+            self.set_flags(add_flags, del_flags)
             try:
                 return "(?:" + self.sequence(inner) + ")"
             finally:
@@ -206,7 +250,7 @@ class _PatternTranslator:
             if not body:
                 return ""
             return repeat(body, n_min, None if n_max >= sre_constants.MAXREPEAT else n_max)
-        raise PatternUnsupported(f"unsupported pattern construct {op}")
+        raise PatternUnsupported(_CONSTRUCT_REASONS.get(op, f"unsupported pattern construct {op}"))
 
     def char_set(self, items) -> CodePointSet:
         negate = False
@@ -241,6 +285,80 @@ class _PatternTranslator:
                     if len(variant) == 1:
                         extra.append((ord(variant), ord(variant)))
         return normalize_ranges(list(ranges) + extra)
+
+
+_Anchored = dict
+"""A pattern piece as ``{(at_start, at_end): (regex, nullable)}``: the union,
+over the keys, of the strings ``regex`` matches, where ``at_start`` says the
+match must begin at the start of the whole string (a ``^`` was resolved
+into it) and ``at_end`` that it must end at the end (a ``$``); ``nullable``
+says whether ``regex`` matches the empty string.  At most four keys: pieces
+with the same key merge by alternation, which keeps ``nullable`` exact."""
+
+_AT_REASONS = {
+    sre_constants.AT_BOUNDARY: "word boundary \\b is a look-around (not supported)",
+    sre_constants.AT_NON_BOUNDARY: "non-boundary \\B is a look-around (not supported)",
+}
+
+
+_CONSTRUCT_REASONS = {
+    sre_constants.ASSERT: "look-ahead/look-behind (?=..) (?<=..) is not supported",
+    sre_constants.ASSERT_NOT: "negative look-ahead/look-behind (?!..) (?<!..) is not supported",
+    sre_constants.GROUPREF: "a backreference is not a regular construct",
+}
+
+
+def _union(a: "_Anchored", b: "_Anchored") -> "_Anchored":
+    result = dict(a)
+    for key, (regex, nullable) in b.items():
+        if key in result:
+            old_regex, old_nullable = result[key]
+            result[key] = (alternation([group(old_regex) if old_regex else "",
+                                        group(regex) if regex else ""]), old_nullable or nullable)
+        else:
+            result[key] = (regex, nullable)
+    return result
+
+
+def _concatenate(a: "_Anchored", b: "_Anchored") -> "_Anchored":
+    """``a`` then ``b``.  A ``$`` of ``a`` leaves ``b`` only its empty match;
+    a ``^`` of ``b`` leaves ``a`` only its empty match (at the start); both
+    at once (``$`` then ``^``) hold only for the empty string."""
+    result: _Anchored = {}
+    for (start_a, end_a), (regex_a, nullable_a) in a.items():
+        for (start_b, end_b), (regex_b, nullable_b) in b.items():
+            if end_a and start_b:
+                if nullable_a and nullable_b:
+                    result = _union(result, {(True, True): ("", True)})
+            elif end_a:
+                if nullable_b:
+                    result = _union(result, {(start_a, True): (regex_a, nullable_a)})
+            elif start_b:
+                if nullable_a:
+                    result = _union(result, {(True, end_b): (regex_b, nullable_b)})
+            else:
+                result = _union(result, {(start_a, end_b): (regex_a + regex_b,
+                                                            nullable_a and nullable_b)})
+    return result
+
+
+def _has_anchor(items) -> bool:
+    for op, argument in items:
+        if op == sre_constants.AT:
+            return True
+        if op == sre_constants.BRANCH and any(_has_anchor(branch) for branch in argument[1]):
+            return True
+        if op == sre_constants.SUBPATTERN and _has_anchor(argument[3]):
+            return True
+        if op in _REPEATS and _has_anchor(argument[2]):
+            return True
+    return False
+
+
+def _nullable(items) -> bool:
+    """Whether anchor-free parsed ``items`` match the empty string."""
+    return sre_parse.SubPattern(sre_parse.State(), list(items)).getwidth()[0] == 0
+
 
 
 def finite_pattern_strings(pattern: str, limit: int = 64) -> Optional[list[str]]:

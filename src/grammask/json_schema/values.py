@@ -38,6 +38,10 @@ JSON_TYPES = ("null", "boolean", "object", "array", "number", "string", "integer
 
 _BOUND_KEYWORDS = frozenset(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
 
+MORE_PATTERNS = "$grammask:morePatterns"
+"""Internal keyword of a merged ``allOf`` (``merge.py``): the ``pattern`` values
+beyond the first, a list of strings; a string must match every one."""
+
 
 def json_type_of(value: Any) -> str:
     if value is None:
@@ -105,13 +109,13 @@ def simple_constraints_hold(value: Any, schema: dict) -> bool:
             return False
         if "maxLength" in schema and length > schema["maxLength"]:
             return False
-        pattern = schema.get("pattern")
-        if isinstance(pattern, str):
-            try:
-                if re.search(pattern, value) is None:
-                    return False
-            except re.error:
-                return True
+        for pattern in [schema.get("pattern")] + list(schema.get(MORE_PATTERNS, ())):
+            if isinstance(pattern, str):
+                try:
+                    if re.search(pattern, value) is None:
+                        return False
+                except re.error:
+                    return True
     if (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             and not _BOUND_KEYWORDS.isdisjoint(schema)):
         number = Fraction(value)
