@@ -133,6 +133,41 @@ def test_equal_languages_share_a_digest():
     assert sub_automaton_digest(body, inside_body, limit=1) is None
 
 
+def _reachable(dfa, state):
+    """States reachable from ``state`` (dead state excluded), by ``DFA.run`` over every byte."""
+    seen, stack = {state}, [state]
+    while stack:
+        current = stack.pop()
+        for byte in range(256):
+            target = dfa.run(bytes([byte]), current)
+            if target and target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+@pytest.mark.parametrize("pattern", ['"[a-z]{0,12}"', "(ab|a){0,3}b?", "[0-9]+(\\.[0-9]{1,4})?", '"(?:x|[a-wyz][a-z]*)"'])
+def test_hub_and_digest_limit_match_byte_oracles(pattern):
+    """``dfa_hub`` is the live state most (state, byte) transitions enter
+    (ties: the smallest), counted here with ``DFA.run`` byte by byte; the
+    digest is None exactly when more than ``limit`` states are reachable."""
+    from grammask._core.mask_computer import dfa_hub
+    from grammask.terminals import compile_regex
+
+    dfa = compile_regex(pattern)
+    entered = [0] * dfa.n_states
+    for state in range(1, dfa.n_states):
+        for byte in range(256):
+            entered[dfa.run(bytes([byte]), state)] += 1
+    entered[0] = 0
+    best = max(entered)
+    assert dfa_hub(dfa) == (entered.index(best) if best else 0)
+    for state in range(1, dfa.n_states):
+        n_reachable = len(_reachable(dfa, state))
+        for limit in (1, 2, 5, 64):
+            assert (sub_automaton_digest(dfa, state, limit) is None) == (n_reachable > limit), (state, limit)
+
+
 def test_grammars_share_token_sets_through_the_store(vocab):
     store = vocabulary_tables(vocab).token_sets
     config = grammask.Config(canonical=False, mask_cache_entries=0)

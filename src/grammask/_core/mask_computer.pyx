@@ -60,7 +60,7 @@ only the caller's bitsets and fresh arrays.
 from cpython.pythread cimport (PyThread_acquire_lock, PyThread_allocate_lock, PyThread_free_lock,
                                PyThread_release_lock, PyThread_type_lock, WAIT_LOCK)
 from cpython.ref cimport PyObject
-from libc.stdint cimport uint8_t, int32_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcpy, memset
 
@@ -128,7 +128,8 @@ def root_subtree_heights(TrieView trie):
         reach = np.minimum(np.asarray(trie.node_heights)[1:] + below_child, KEPT_CLASS_ROWS)
         counts = np.zeros((len(starts), KEPT_CLASS_ROWS + 1), dtype=np.int64)
         np.add.at(counts, (owner, reach), 1)
-        found = (np.asarray(node_bytes)[starts], counts[:, ::-1].cumsum(axis=1)[:, ::-1])
+        found = (np.ascontiguousarray(np.asarray(node_bytes)[starts], dtype=np.uint8),
+                 np.ascontiguousarray(counts[:, ::-1].cumsum(axis=1)[:, ::-1]))
         _root_subtree_heights[trie] = found
     return found
 
@@ -140,18 +141,34 @@ def relative_walk_estimate(TrieView trie, dfa, rows, Py_ssize_t state, Py_ssize_
     of ``rows``, the DFA's kept ``state_classes_by_depth``, where their
     classes differ), the walk reaches a node d edges below the child when it
     is at least f - 1 - d high (agreement shrinks by one byte per edge), and
-    never deeper than where both die or meet (not counted: an upper bound)."""
+    never deeper than where both die or meet (not counted: an upper bound).
+    One typed pass over the root's children (at most 256) and the rows: it
+    runs before every derived build, so it must cost far less than one."""
     child_bytes, tall = root_subtree_heights(trie)
-    if not len(child_bytes):
-        return 0
-    transitions = np.asarray(dfa.transitions)
-    classes = np.asarray(dfa.class_map)[child_bytes]
-    own = transitions[state, classes]
-    other = transitions[base_state, classes]
-    differ = rows[:, own] != rows[:, other]
-    first = np.where(differ.any(axis=0), differ.argmax(axis=0), rows.shape[0])
-    costs = tall[np.arange(len(child_bytes)), np.maximum(first - 1, 0)]
-    return int(costs[own != other].sum())
+    cdef const uint8_t[::1] first_bytes = child_bytes
+    cdef const int64_t[:, ::1] reach = tall
+    cdef const int32_t[:, ::1] transitions = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
+    cdef const uint8_t[::1] class_map = np.ascontiguousarray(dfa.class_map, dtype=np.uint8)
+    cdef const int32_t[:, ::1] classes = np.ascontiguousarray(rows, dtype=np.int32)
+    cdef Py_ssize_t n_rows = classes.shape[0], n_states = transitions.shape[0]
+    if not (0 <= state < n_states and 0 <= base_state < n_states):
+        raise ValueError("DFA state out of range")
+    cdef Py_ssize_t child, row, first
+    cdef int32_t q, r
+    cdef int64_t total = 0
+    with nogil:
+        for child in range(first_bytes.shape[0]):
+            q = transitions[state, class_map[first_bytes[child]]]
+            r = transitions[base_state, class_map[first_bytes[child]]]
+            if q == r:
+                continue
+            first = n_rows
+            for row in range(n_rows):
+                if classes[row, q] != classes[row, r]:
+                    first = row
+                    break
+            total += reach[child, first - 1 if first > 0 else 0]
+    return total
 
 
 def state_classes_by_depth(transitions, accepting, Py_ssize_t depth):
@@ -213,28 +230,77 @@ def sub_automaton_digest(dfa, Py_ssize_t state, Py_ssize_t limit=SUB_AUTOMATON_L
     """Digest of the language of ``dfa`` from ``state``: its reachable part
     renumbered in breadth-first order (targets in byte order), so two DFAs
     whose states accept the same continuations get the same digest (both
-    are minimal).  None past ``limit`` reachable states."""
-    table = np.asarray(dfa.transitions)[:, np.asarray(dfa.class_map)]
-    accepting = np.asarray(dfa.accepting)
-    number = np.full(table.shape[0], -1, dtype=np.int64)
+    are minimal).  None past ``limit`` reachable states.  A typed
+    breadth-first pass over at most ``limit`` states' 256 bytes: it runs for
+    every new DFA's hub, so on a cold grammar it must not touch the whole
+    table."""
+    cdef const int32_t[:, ::1] transitions = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
+    cdef const uint8_t[::1] class_map = np.ascontiguousarray(dfa.class_map, dtype=np.uint8)
+    cdef const uint8_t[::1] accepting = np.ascontiguousarray(dfa.accepting).view(np.uint8)
+    cdef Py_ssize_t n_states = transitions.shape[0]
+    if not 0 < state < n_states:
+        raise ValueError("DFA state out of range")
+    numbers = np.full(n_states, -1, dtype=np.int32)
+    order = np.zeros(max(limit, 1), dtype=np.int32)
+    cdef int32_t[::1] number = numbers
+    cdef int32_t[::1] ordered = order
+    cdef Py_ssize_t n_order = 1, i = 0, byte
+    cdef int32_t target
+    cdef bint over = False
     number[0] = 0
     number[state] = 1
-    order = [state]
-    i = 0
-    while i < len(order):
-        # dict.fromkeys keeps each target once, in the order of its first byte
-        for target in dict.fromkeys(table[order[i]].tolist()):
-            if number[target] < 0:
-                if len(order) >= limit:
-                    return None
-                number[target] = len(order) + 1
-                order.append(target)
-        i += 1
-    rows = number[table[order]]
+    ordered[0] = <int32_t>state
+    with nogil:
+        while i < n_order and not over:
+            for byte in range(256):
+                target = transitions[ordered[i], class_map[byte]]
+                if number[target] < 0:
+                    if n_order >= limit:
+                        over = True
+                        break
+                    number[target] = <int32_t>(n_order + 1)
+                    ordered[n_order] = target
+                    n_order += 1
+            i += 1
+    if over:
+        return None
+    rows = np.empty((n_order, 256), dtype=np.int32)
+    marks = np.empty(n_order, dtype=np.uint8)
+    cdef int32_t[:, ::1] row_view = rows
+    cdef uint8_t[::1] mark_view = marks
+    with nogil:
+        for i in range(n_order):
+            mark_view[i] = accepting[ordered[i]] != 0
+            for byte in range(256):
+                row_view[i, byte] = number[transitions[ordered[i], class_map[byte]]]
     digest = hashlib.blake2b(b"sub-automaton", digest_size=20)
-    digest.update(rows.astype(np.int32).tobytes())
-    digest.update(accepting[order].astype(np.uint8).tobytes())
+    digest.update(rows.tobytes())
+    digest.update(marks.tobytes())
     return digest.digest()
+
+
+def dfa_hub(dfa):
+    """The live state that the most (state, byte) transitions enter (0 when
+    every transition dies): one typed pass over the DFA's table."""
+    cdef const int32_t[:, ::1] transitions = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
+    cdef const uint8_t[::1] class_map = np.ascontiguousarray(dfa.class_map, dtype=np.uint8)
+    cdef Py_ssize_t n_states = transitions.shape[0], n_classes = transitions.shape[1]
+    counts = np.zeros(n_states, dtype=np.int64)
+    sizes = np.zeros(max(n_classes, 1), dtype=np.int64)
+    cdef int64_t[::1] count = counts
+    cdef int64_t[::1] class_size = sizes
+    cdef Py_ssize_t s, c, byte, hub = 0
+    with nogil:
+        for byte in range(256):
+            class_size[class_map[byte]] += 1
+        for s in range(n_states):
+            for c in range(n_classes):
+                count[transitions[s, c]] += class_size[c]
+        count[0] = 0
+        for s in range(1, n_states):
+            if count[s] > count[hub]:
+                hub = s
+    return hub
 
 
 cdef class MaskComputer:
@@ -369,12 +435,7 @@ cdef class MaskComputer:
         hub = self.hubs.get(dfa_id)
         if hub is None:
             dfa = self.tables.lnf.dfas[dfa_id]
-            transitions = np.asarray(dfa.transitions)
-            class_sizes = np.bincount(np.asarray(dfa.class_map), minlength=transitions.shape[1])
-            counts = np.bincount(transitions.ravel(), minlength=transitions.shape[0],
-                                 weights=np.broadcast_to(class_sizes, transitions.shape).ravel())
-            counts[0] = 0
-            hub = int(np.argmax(counts))
+            hub = dfa_hub(dfa)
             if hub > 0:
                 hub = int(self._representatives[self.tables.view.dfa_infos[dfa_id].state_base + hub])
                 hub_key = sub_automaton_digest(dfa, hub)
