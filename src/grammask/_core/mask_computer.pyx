@@ -175,29 +175,57 @@ def state_classes_by_depth(transitions, accepting, Py_ssize_t depth):
     """Row d (0 <= d <= ``depth``) labels the states of a DFA so that two
     states have equal labels iff they agree on dead-ness (state 0) and
     acceptance after every input of at most d bytes: Moore's partition
-    refinement, one round per row (rows repeat once it is stable).
-    Returns int32[depth + 1, n_states]."""
-    table = np.asarray(transitions)
-    n_states = table.shape[0]
+    refinement, one round per row (rows repeat once it is stable).  A round
+    labels each state by its signature (its label and its successors'
+    labels) through an open-addressing table of exact signatures, labels
+    numbered by first appearance (the dead state keeps 0): O(states x
+    classes) per round.  Returns int32[depth + 1, n_states]."""
+    cdef const int32_t[:, ::1] table = np.ascontiguousarray(transitions, dtype=np.int32)
+    cdef Py_ssize_t n_states = table.shape[0], n_classes = table.shape[1]
     rows = np.empty((depth + 1, n_states), dtype=np.int32)
-    classes = np.asarray(accepting).astype(np.int64) + 1
-    classes[0] = 0
-    rows[0] = classes
-    n_classes = len(np.unique(classes))
-    stable = n_classes == n_states
-    for d in range(1, depth + 1):
-        if not stable:
-            signature = np.column_stack([classes, classes[table]])
-            order = np.lexsort(signature.T[::-1])
-            ordered = signature[order]
-            starts_group = np.any(ordered[1:] != ordered[:-1], axis=1)
-            refined = np.empty(n_states, dtype=np.int64)
-            refined[order] = np.concatenate([[0], np.cumsum(starts_group)])
-            n_refined = int(refined.max()) + 1
-            stable = n_refined == n_classes or n_refined == n_states
-            classes = refined
-            n_classes = n_refined
-        rows[d] = classes
+    cdef int32_t[:, ::1] out = rows
+    first = np.asarray(accepting).astype(np.int32) + 1
+    first[0] = 0
+    rows[0] = first
+    cdef Py_ssize_t n_labels = len(np.unique(first)), n_refined
+    cdef Py_ssize_t n_slots = 1
+    while n_slots < 2 * n_states:
+        n_slots *= 2
+    slots = np.empty(n_slots, dtype=np.int32)
+    cdef int32_t[::1] slot = slots
+    cdef Py_ssize_t d, state, c, position, other
+    cdef uint64_t key
+    cdef bint same, stable = n_labels == n_states
+    with nogil:
+        for d in range(1, depth + 1):
+            if stable:
+                out[d, :] = out[d - 1, :]
+                continue
+            slot[:] = -1
+            n_refined = 0
+            for state in range(n_states):
+                key = <uint64_t>out[d - 1, state] * 0x9E3779B97F4A7C15ULL
+                for c in range(n_classes):
+                    key = (key ^ <uint64_t>out[d - 1, table[state, c]]) * 0xBF58476D1CE4E5B9ULL
+                position = <Py_ssize_t>((key ^ (key >> 31)) & <uint64_t>(n_slots - 1))
+                while True:
+                    other = slot[position]
+                    if other < 0:
+                        slot[position] = <int32_t>state
+                        out[d, state] = <int32_t>n_refined
+                        n_refined += 1
+                        break
+                    same = out[d - 1, other] == out[d - 1, state]
+                    c = 0
+                    while same and c < n_classes:
+                        same = out[d - 1, table[other, c]] == out[d - 1, table[state, c]]
+                        c += 1
+                    if same:
+                        out[d, state] = out[d, other]
+                        break
+                    position = (position + 1) & (n_slots - 1)
+            stable = n_refined == n_labels or n_refined == n_states
+            n_labels = n_refined
     return rows
 
 
