@@ -110,10 +110,20 @@ def _warnings(schema: dict) -> list[str]:
     ({"pattern": "^[a-z.]+$"}, False),
 ])
 def test_warning_names_what_is_not_checked(keywords, counted):
-    messages = [m for m in _warnings(_schema(**keywords)) if m.startswith("'format'")]
-    assert len(messages) == 1, messages
+    messages = _warnings(_schema(**keywords))
+    assert len(messages) == 1 and messages[0].startswith("'format'"), messages
     assert LOOSER["hostname"] in messages[0]
     assert (f"names longer than {HOSTNAME_MAX_LENGTH}" in messages[0]) != counted
+
+
+def test_a_max_length_above_the_limit_is_implied():
+    """maxLength 255 is implied by the format (whose warning says the names'
+    limit is not counted), so it is not intersected: no maxLength warning."""
+    schema = _schema(maxLength=255, minLength=5)
+    messages = _warnings(schema)
+    assert len(messages) == 1 and "nor a larger maxLength" in messages[0], messages
+    matcher = SchemaMatcher(schema)
+    assert matcher.accepts(json.dumps("ab.cd")) and not matcher.accepts(json.dumps("ab.c"))
 
 
 def test_not_beside_hostname_warns_too():

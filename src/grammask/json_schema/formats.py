@@ -252,7 +252,8 @@ UNCOUNTED_MAX_LENGTH = {"hostname": HOSTNAME_MAX_LENGTH}
 count (a hostname's 253 characters with its 63-character labels make a DFA
 of 23,812 states, past ``Config.max_dfa_states``): warned unless a
 ``maxLength`` or ``pattern`` enforced beside the format bounds the string
-within it."""
+within it.  A ``maxLength`` at or above the limit is implied by the format
+and not counted either (``string_nodes``)."""
 
 
 def looseness(name: object, longest: int | None) -> str | None:
@@ -264,6 +265,7 @@ def looseness(name: object, longest: int | None) -> str | None:
     reasons = [LOOSER[name]] if name in LOOSER else []
     limit = UNCOUNTED_MAX_LENGTH.get(name)
     if limit is not None and (longest is None or longest > limit):
-        reasons.append(f"names longer than {limit} characters are accepted (the limit is "
-                       f"not counted; a maxLength of at most {limit} enforces it)")
+        reasons.append(f"names longer than {limit} characters are accepted (neither the limit "
+                       f"nor a larger maxLength beside it is counted; a maxLength of at most "
+                       f"{limit} enforces it)")
     return f"format {name!r} looser than specified: {'; '.join(reasons)}" if reasons else None

@@ -17,7 +17,10 @@ format the specification does not define (``url``, ``byte``, a project's
 own name) is an annotation for every validator, so ignoring it is exact
 and silent.  An asserted format looser than specified (``formats.looseness``:
 hostname's A-labels, and its 253-character limit unless a ``maxLength`` or
-``pattern`` enforced beside it is as short) is warned.  Still warned: when the
+``pattern`` enforced beside it is as short) is warned; a ``maxLength`` at or
+above a format's uncounted limit (``formats.UNCOUNTED_MAX_LENGTH``) is implied
+by the format, so it is not intersected either (that warning covers it).
+Still warned: when the
 intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
 / ``max_dfa_bytes``; the product grows with the length bound times the
 pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
@@ -55,7 +58,7 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
     constraints = formats.asserted_patterns(schema)
     parts = []
     labels = []
-    implied = True
+    min_implied = max_implied = True
     for keyword, constraint, ascii_escapes in constraints:
         try:
             content, low, high = strings.translate_pattern(constraint, ascii_escapes=ascii_escapes)
@@ -66,11 +69,15 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
             continue  # every string matches (``([A-Z]+)?``)
         parts.append('"' + content + '"')
         labels.append((keyword, constraint if keyword == "pattern" else format_name, high))
-        implied = implied and n_min <= low and (n_max is None or (high is not None and high <= n_max))
+        widest = high
+        if keyword == "format" and high is None:  # the specified limit (warned if not counted)
+            widest = formats.UNCOUNTED_MAX_LENGTH.get(format_name)
+        min_implied = min_implied and n_min <= low
+        max_implied = max_implied and (n_max is None or (widest is not None and widest <= n_max))
     if not parts:
         return string_with_length(translator, n_min, n_max)
     node, longest = _constrained(translator, pointer, constraints, parts, labels,
-                                 n_min, n_max, implied)
+                                 0 if min_implied else n_min, None if max_implied else n_max)
     loose = formats.looseness(format_name, longest)
     if loose is not None:
         translator.warn("format", pointer, loose)
@@ -78,12 +85,13 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
 
 
 def _constrained(translator, pointer: str, constraints: list, parts: list[str], labels: list,
-                 n_min: int, n_max: Optional[int], implied: bool) -> tuple[Any, Optional[int]]:
+                 n_min: int, n_max: Optional[int]) -> tuple[Any, Optional[int]]:
     """The node of the strings matching the regexes ``parts`` (``labels``:
     their (keyword, pattern or format name, most characters)) within
-    n_min..n_max characters, and the most characters it enforces (None:
-    unbounded); what does not fit the DFA limits is dropped and warned."""
-    if not implied and (n_min > 0 or n_max is not None):
+    n_min..n_max characters (the bounds the regexes do not imply), and the
+    most characters it enforces (None: unbounded); what does not fit the
+    DFA limits is dropped and warned."""
+    if n_min > 0 or n_max is not None:
         node = _all_of(translator, parts + [strings.string_regex(n_min, n_max)])
         if node is not None:
             return node, _least([n_max] + [high for _, _, high in labels])
