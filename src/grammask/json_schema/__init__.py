@@ -49,7 +49,9 @@ warning unless its branches are proven disjoint); ``format`` is asserted for dat
 date-time, duration, email, hostname, ipv4, ipv6, uri, uri-reference, iri,
 iri-reference, uri-template, json-pointer, relative-json-pointer and uuid
 (``formats.py``; regex, idn-hostname and idn-email warn and are not
-enforced; a format no draft defines is an annotation, ignored silently); numbers:
+enforced; hostname warns what it leaves unchecked: A-labels are not
+decoded, the 253-character name limit is not counted; a format no draft
+defines is an annotation, ignored silently); numbers:
 see ``numbers.py`` and ``number_nodes.py``; free strings count code points
 in any escape spelling, literal strings (keys, enum, const) and formats
 accept the canonical spellings (``regex_text.json_string_literal_regex``);

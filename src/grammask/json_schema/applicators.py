@@ -630,15 +630,18 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
     if rest.get("pattern") is not None and not isinstance(rest["pattern"], str):
         raise translator.error(pointer, "pattern must be a string")
     regexes = []
+    highs = []
     for keyword, pattern, ascii_escapes in formats.asserted_patterns(rest):
         try:
-            content, _, _ = strings.translate_pattern(pattern, ascii_escapes=ascii_escapes)
+            content, _, widest = strings.translate_pattern(pattern, ascii_escapes=ascii_escapes)
         except strings.PatternUnsupported:
             translator.warn("not", pointer, f"beside an unsupported {keyword}: not enforced")
             return translator.node(strings_only, pointer)
         regexes.append('"' + content + '"')
+        highs.append(widest)
     low = count_keyword(translator, rest, "minLength", pointer) or 0
     high = count_keyword(translator, rest, "maxLength", pointer)
+    highs.append(high)
     if low or high is not None or not regexes:
         regexes.append(strings.string_regex(low, high))
     text = DIFFERENCE_SEPARATOR.join([INTERSECTION_SEPARATOR.join(regexes)] + removed)
@@ -648,6 +651,10 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
         translator.warn("not", pointer, "the excluded strings' DFA exceeds the DFA limits: "
                                         "not excluded")
         return translator.node(strings_only, pointer)
+    bounds = [bound for bound in highs if bound is not None]
+    loose = formats.looseness(rest.get("format"), min(bounds) if bounds else None)
+    if loose is not None:
+        translator.warn("format", pointer, loose)
     return translator.rx_minus(regexes, removed)
 
 

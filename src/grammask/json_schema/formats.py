@@ -4,7 +4,10 @@ What it computes: ``FORMAT_PATTERNS``, a map from a draft 2020-12 format
 name to an anchored pattern (``^...$``, the syntax ``strings.translate_pattern``
 reads) whose language is the format's grammar; ``NOT_ENFORCED``, a map from
 the formats grammask knows but does not assert to the reason (the warning
-text); ``asserted_patterns(schema)``, the (keyword, pattern) pairs a string
+text); ``LOOSER`` and ``UNCOUNTED_MAX_LENGTH``, what an asserted pattern
+leaves unchecked, and ``looseness(name, longest)``, the warning text for it
+given the most characters the string node enforces beside the format;
+``asserted_patterns(schema)``, the (keyword, pattern) pairs a string
 schema's ``pattern`` and asserted ``format`` require, read by the string
 node, the ``not`` of strings and the disjointness proof alike.  ``string_nodes`` turns a pattern into a regex over the JSON string
 text with ``translate_pattern(pattern, ascii_escapes=False)``: printable
@@ -20,9 +23,21 @@ pattern can be checked against its RFC line by line:
   23:59:60 UTC, which an offset makes non-regular to state.
 - duration: RFC 3339 appendix A (``P`` then date or time parts, or weeks).
 - email: RFC 5321 ``Mailbox`` restricted to a dot-atom local part and a
-  hostname domain (no quoted local parts, no address literals: stricter).
-- hostname: RFC 1123 labels (letters, digits, inner hyphens), dot-separated
-  (label and name lengths are not counted: looser than RFC 1034's 63/253).
+  domain of RFC 1123 labels (no quoted local parts, no address literals:
+  stricter; RFC 5321's size limits, section 4.5.3.1, are not counted).
+- hostname: RFC 1123 labels (letters, digits, inner hyphens) of 1..63
+  characters (RFC 1034 section 3.1; a DFA of 128 states, 6 when labels
+  were not counted), dot-separated, no trailing dot (the
+  JSON-Schema-Test-Suite refuses "example."; ``fqdn`` accepts it).  Labels
+  with "--" in 3rd and 4th position are accepted, as ``fqdn`` does.
+  Looser, and warned: the name's 253 characters are not counted
+  (``UNCOUNTED_MAX_LENGTH``: the DFA of the name with its length counted
+  has 23,812 states, built in ~0.8 s, past ``Config.max_dfa_states`` =
+  10,000; a ``maxLength`` of at most 253 enforced beside it, which fits
+  the limit up to 142, or a ``pattern`` as short, makes that part moot),
+  and ``xn--`` A-labels are not decoded (``LOOSER``: RFC 5891 Punycode of
+  an IDNA2008 U-label is not regular in a small DFA; ``fqdn`` does not
+  decode them either).
 - ipv4: RFC 2673 dotted quad, no leading zeros; ipv6: RFC 4291 section 2.2
   as written in RFC 3986's ``IPv6address`` (no zone index).
 - uri, uri-reference: RFC 3986 ``URI`` and ``URI-reference``; iri,
@@ -36,7 +51,8 @@ pattern can be checked against its RFC line by line:
 - uuid: RFC 4122 section 3 string form (hex digits of either case).
 
 Invariant: each pattern is anchored at both ends and accepts exactly its
-grammar's strings (except where a bullet above says stricter or looser);
+grammar's strings (except where a bullet above says stricter or looser;
+a format in ``LOOSER`` warns at every translation);
 the tests (``tests/test_json_schema_formats.py``) check each against
 ``jsonschema``'s format checker and the JSON-Schema-Test-Suite's
 ``optional/format`` cases.
@@ -71,8 +87,16 @@ _DURATION = f"P(?:{_DUR_DATE}|{_DUR_TIME}|{_DUR_WEEK})"
 
 # ------------------------------------------------------------- hosts and addresses
 
-_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9\\-]*[A-Za-z0-9])?"
+# RFC 1123 section 2.1 labels: letters, digits and inner hyphens.  A hostname
+# label holds 1..63 of them (RFC 1034 section 3.1); an email domain's labels
+# are not counted (see the module docstring).
+_LDH_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9\\-]*[A-Za-z0-9])?"
+_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9\\-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = f"{_LABEL}(?:\\.{_LABEL})*"
+HOSTNAME_MAX_LENGTH = 253
+"""RFC 1034 section 3.1's 255 octets of a name on the wire, as text: 253
+characters (no trailing dot).  ``_HOSTNAME`` does not count it: see
+``UNCOUNTED_MAX_LENGTH``."""
 _DEC_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _IPV4 = f"{_DEC_OCTET}\\.{_DEC_OCTET}\\.{_DEC_OCTET}\\.{_DEC_OCTET}"
 _H16 = "[0-9A-Fa-f]{1,4}"
@@ -101,7 +125,7 @@ def _ipv6() -> str:
 _IPV6 = _ipv6()
 
 _ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\-]"
-_EMAIL = f"{_ATEXT}+(?:\\.{_ATEXT}+)*@{_HOSTNAME}"
+_EMAIL = f"{_ATEXT}+(?:\\.{_ATEXT}+)*@{_LDH_LABEL}(?:\\.{_LDH_LABEL})*"
 
 # ------------------------------------------------------------- RFC 3986 / RFC 3987
 
@@ -214,3 +238,34 @@ NOT_ENFORCED = {
     "idn-email": "its domain is an idn-hostname (IDNA2008 tables, not carried)",
 }
 """Known formats not asserted, with the reason (the ``GrammarWarning`` text)."""
+
+LOOSER = {
+    "hostname": "A-labels ('xn--' labels, any case) are not decoded: any letters-digits-"
+                "hyphens label is accepted where RFC 5891 requires the Punycode of a valid "
+                "IDNA2008 U-label (tables and context rules, not regular in a small DFA)",
+}
+"""Asserted formats whose pattern accepts strings the format refuses, with
+what is not checked (the ``GrammarWarning`` text)."""
+
+UNCOUNTED_MAX_LENGTH = {"hostname": HOSTNAME_MAX_LENGTH}
+"""Asserted formats with a most-characters limit their pattern does not
+count (a hostname's 253 characters with its 63-character labels make a DFA
+of 23,812 states, past ``Config.max_dfa_states``): warned unless a
+``maxLength`` or ``pattern`` enforced beside the format bounds the string
+within it.  A ``maxLength`` at or above the limit is implied by the format
+and not counted either (``string_nodes``)."""
+
+
+def looseness(name: object, longest: int | None) -> str | None:
+    """The warning text for what an asserted format ``name`` leaves
+    unchecked when its string node enforces at most ``longest`` characters
+    (None: no bound), or None if the translation is exact."""
+    if not isinstance(name, str):
+        return None
+    reasons = [LOOSER[name]] if name in LOOSER else []
+    limit = UNCOUNTED_MAX_LENGTH.get(name)
+    if limit is not None and (longest is None or longest > limit):
+        reasons.append(f"names longer than {limit} characters are accepted (neither the limit "
+                       f"nor a larger maxLength beside it is counted; a maxLength of at most "
+                       f"{limit} enforces it)")
+    return f"format {name!r} looser than specified: {'; '.join(reasons)}" if reasons else None

@@ -15,7 +15,12 @@ A format of the specification that grammask does not assert is warned
 about with the reason from ``formats.NOT_ENFORCED`` and not enforced; a
 format the specification does not define (``url``, ``byte``, a project's
 own name) is an annotation for every validator, so ignoring it is exact
-and silent.  Still warned: when the
+and silent.  An asserted format looser than specified (``formats.looseness``:
+hostname's A-labels, and its 253-character limit unless a ``maxLength`` or
+``pattern`` enforced beside it is as short) is warned; a ``maxLength`` at or
+above a format's uncounted limit (``formats.UNCOUNTED_MAX_LENGTH``) is implied
+by the format, so it is not intersected either (that warning covers it).
+Still warned: when the
 intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
 / ``max_dfa_bytes``; the product grows with the length bound times the
 pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
@@ -53,7 +58,7 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
     constraints = formats.asserted_patterns(schema)
     parts = []
     labels = []
-    implied = True
+    min_implied = max_implied = True
     for keyword, constraint, ascii_escapes in constraints:
         try:
             content, low, high = strings.translate_pattern(constraint, ascii_escapes=ascii_escapes)
@@ -63,31 +68,58 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
         if content == strings.ANY_STRING_CONTENT:
             continue  # every string matches (``([A-Z]+)?``)
         parts.append('"' + content + '"')
-        labels.append((keyword, constraint if keyword == "pattern" else format_name))
-        implied = implied and n_min <= low and (n_max is None or (high is not None and high <= n_max))
+        labels.append((keyword, constraint if keyword == "pattern" else format_name, high))
+        widest = high
+        if keyword == "format" and high is None:  # the specified limit (warned if not counted)
+            widest = formats.UNCOUNTED_MAX_LENGTH.get(format_name)
+        min_implied = min_implied and n_min <= low
+        max_implied = max_implied and (n_max is None or (widest is not None and widest <= n_max))
     if not parts:
         return string_with_length(translator, n_min, n_max)
-    if not implied and (n_min > 0 or n_max is not None):
+    node, longest = _constrained(translator, pointer, constraints, parts, labels,
+                                 0 if min_implied else n_min, None if max_implied else n_max)
+    loose = formats.looseness(format_name, longest)
+    if loose is not None:
+        translator.warn("format", pointer, loose)
+    return node
+
+
+def _constrained(translator, pointer: str, constraints: list, parts: list[str], labels: list,
+                 n_min: int, n_max: Optional[int]) -> tuple[Any, Optional[int]]:
+    """The node of the strings matching the regexes ``parts`` (``labels``:
+    their (keyword, pattern or format name, most characters)) within
+    n_min..n_max characters (the bounds the regexes do not imply), and the
+    most characters it enforces (None: unbounded); what does not fit the
+    DFA limits is dropped and warned."""
+    if n_min > 0 or n_max is not None:
         node = _all_of(translator, parts + [strings.string_regex(n_min, n_max)])
         if node is not None:
-            return node
+            return node, _least([n_max] + [high for _, _, high in labels])
         translator.warn("maxLength" if n_max is not None else "minLength", pointer,
                         f"length bounds not enforced together with {_names(constraints)}: "
                         f"the DFA of their intersection exceeds the DFA size limits")
     node = _all_of(translator, parts)
     if node is not None:
-        return node
+        return node, _least([high for _, _, high in labels])
     kept = [parts[-1]]
+    highs = [labels[-1][2]]
     dropped = []
-    for (keyword, constraint), part in zip(labels[-2::-1], parts[-2::-1]):
+    for (keyword, constraint, high), part in zip(labels[-2::-1], parts[-2::-1]):
         if _all_of(translator, kept + [part]) is None:
             dropped.append((keyword, constraint))
         else:
             kept.append(part)
+            highs.append(high)
     translator.warn(dropped[0][0], pointer,
                     f"{', '.join(f'{k} {c!r}' for k, c in dropped)} not enforced: the DFA of the "
                     f"intersection of all {len(parts)} exceeds the DFA size limits")
-    return _all_of(translator, kept)
+    return _all_of(translator, kept), _least(highs)
+
+
+def _least(bounds: list[Optional[int]]) -> Optional[int]:
+    """The smallest of the most-characters bounds (None: unbounded)."""
+    known = [bound for bound in bounds if bound is not None]
+    return min(known) if known else None
 
 
 def _all_of(translator, parts: list[str]) -> Optional[Any]:
