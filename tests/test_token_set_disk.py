@@ -83,6 +83,7 @@ def _masks(vocab, name: str) -> list:
     for token_id in _greedy_tokens(vocab, text):
         assert engine.try_accept_new_token(token_id)
         masks.append(engine.compute_allowed_token_ids().tolist())
+    assert token_set_disk.flush(60)
     return masks
 
 
@@ -104,7 +105,7 @@ def test_loaded_sets_equal_fresh_builds(name, smollm2_vocab, disk_dir):
     tables = compiled_tables(grammar.lnf)
     trie = vocabulary_tables(smollm2_vocab).trie_view
     size = smollm2_vocab.size
-    disk = TokenSetDisk(trie, size)
+    disk = TokenSetDisk(trie, size, background=False)
     lnf = grammar.lnf
     seen_dense = seen_trie = False
     for terminal, dfa_id in enumerate(lnf.terminal_dfa_ids):
@@ -151,6 +152,7 @@ def test_masks_from_disk_equal_in_memory_masks(name, smollm2_vocab, disk_dir, mo
 def test_classes_round_trip(smollm2_vocab, disk_dir):
     store = vocabulary_tables(smollm2_vocab).token_sets
     grammask.compile(grammask.Grammar.from_json_schema(SCHEMA), smollm2_vocab, CONFIG)
+    assert token_set_disk.flush(60)
     built = dict(store._classes)
     grammask.clear_caches(vocabularies=False)
     hits = store.disk_hits
@@ -170,6 +172,7 @@ def test_another_vocabulary_gets_no_hit(smollm2_vocab, bert_vocab, disk_dir):
     hits, builds = store.disk_hits, store.builds
     grammask.Engine(grammask.compile(GRAMMARS["regex"][0](), bert_vocab, CONFIG)) \
         .compute_allowed_token_ids()
+    assert token_set_disk.flush(60)
     assert store.disk_hits == hits and store.builds > builds
     directories = {path.parent for path in _files(disk_dir)}
     assert len(directories) == 2 and before < set(_files(disk_dir))
@@ -220,7 +223,7 @@ def test_byte_cap_holds(smollm2_vocab, disk_dir):
     entry = build_terminal_tokens(tables, trie, 0, 0, smollm2_vocab.size)
     assert entry.inside_bits is not None and entry.exit_trie is not None   # 2.4 MB per file
     cap = 10_000_000
-    disk = TokenSetDisk(trie, smollm2_vocab.size, max_bytes=cap)
+    disk = TokenSetDisk(trie, smollm2_vocab.size, max_bytes=cap, background=False)
     for i in range(12):
         time.sleep(0.005)   # distinct modification times, whatever the file system's tick
         disk.store_entry(b"key-%d" % i, 0, entry)
@@ -242,7 +245,7 @@ def test_files_over_a_quarter_of_the_cap_are_not_written(smollm2_vocab, disk_dir
     trie = vocabulary_tables(smollm2_vocab).trie_view
     tables = compiled_tables(grammask.Grammar.from_regex("[a-z ]+").lnf)
     entry = build_terminal_tokens(tables, trie, 0, 0, smollm2_vocab.size)
-    disk = TokenSetDisk(trie, smollm2_vocab.size, max_bytes=4_000_000)
+    disk = TokenSetDisk(trie, smollm2_vocab.size, max_bytes=4_000_000, background=False)
     disk.store_entry(b"big", 0, entry)
     assert disk.writes == 0 and _files(disk_dir) == []
 
@@ -253,9 +256,21 @@ def test_cheap_builds_are_not_written(smollm2_vocab, disk_dir, monkeypatch):
     trie = vocabulary_tables(smollm2_vocab).trie_view
     tables = compiled_tables(grammask.Grammar.from_regex("[a-z ]+").lnf)
     entry = build_terminal_tokens(tables, trie, 0, 0, smollm2_vocab.size)
-    disk = TokenSetDisk(trie, smollm2_vocab.size)
+    disk = TokenSetDisk(trie, smollm2_vocab.size, background=False)
     disk.store_entry(b"fast", 0, entry, 0.5e-3)         # built faster than a load
     disk.store_entry(b"large", 0, entry, 2e-3)          # 2.4 MB: over 100 MB/s of build
     assert disk.writes == 0
     disk.store_entry(b"slow", 0, entry, 0.1)
     assert disk.writes == 1
+
+
+def test_background_writes_land_after_flush(smollm2_vocab, disk_dir):
+    trie = vocabulary_tables(smollm2_vocab).trie_view
+    tables = compiled_tables(grammask.Grammar.from_regex("[a-z]+").lnf)
+    entry = build_terminal_tokens(tables, trie, 0, 0, smollm2_vocab.size)
+    disk = TokenSetDisk(trie, smollm2_vocab.size)
+    for i in range(5):
+        disk.store_entry(b"queued-%d" % i, 0, entry)
+    assert token_set_disk.flush(60)
+    assert disk.writes == 5 and len(_files(disk_dir)) == 5
+    assert _fields(disk.load_entry(b"queued-3", 0, None, None)) == _fields(entry)

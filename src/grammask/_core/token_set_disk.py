@@ -35,9 +35,12 @@ What is written
     0.1-0.3 ms plus about 1 ms per MB (docs/benchmarks.md), so a short
     literal's or a small DFA state's set is cheaper to build than to read,
     and an exit trie of most of the vocabulary about as cheap to merge as to
-    check.  The write happens right after the build, in the thread that
-    built (the cost, measured in docs/benchmarks.md, is a fraction of the
-    build it follows and is paid once per machine).
+    check.  A write is queued right after the build: one daemon thread per
+    process serializes and writes (the demo's first run writes 13-20 files
+    in 15-56 ms, docs/benchmarks.md, off the masks' thread), and exit waits
+    for it (at most 30 s; ``flush()`` waits explicitly).  At most
+    ``MAX_PENDING`` writes wait; later ones are dropped (a miss next time),
+    so the queue never holds more than that many entries alive.
 
 ``format_version()``
     blake2b over ``FORMAT`` (a constant bumped by hand when the file layout
@@ -69,6 +72,7 @@ Invariants
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import struct
@@ -94,6 +98,9 @@ most builds of a literal or a short DFA state."""
 BYTES_PER_BUILD_SECOND = 100 << 20
 """Nor are files over this many bytes per second of build (reading and
 checking 1 MB costs about as much as merging the exit trie it holds)."""
+
+MAX_PENDING = 256
+"""Queued writes beyond this are dropped."""
 
 _KEY_BYTES = 32
 _SUM_BYTES = 16
@@ -147,8 +154,10 @@ def _cap_from_env() -> int:
 class TokenSetDisk:
     """The on-disk entries of one vocabulary trie (see the module docstring)."""
 
-    def __init__(self, trie, vocab_size: int, max_bytes: int | None = None):
+    def __init__(self, trie, vocab_size: int, max_bytes: int | None = None,
+                 background: bool = True):
         self.trie = trie
+        self.background = background
         self.vocab_size = vocab_size
         self.n_words = trie.n_words
         self.max_bytes = max_bytes
@@ -341,21 +350,23 @@ class TokenSetDisk:
         return header, arrays
 
     def _write(self, key: bytes, header: list, arrays: list) -> None:
-        start = time.perf_counter()
-        try:
-            self._write_file(key, header, arrays)
-        finally:
-            self.write_seconds += time.perf_counter() - start
+        """Write now (``background`` False) or hand the write to the writer
+        thread; the path and cap are fixed here, from this thread's view of
+        the environment."""
+        cap = self.max_bytes if self.max_bytes is not None else _cap_from_env()
+        job = (self, self._path(key), key, header, arrays, cap)
+        if self.background:
+            _WRITER.submit(job)
+        else:
+            _run(job)
 
-    def _write_file(self, key: bytes, header: list, arrays: list) -> None:
+    def _write_file(self, path: str, key: bytes, header: list, arrays: list, cap: int) -> None:
         parts = [MAGIC, key, struct.pack(f"<{len(header)}q", *header)]
         parts += [np.ascontiguousarray(array).tobytes() for array in arrays]
         body = b"".join(parts)
         data = body + hashlib.blake2b(body, digest_size=_SUM_BYTES).digest()
-        cap = self.max_bytes if self.max_bytes is not None else _cap_from_env()
         if len(data) > min(MAX_FILE_BYTES, cap // 4):
             return
-        path = self._path(key)
         directory = os.path.dirname(path)
         temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
@@ -396,6 +407,78 @@ class TokenSetDisk:
                 return
             self._written[directory] = _evict(directory, cap * 3 // 4, keep)
             self._names.pop(directory, None)
+
+
+def _run(job) -> None:
+    disk, path, key, header, arrays, cap = job
+    start = time.perf_counter()
+    try:
+        disk._write_file(path, key, header, arrays, cap)
+    finally:
+        disk.write_seconds += time.perf_counter() - start
+
+
+class _Writer:
+    """One daemon thread per process that writes the files queued by
+    ``TokenSetDisk._write`` (entries are immutable, so it reads them without
+    a lock); ``flush()`` waits for the queue, and runs at exit."""
+
+    def __init__(self):
+        self._jobs: list = []
+        self._busy = False
+        self._condition = threading.Condition()
+        self._thread = None
+        self._pid = None
+
+    def submit(self, job) -> None:
+        with self._condition:
+            if self._thread is None or self._pid != os.getpid():
+                # first use, or a forked child: the parent's thread is not here
+                self._jobs, self._busy, self._pid = [], False, os.getpid()
+                self._thread = threading.Thread(target=self._loop, name="grammask-token-set-writer",
+                                                daemon=True)
+                self._thread.start()
+            if len(self._jobs) < MAX_PENDING:
+                self._jobs.append(job)
+                self._condition.notify_all()
+
+    def _loop(self) -> None:
+        while True:
+            with self._condition:
+                while not self._jobs:
+                    self._condition.wait()
+                job = self._jobs.pop(0)
+                self._busy = True
+            try:
+                _run(job)
+            except Exception:   # a write that fails is a miss for the next process
+                pass
+            finally:
+                with self._condition:
+                    self._busy = False
+                    self._condition.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued write is done; False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._condition:
+            if self._pid != os.getpid():
+                return True
+            while self._jobs or self._busy:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._condition.wait(left)
+        return True
+
+
+_WRITER = _Writer()
+atexit.register(_WRITER.flush, 30.0)
+
+
+def flush(timeout: float | None = None) -> bool:
+    """Wait for the writes queued so far (tests, benchmarks; exit does it too)."""
+    return _WRITER.flush(timeout)
 
 
 def _listing(directory: str) -> list:
