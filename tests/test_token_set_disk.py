@@ -274,3 +274,32 @@ def test_background_writes_land_after_flush(smollm2_vocab, disk_dir):
     assert token_set_disk.flush(60)
     assert disk.writes == 5 and len(_files(disk_dir)) == 5
     assert _fields(disk.load_entry(b"queued-3", 0, None, None)) == _fields(entry)
+
+
+def test_checked_file_with_inconsistent_fields_is_refused(smollm2_vocab, disk_dir):
+    """A file whose checksum holds but whose fields do not fit the trie (an
+    exit trie deeper than its max_depth, ids past the vocabulary) is refused."""
+    trie = vocabulary_tables(smollm2_vocab).trie_view
+    tables = compiled_tables(grammask.Grammar.from_json_schema(SCHEMA).lnf)
+    disk = TokenSetDisk(trie, smollm2_vocab.size, background=False)
+    lnf = grammask.Grammar.from_json_schema(SCHEMA).lnf
+    for terminal in range(len(lnf.terminal_dfa_ids)):
+        entry = build_terminal_tokens(tables, trie, terminal, 0, smollm2_vocab.size)
+        if entry.exit_trie is not None and entry.exit_trie.max_depth > 2:
+            break
+    assert entry.exit_trie is not None and entry.exit_trie.max_depth > 2
+    key = disk._key_digest(token_set_disk._ENTRY, b"deep", 0)
+    disk.store_entry(b"deep", 0, entry)
+    header, arrays = disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER)
+    assert disk.load_entry(b"deep", 0, None, None) is not None
+    shallow = list(header)
+    shallow[5] = 1
+    assert disk._parse(b"", key, 1, 15) is None
+    disk._write(key, shallow, [np.array(array) for array in arrays])
+    assert disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER) is not None
+    assert disk.load_entry(b"deep", 0, None, None) is None
+    past = [np.array(array) for array in arrays]
+    past[2] = np.append(past[2], np.int32(smollm2_vocab.size))   # a narrow id past the vocabulary
+    disk._write(key, list(header[:6]) + [len(array) for array in past], past)
+    assert disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER) is not None
+    assert disk.load_entry(b"deep", 0, None, None) is None

@@ -15,9 +15,12 @@ Data layout
     per vocabulary trie (``trie_digest``: blake2b over the vocabulary size and
     the trie's four arrays, so two vocabularies share a directory only when
     every set over them is equal), one file per entry.  One file per entry
-    was chosen by measured cost (docs/benchmarks.md): a lookup opens only the
-    file it needs (tens of microseconds), writers never rewrite others'
-    entries, and a rename is the only synchronisation.  A file is::
+    was chosen by measured cost (docs/benchmarks.md): a load costs 0.1-0.3
+    ms for a small set, nearly all of it Python and numpy (parsing, range
+    checks) rather than ``open`` (about 25 µs), so one file per vocabulary
+    would save little and need appends and compaction shared between
+    processes; here writers never rewrite others' entries and a rename is
+    the only synchronisation.  A file is::
 
         magic b"GMTSET01" | key digest (32) | header (int64[HEADER]) |
         arrays, int32 first, the uint8 one last | blake2b-16 of all before
@@ -36,8 +39,9 @@ What is written
     literal's or a small DFA state's set is cheaper to build than to read,
     and an exit trie of most of the vocabulary about as cheap to merge as to
     check.  A write is queued right after the build: one daemon thread per
-    process serializes and writes (the demo's first run writes 13-20 files
-    in 15-56 ms, docs/benchmarks.md, off the masks' thread), and exit waits
+    process serializes and writes (the first process compiling the demo's
+    person schema writes 13-20 files in 16-56 ms, docs/benchmarks.md, off
+    the compile and mask thread), and exit waits
     for it (at most 30 s; ``flush()`` waits explicitly).  At most
     ``MAX_PENDING`` writes wait; later ones are dropped (a miss next time),
     so the queue never holds more than that many entries alive.
@@ -56,11 +60,16 @@ What is written
 Invariants
     * Writes go to a temporary file in the same directory, then
       ``os.replace``: readers see a whole file or none, concurrent writers of
-      one key leave one of their (equal) files.
+      one key leave one of their files.  Those files hold the same sets; only
+      ``end_state`` ("a state where the terminal may end") may be another
+      valid one, as when two grammars of one process reach a key first.
     * A read allocates at most the file's size (at most ``MAX_FILE_BYTES``)
       and checks magic, key digest, checksum, that the header's lengths add
       up to the file's size exactly, and every id's range before an array is
-      used; the arrays are views of the bytes read.
+      used (an exit trie's ``max_depth`` must cover its height: the walks
+      size their stacks by it); the arrays are views of the bytes read.
+      Loaded sets enter the store's LRUs like built ones, so what is kept in
+      memory stays under the store's ``capacity`` and ``budget_bytes``.
     * Each directory is kept under ``max_bytes`` (``DEFAULT_MAX_BYTES``, or
       ``$GRAMMASK_TOKEN_SET_DISK_BYTES``): when this process's running count
       passes it, the directory is scanned and the oldest-written files
@@ -256,6 +265,8 @@ class TokenSetDisk:
             exit_trie = trie_pool.get(pool_key) if trie_pool is not None else None
             if exit_trie is None:
                 exit_trie = TrieView(node_bytes, ends, offsets, ids, max_depth, vocab)
+                if int(exit_trie.node_heights[0]) + 1 > max_depth:
+                    return None
                 if trie_pool is not None:
                     exit_trie = trie_pool.setdefault(pool_key, exit_trie)
         elif len(exit_nodes):
