@@ -33,8 +33,10 @@ never from a local example database or the clock."""
 
 os.environ["GRAMMASK_CACHE_DIR"] = tempfile.mkdtemp(prefix="grammask-test-cache-")
 atexit.register(shutil.rmtree, os.environ["GRAMMASK_CACHE_DIR"], True)
-"""The canonical filter's disk cache starts empty in every test session, so no
-outcome depends on tables an earlier run (or another version) left behind."""
+"""The canonical filter's and the token sets' disk caches start empty in every
+test session (and in each xdist worker, which runs this file itself), so no
+outcome depends on tables an earlier run (or another version) left behind;
+tests/test_token_set_disk.py points them at its own directories."""
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,12 @@ Data layout
     state) to ``TerminalTokens``, at most ``capacity`` entries and
     ``budget_bytes`` estimated bytes (least recently used dropped first).
     ``_classes``: an LRU of (DFA digest, depth) to the state-class tables,
-    at most 64 MB.  The pools that
+    at most 64 MB.  ``disk``: an optional ``TokenSetDisk``
+    (``token_set_disk.py``: one file per entry under
+    ``cache_dir()/token-sets/<trie digest>/``), the tier below both LRUs
+    for the entries over its vocabulary trie (not those over exit tries) and
+    for every state-class table; what it loads enters the LRUs like a build
+    and counts in ``disk_hits``, not ``builds``.  The pools that
     let equal dense bitsets and equal exit tries be stored once are weak:
     they hold nothing an entry does not.
 
@@ -25,7 +30,12 @@ Invariants
     Content keys decide everything a build reads: the DFA's tables (hence
     its local state numbers, ``end_state`` included) or the literal's bytes,
     and the trie the set is built over (held by the key, so its identity is
-    never reused while the entry lives).  One lock serializes lookups and
+    never reused while the entry lives).  On disk the trie is named by the
+    digest of its arrays and every key carries the format version of the
+    modules that build the sets, so a load returns what a build would.
+    A miss in memory and on disk builds, then writes the new entry at once
+    when its build was slow enough to be worth a file (``token_set_disk``'s
+    "What is written").  One lock serializes lookups and
     insertions, not builds; entries are immutable, so readers need no lock
     after a lookup.
 """
@@ -34,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 import weakref
 from collections import OrderedDict
 
@@ -82,10 +93,12 @@ class TokenSetStore:
     """Content-addressed token sets of one vocabulary, shared by its grammars."""
 
     def __init__(self, capacity: int | None = DEFAULT_CAPACITY,
-                 budget_bytes: int | None = DEFAULT_BUDGET_BYTES):
+                 budget_bytes: int | None = DEFAULT_BUDGET_BYTES, disk=None):
         self.capacity = capacity
         self.budget_bytes = budget_bytes
+        self.disk = disk
         self.builds = 0
+        self.disk_hits = 0
         self._bytes = 0
         self._class_bytes = 0
         self.bitset_pool = weakref.WeakValueDictionary()
@@ -108,14 +121,26 @@ class TokenSetStore:
                 self._entries.move_to_end(key)
                 return entry
             bitset_pool, trie_pool = self.bitset_pool, self.trie_pool
-        built = build(*args, bitset_pool, trie_pool)
+        disk = self.disk if self.disk is not None and key[0] is self.disk.trie else None
+        built = None
+        if disk is not None:
+            built = disk.load_entry(key[1], key[2], bitset_pool, trie_pool)
+        loaded = built is not None
+        if not loaded:
+            start = time.perf_counter()
+            built = build(*args, bitset_pool, trie_pool)
+            if disk is not None:
+                disk.store_entry(key[1], key[2], built, time.perf_counter() - start)
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
                 return entry
             entry = built
-            self.builds += 1
+            if loaded:
+                self.disk_hits += 1
+            else:
+                self.builds += 1
             self._entries[key] = entry
             self._bytes += _entry_bytes(entry)
             while len(self._entries) > 1 and (
@@ -132,8 +157,15 @@ class TokenSetStore:
             if value is not None:
                 self._classes.move_to_end(key)
                 return value
-        value = build()
+        value = self.disk.load_classes(digest, depth) if self.disk is not None else None
+        loaded = value is not None
+        if not loaded:
+            start = time.perf_counter()
+            value = build()
+            if self.disk is not None:
+                self.disk.store_classes(digest, depth, value, time.perf_counter() - start)
         with self._lock:
+            self.disk_hits += loaded
             if key not in self._classes:
                 self._classes[key] = value
                 self._class_bytes += _classes_bytes(value)

@@ -129,8 +129,8 @@ def clear_caches(vocabularies: bool = True) -> None:
     default), also the per-vocabulary tables (token trie, canonical filter)
     and the canonical filters built per tokenizer; ``vocabularies=False``
     keeps them (they take seconds for a large vocabulary).  The canonical
-    filters' disk cache is left alone.  Existing engines and compiled
-    grammars keep working: they hold what they use."""
+    filters' and the token sets' disk caches are left alone.  Existing
+    engines and compiled grammars keep working: they hold what they use."""
     _COMPILED.clear()
     terminals = sys.modules.get("grammask.terminals")
     if terminals is not None:

@@ -5,7 +5,8 @@ What it computes
     vocabulary: its token trie (and the trie's C view for the mask walk),
     the one-byte tokens (``byte_tokens``) the canonical lookahead tries first,
     the per-terminal token sets every grammar for it shares
-    (``token_sets``, a ``TokenSetStore``), the token sets of token terminals
+    (``token_sets``, a ``TokenSetStore`` whose disk tier keeps them across
+    processes, ``token_set_disk.py``), the token sets of token terminals
     (``token_terminal_bits``, ``grammask.engine.token_terminals``) and its
     canonical filter (or None), each built on first use.  A 131k-token
     vocabulary's trie takes seconds, so tables are built once per
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import threading
 
+from grammask._core.token_set_disk import TokenSetDisk
 from grammask._core.token_set_store import TokenSetStore
 from grammask._core.trie_walk import TrieView
 from grammask.engine.lru import LRU
@@ -42,7 +44,7 @@ class VocabularyTables:
         self.trie = TokenTrie.from_vocabulary(vocab)
         self.trie_view = TrieView.from_token_trie(self.trie)
         self.byte_tokens = _byte_tokens(vocab)
-        self.token_sets = TokenSetStore()
+        self.token_sets = TokenSetStore(disk=TokenSetDisk(self.trie_view, vocab.size))
         self._token_terminal_bits: dict = {}
         self._canonical = None
         self._canonical_built = False

@@ -1,0 +1,530 @@
+"""The disk tier of the ``TokenSetStore``: token sets kept across processes.
+
+What it computes
+    ``TokenSetDisk`` reads and writes the entries of a vocabulary's
+    ``TokenSetStore`` (``TerminalTokens`` over the vocabulary trie, with
+    their exit tries) and its DFA state-class tables, so a new process finds
+    the sets an earlier one built (the issue "Cold path at peer speed": JSON's
+    string, number and whitespace terminals are the same in every schema).
+    A load never returns what a fresh build would not: every file carries the
+    digest of its full key, which includes a format version, and a checksum;
+    anything else is ignored (and replaced by the next write).
+
+Data layout
+    ``cache_dir()/token-sets/<trie digest>/<key digest>.ts``: one directory
+    per vocabulary trie (``trie_digest``: blake2b over the vocabulary size and
+    the trie's four arrays, so two vocabularies share a directory only when
+    every set over them is equal), one file per entry.  One file per entry
+    was chosen by measured cost (docs/benchmarks.md): a load costs 0.1-0.3
+    ms for a small set, nearly all of it Python and numpy (parsing, range
+    checks) rather than ``open`` (about 25 µs), so one file per vocabulary
+    would save little and need appends and compaction shared between
+    processes; here writers never rewrite others' entries and a rename is
+    the only synchronisation.  A file is::
+
+        magic b"GMTSET01" | key digest (32) | header (int64[HEADER]) |
+        arrays, int32 first, the uint8 one last | blake2b-16 of all before
+
+    The key digest is blake2b-256 over ``format_version()``, the entry kind
+    and the store key (content key bytes and state, or DFA digest and depth).
+    Each process lists a directory once, at its first lookup there, and
+    opens only files in that listing (plus those it wrote): a miss costs a
+    set lookup, not a failed ``open``; files other processes write later are
+    seen by the next process.
+
+What is written
+    Only sets whose build took at least ``MIN_BUILD_SECONDS`` and whose file
+    is at most ``BYTES_PER_BUILD_SECOND`` times the build time: a load costs
+    0.1-0.3 ms plus about 1 ms per MB (docs/benchmarks.md), so a short
+    literal's or a small DFA state's set is cheaper to build than to read,
+    and an exit trie of most of the vocabulary about as cheap to merge as to
+    check.  A write is queued right after the build: one daemon thread per
+    process serializes and writes (the first process compiling the demo's
+    person schema writes 13-20 files in 16-56 ms, docs/benchmarks.md, off
+    the compile and mask thread), and exit waits
+    for it (at most 30 s; ``flush()`` waits explicitly).  At most
+    ``MAX_PENDING`` writes wait; later ones are dropped (a miss next time),
+    so the queue never holds more than that many entries alive.
+
+``format_version()``
+    blake2b over ``FORMAT`` (a constant bumped by hand when the file layout
+    changes) and the bytes of the compiled modules whose output is stored:
+    ``terminal_tokens`` (the walks, with the inlined ``narrow``/``bitset``
+    helpers), ``exit_trie`` (the merge), ``trie_walk`` (``TrieView``) and
+    ``mask_computer`` (the state classes).  Hashing the binaries rather than
+    trusting a hand-bumped constant alone means a rebuilt module with a
+    changed walk can never read sets its predecessor wrote; the cost is that
+    any rebuild of these modules starts from an empty disk tier.  The trie's
+    own layout is covered by the trie digest.
+
+Invariants
+    * Writes go to a temporary file in the same directory, then
+      ``os.replace``: readers see a whole file or none, concurrent writers of
+      one key leave one of their files.  Those files hold the same sets; only
+      ``end_state`` ("a state where the terminal may end") may be another
+      valid one, as when two grammars of one process reach a key first.
+    * A read allocates at most the file's size (at most ``MAX_FILE_BYTES``)
+      and checks magic, key digest, checksum, that the header's lengths add
+      up to the file's size exactly, and every id's range before an array is
+      used (an exit trie's ``max_depth`` must cover its height: the walks
+      size their stacks by it); the arrays are views of the bytes read.
+      Loaded sets enter the store's LRUs like built ones, so what is kept in
+      memory stays under the store's ``capacity`` and ``budget_bytes``.
+    * Each directory is kept under ``max_bytes`` (``DEFAULT_MAX_BYTES``, or
+      ``$GRAMMASK_TOKEN_SET_DISK_BYTES``): when this process's running count
+      passes it, the directory is scanned and the oldest-written files
+      removed until it holds at most three quarters of it.  Other processes
+      writing at once may overshoot it by what they wrote since their scan.
+    * ``GRAMMASK_NO_DISK_CACHE=1`` (read at every access) turns reads and
+      writes off; I/O errors turn into misses.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import struct
+import threading
+import time
+
+import numpy as np
+
+FORMAT = b"grammask-token-sets-1"
+"""Bumped by hand whenever the file layout below changes."""
+
+MAGIC = b"GMTSET01"
+DEFAULT_MAX_BYTES = 512 << 20
+"""Disk bytes per vocabulary trie (oldest-written files go first)."""
+MAX_FILE_BYTES = 64 << 20
+"""Larger files are never read (nor written; nor are files over a quarter of
+the directory's cap, so the file just written never has to stay over it)."""
+
+MIN_BUILD_SECONDS = 1e-3
+"""Sets built faster than this are not written: a load costs 0.1-0.3 ms
+(Python and numpy overhead, measured in docs/benchmarks.md), more than
+most builds of a literal or a short DFA state."""
+BYTES_PER_BUILD_SECOND = 100 << 20
+"""Nor are files over this many bytes per second of build (reading and
+checking 1 MB costs about as much as merging the exit trie it holds)."""
+
+MAX_PENDING = 256
+"""Queued writes beyond this are dropped."""
+
+_KEY_BYTES = 32
+_SUM_BYTES = 16
+_ENTRY, _CLASSES = 1, 2
+# Entry header: kind, dense, n_inside, end_state, has_exit_trie, trie max depth,
+# then the element counts of the nine arrays of _ENTRY_ARRAYS.
+_ENTRY_HEADER = 15
+_ENTRY_ARRAYS = (np.int32,) * 8 + (np.uint8,)
+# Classes header: kind, rows, states.
+_CLASSES_HEADER = 3
+
+_version = None
+_version_lock = threading.Lock()
+
+
+def format_version() -> bytes:
+    """``FORMAT`` and the compiled modules whose output is stored (see the module docstring)."""
+    global _version
+    if _version is None:
+        from grammask._core import exit_trie, mask_computer, terminal_tokens, trie_walk
+
+        digest = hashlib.blake2b(FORMAT, digest_size=20)
+        for module in (terminal_tokens, exit_trie, trie_walk, mask_computer):
+            with open(module.__file__, "rb") as file:
+                digest.update(hashlib.blake2b(file.read(), digest_size=20).digest())
+        with _version_lock:
+            _version = digest.digest()
+    return _version
+
+
+def trie_digest(trie, vocab_size: int) -> str:
+    """Hex digest of a ``TrieView``'s arrays and the vocabulary size."""
+    digest = hashlib.blake2b(b"grammask-trie", digest_size=16)
+    digest.update(struct.pack("<qq", vocab_size, trie.max_depth))
+    for array in trie.arrays():
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def disabled() -> bool:
+    return bool(os.environ.get("GRAMMASK_NO_DISK_CACHE"))
+
+
+def _cap_from_env() -> int:
+    try:
+        return int(os.environ["GRAMMASK_TOKEN_SET_DISK_BYTES"])
+    except (KeyError, ValueError):
+        return DEFAULT_MAX_BYTES
+
+
+class TokenSetDisk:
+    """The on-disk entries of one vocabulary trie (see the module docstring)."""
+
+    def __init__(self, trie, vocab_size: int, max_bytes: int | None = None,
+                 background: bool = True):
+        self.trie = trie
+        self.background = background
+        self.vocab_size = vocab_size
+        self.n_words = trie.n_words
+        self.max_bytes = max_bytes
+        self.hits = 0
+        self.writes = 0
+        self.write_seconds = 0.0      # spent in writes (serialize, file, rename, eviction)
+        self._digest = None
+        self._written: dict = {}      # directory -> bytes this process counts in it
+        self._names: dict = {}        # directory -> names of its files (listed once)
+        self._lock = threading.Lock()
+
+    # --- paths ---------------------------------------------------------------
+
+    def directory(self) -> str:
+        from grammask.canonical.pretokenizer import cache_dir
+
+        if self._digest is None:
+            self._digest = trie_digest(self.trie, self.vocab_size)
+        return os.path.join(cache_dir(), "token-sets", self._digest)
+
+    @staticmethod
+    def _key_digest(kind: int, content: bytes, number: int) -> bytes:
+        digest = hashlib.blake2b(format_version(), digest_size=_KEY_BYTES)
+        digest.update(struct.pack("<qqq", kind, len(content), number))
+        digest.update(content)
+        return digest.digest()
+
+    # --- token sets ----------------------------------------------------------
+
+    def load_entry(self, content: bytes, state: int, bitset_pool, trie_pool):
+        """The ``TerminalTokens`` stored for (content key, state), or None."""
+        if disabled():
+            return None
+        key = self._key_digest(_ENTRY, content, state)
+        parts = self._read(key, _ENTRY, _ENTRY_HEADER)
+        if parts is None:
+            return None
+        try:
+            entry = self._entry_from(parts, bitset_pool, trie_pool)
+        except (ValueError, TypeError, OverflowError):
+            entry = None
+        if entry is None:
+            self._discard(key)
+        else:
+            self.hits += 1
+        return entry
+
+    def store_entry(self, content: bytes, state: int, entry, build_seconds: float = 1.0) -> None:
+        """Write ``entry`` unless disabled or cheaper to build than to load."""
+        if disabled() or build_seconds < MIN_BUILD_SECONDS:
+            return
+        trie = entry.exit_trie
+        header = [_ENTRY, int(entry.inside_bits is not None), entry.n_inside, entry.end_state,
+                  int(trie is not None), trie.max_depth if trie is not None else 0]
+        inside = entry.inside_bits if entry.inside_bits is not None else entry.inside_ids
+        arrays = [np.asarray(inside).view(np.int32), entry.exit_nodes, entry.narrow_ids,
+                  entry.closing_ids, entry.closing_space_ids]
+        if trie is not None:
+            node_bytes, ends, offsets, ids = trie.arrays()
+            arrays += [ends, offsets, ids, node_bytes]
+        else:
+            arrays += [np.zeros(0, np.int32)] * 3 + [np.zeros(0, np.uint8)]
+        arrays = [np.ascontiguousarray(array, dtype=dtype)
+                  for array, dtype in zip(arrays, _ENTRY_ARRAYS)]
+        header += [len(array) for array in arrays]
+        if sum(array.nbytes for array in arrays) > build_seconds * BYTES_PER_BUILD_SECOND:
+            return
+        self._write(self._key_digest(_ENTRY, content, state), header, arrays)
+
+    def _entry_from(self, parts, bitset_pool, trie_pool):
+        from grammask._core.terminal_tokens import TerminalTokens
+        from grammask._core.trie_walk import TrieView
+
+        header, arrays = parts
+        _, dense, n_inside, end_state, has_trie, max_depth = header[:6]
+        inside, exit_nodes, narrow, closing, closing_space, ends, offsets, ids, node_bytes = arrays
+        vocab = self.vocab_size
+        for ids_array in (narrow, closing, closing_space) + (() if dense else (inside,)):
+            if len(ids_array) and (ids_array.min() < 0 or ids_array.max() >= vocab):
+                return None
+        if len(exit_nodes) and (exit_nodes.min() < 1 or exit_nodes.max() >= self.trie.n_nodes):
+            return None
+        if dense:
+            if len(inside) != self.n_words:
+                return None
+            inside = inside.view(np.uint32)
+            if bitset_pool is not None:
+                inside = bitset_pool.setdefault(inside.tobytes(), inside)
+        elif len(inside) != n_inside:
+            return None
+        exit_trie = None
+        if has_trie:
+            if not len(exit_nodes) or max_depth < 1 or max_depth > self.trie.max_depth + 1:
+                return None
+            pool_key = (self.trie, hashlib.blake2b(exit_nodes.tobytes(), digest_size=20).digest())
+            exit_trie = trie_pool.get(pool_key) if trie_pool is not None else None
+            if exit_trie is None:
+                exit_trie = TrieView(node_bytes, ends, offsets, ids, max_depth, vocab)
+                if int(exit_trie.node_heights[0]) + 1 > max_depth:
+                    return None
+                if trie_pool is not None:
+                    exit_trie = trie_pool.setdefault(pool_key, exit_trie)
+        elif len(exit_nodes):
+            return None
+        return TerminalTokens(None if dense else inside, inside if dense else None, exit_trie,
+                              end_state, exit_nodes, n_inside, narrow, closing, closing_space)
+
+    # --- state classes -------------------------------------------------------
+
+    def load_classes(self, digest: bytes, depth: int):
+        """The (rows, representatives) stored for (DFA digest, depth), or None."""
+        if disabled():
+            return None
+        key = self._key_digest(_CLASSES, digest, depth)
+        parts = self._read(key, _CLASSES, _CLASSES_HEADER)
+        if parts is None:
+            return None
+        (_, n_rows, n_states), (rows, representatives) = parts
+        if n_states < 1 or rows.shape[0] != n_rows * n_states \
+                or representatives.min() < 0 or representatives.max() >= n_states:
+            self._discard(key)
+            return None
+        self.hits += 1
+        return rows.reshape(n_rows, n_states), representatives
+
+    def store_classes(self, digest: bytes, depth: int, value, build_seconds: float = 1.0) -> None:
+        if disabled() or build_seconds < MIN_BUILD_SECONDS:
+            return
+        rows, representatives = value
+        self._write(self._key_digest(_CLASSES, digest, depth),
+                    [_CLASSES, rows.shape[0], rows.shape[1]],
+                    [rows.reshape(-1), representatives])
+
+    # --- files ---------------------------------------------------------------
+
+    def _path(self, key: bytes) -> str:
+        return os.path.join(self.directory(), key[:20].hex() + ".ts")
+
+    def _read(self, key: bytes, kind: int, n_header: int):
+        """(header list, arrays) of the file of ``key``, or None (the file
+        is removed when present but not valid)."""
+        path = self._path(key)
+        directory, name = os.path.split(path)
+        names = self._names.get(directory)
+        if names is None:
+            names = {item[1] for item in _listing(directory)}
+            with self._lock:
+                names = self._names.setdefault(directory, names)
+        if name not in names:
+            return None
+        try:
+            with open(path, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                if size > MAX_FILE_BYTES:
+                    data = None
+                else:
+                    data = file.read(size + 1)
+        except OSError:
+            names.discard(name)
+            return None
+        parts = None if data is None else self._parse(data, key, kind, n_header)
+        if parts is None:
+            self._discard(key)
+        return parts
+
+    @staticmethod
+    def _parse(data: bytes, key: bytes, kind: int, n_header: int):
+        start = len(MAGIC) + _KEY_BYTES
+        body_end = len(data) - _SUM_BYTES
+        header_end = start + 8 * n_header
+        if body_end < header_end or data[:len(MAGIC)] != MAGIC or data[len(MAGIC):start] != key:
+            return None
+        if hashlib.blake2b(data[:body_end], digest_size=_SUM_BYTES).digest() != data[body_end:]:
+            return None
+        header = list(struct.unpack_from(f"<{n_header}q", data, start))
+        if header[0] != kind:
+            return None
+        if kind == _ENTRY:
+            dtypes, counts = _ENTRY_ARRAYS, header[6:]
+        else:
+            dtypes, counts = (np.int32, np.int32), [header[1] * header[2], header[2]]
+        if any(count < 0 for count in counts):
+            return None
+        if header_end + sum(count * np.dtype(dtype).itemsize
+                            for dtype, count in zip(dtypes, counts)) != body_end:
+            return None
+        arrays = []
+        offset = header_end
+        for dtype, count in zip(dtypes, counts):
+            arrays.append(np.frombuffer(data, dtype=dtype, count=count, offset=offset))
+            offset += count * np.dtype(dtype).itemsize
+        return header, arrays
+
+    def _write(self, key: bytes, header: list, arrays: list) -> None:
+        """Write now (``background`` False) or hand the write to the writer
+        thread; the path and cap are fixed here, from this thread's view of
+        the environment."""
+        cap = self.max_bytes if self.max_bytes is not None else _cap_from_env()
+        job = (self, self._path(key), key, header, arrays, cap)
+        if self.background:
+            _WRITER.submit(job)
+        else:
+            _run(job)
+
+    def _write_file(self, path: str, key: bytes, header: list, arrays: list, cap: int) -> None:
+        parts = [MAGIC, key, struct.pack(f"<{len(header)}q", *header)]
+        parts += [np.ascontiguousarray(array).tobytes() for array in arrays]
+        body = b"".join(parts)
+        data = body + hashlib.blake2b(body, digest_size=_SUM_BYTES).digest()
+        if len(data) > min(MAX_FILE_BYTES, cap // 4):
+            return
+        directory = os.path.dirname(path)
+        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            os.makedirs(directory, exist_ok=True)
+            with open(temporary, "wb") as file:
+                file.write(data)
+            os.replace(temporary, path)
+        except OSError:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            return
+        self.writes += 1
+        names = self._names.get(directory)
+        if names is not None:
+            names.add(os.path.basename(path))
+        self._account(directory, len(data), os.path.basename(path), cap)
+
+    def _discard(self, key: bytes) -> None:
+        path = self._path(key)
+        directory, name = os.path.split(path)
+        self._names.get(directory, set()).discard(name)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+    def _account(self, directory: str, size: int, keep: str, cap: int) -> None:
+        with self._lock:
+            total = self._written.get(directory)
+            if total is None:
+                total = _directory_bytes(directory)
+            else:
+                total += size
+            self._written[directory] = total
+            if total <= cap:
+                return
+            self._written[directory] = _evict(directory, cap * 3 // 4, keep)
+            self._names.pop(directory, None)
+
+
+def _run(job) -> None:
+    disk, path, key, header, arrays, cap = job
+    start = time.perf_counter()
+    try:
+        disk._write_file(path, key, header, arrays, cap)
+    finally:
+        disk.write_seconds += time.perf_counter() - start
+
+
+class _Writer:
+    """One daemon thread per process that writes the files queued by
+    ``TokenSetDisk._write`` (entries are immutable, so it reads them without
+    a lock); ``flush()`` waits for the queue, and runs at exit."""
+
+    def __init__(self):
+        self._jobs: list = []
+        self._busy = False
+        self._condition = threading.Condition()
+        self._thread = None
+        self._pid = None
+
+    def submit(self, job) -> None:
+        with self._condition:
+            if self._thread is None or self._pid != os.getpid():
+                # first use, or a forked child: the parent's thread is not here
+                self._jobs, self._busy, self._pid = [], False, os.getpid()
+                self._thread = threading.Thread(target=self._loop, name="grammask-token-set-writer",
+                                                daemon=True)
+                self._thread.start()
+            if len(self._jobs) < MAX_PENDING:
+                self._jobs.append(job)
+                self._condition.notify_all()
+
+    def _loop(self) -> None:
+        while True:
+            with self._condition:
+                while not self._jobs:
+                    self._condition.wait()
+                job = self._jobs.pop(0)
+                self._busy = True
+            try:
+                _run(job)
+            except Exception:   # a write that fails is a miss for the next process
+                pass
+            finally:
+                with self._condition:
+                    self._busy = False
+                    self._condition.notify_all()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every queued write is done; False on timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._condition:
+            if self._pid != os.getpid():
+                return True
+            while self._jobs or self._busy:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._condition.wait(left)
+        return True
+
+
+_WRITER = _Writer()
+atexit.register(_WRITER.flush, 30.0)
+
+
+def flush(timeout: float | None = None) -> bool:
+    """Wait for the writes queued so far (tests, benchmarks; exit does it too)."""
+    return _WRITER.flush(timeout)
+
+
+def _listing(directory: str) -> list:
+    files = []
+    try:
+        with os.scandir(directory) as entries:
+            for item in entries:
+                try:
+                    info = item.stat()
+                except OSError:
+                    continue
+                files.append((info.st_mtime_ns, item.name, info.st_size))
+    except OSError:
+        pass
+    return files
+
+
+def _directory_bytes(directory: str) -> int:
+    return sum(size for _, _, size in _listing(directory))
+
+
+def _evict(directory: str, target: int, keep: str) -> int:
+    """Remove the oldest-written files of ``directory`` but ``keep`` (the
+    one just written) until it holds at most ``target`` bytes; returns the
+    bytes left."""
+    files = sorted(_listing(directory))
+    total = sum(size for _, _, size in files)
+    for _, name, size in files:
+        if total <= target:
+            break
+        if name == keep:
+            continue
+        try:
+            os.unlink(os.path.join(directory, name))
+        except OSError:
+            continue
+        total -= size
+    return total

@@ -1,0 +1,305 @@
+"""The token sets' disk tier (``grammask._core.token_set_disk``).
+
+Oracles: sets built by ``build_terminal_tokens`` in this process (a loaded
+entry must equal the build field by field, exit trie arrays included), and
+the masks of an engine whose store never touches the disk
+(``GRAMMASK_NO_DISK_CACHE=1``) along a token stream.  Vocabulary: SmolLM2's
+49,152 tokens (the demo's), BERT's WordPiece vocabulary as a second one.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import grammask
+from grammask._core import token_set_disk
+from grammask._core.earley import compiled_tables
+from grammask._core.terminal_tokens import build_terminal_tokens
+from grammask._core.token_set_disk import TokenSetDisk
+from grammask._core.token_set_store import dfa_digest
+from grammask.engine.vocab_tables import vocabulary_tables
+
+SCHEMA = {"type": "object", "properties": {
+    "name": {"type": "string"}, "born": {"type": "integer"},
+    "city": {"type": "string", "maxLength": 20}, "tags": {"type": "array", "items": {"type": "string"}}},
+    "required": ["name", "born"]}
+DOCUMENT = '{"name": "Ada Lovelace", "born": 1815, "city": "London", "tags": ["math", "poet"]}'
+
+GRAMMARS = {
+    "schema": (lambda: grammask.Grammar.from_json_schema(SCHEMA), DOCUMENT),
+    "regex": (lambda: grammask.Grammar.from_regex(r"[a-z]+@[a-z]+\.(com|org)( [0-9]{1,4})?"),
+              "ada@lovelace.org 1815"),
+    "gbnf": (lambda: grammask.Grammar.from_gbnf(
+        'root ::= "(" item ("," " "? item)* ")"\nitem ::= [0-9]+ | "\\"" [a-z ]* "\\""'),
+             '(12, "ada lovelace",7)'),
+}
+
+CONFIG = grammask.Config(canonical=False, mask_cache_entries=0)
+
+
+@pytest.fixture()
+def disk_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRAMMASK_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("GRAMMASK_NO_DISK_CACHE", raising=False)
+    # Every set is written, however cheap its build (see test_cheap_builds_are_not_written).
+    monkeypatch.setattr(token_set_disk, "MIN_BUILD_SECONDS", 0.0)
+    monkeypatch.setattr(token_set_disk, "BYTES_PER_BUILD_SECOND", float("inf"))
+    grammask.clear_caches(vocabularies=False)
+    yield tmp_path
+    grammask.clear_caches(vocabularies=False)
+
+
+def _files(root) -> list:
+    return sorted(path for path in root.rglob("*") if path.is_file())
+
+
+def _greedy_tokens(vocab, text: str) -> list[int]:
+    """Longest-match token ids spelling ``text`` (any tokenization will do)."""
+    by_bytes = {}
+    for token_id in vocab.allowed_text_token_ids.tolist():
+        by_bytes.setdefault(vocab.token_bytes[token_id], token_id)
+    data, ids, i = text.encode(), [], 0
+    while i < len(data):
+        for length in range(min(16, len(data) - i), 0, -1):
+            token_id = by_bytes.get(data[i:i + length])
+            if token_id is not None:
+                ids.append(token_id)
+                i += length
+                break
+        else:
+            raise AssertionError(f"no token for {data[i:]!r}")
+    return ids
+
+
+def _masks(vocab, name: str) -> list:
+    make_grammar, text = GRAMMARS[name]
+    grammask.clear_caches(vocabularies=False)
+    engine = grammask.Engine(grammask.compile(make_grammar(), vocab, CONFIG))
+    masks = [engine.compute_allowed_token_ids().tolist()]
+    for token_id in _greedy_tokens(vocab, text):
+        assert engine.try_accept_new_token(token_id)
+        masks.append(engine.compute_allowed_token_ids().tolist())
+    assert token_set_disk.flush(60)
+    return masks
+
+
+def _fields(entry) -> tuple:
+    trie = entry.exit_trie
+    return (None if entry.inside_ids is None else entry.inside_ids.tolist(),
+            None if entry.inside_bits is None else np.asarray(entry.inside_bits).tolist(),
+            entry.n_inside, entry.end_state, entry.exit_nodes.tolist(), entry.narrow_ids.tolist(),
+            entry.closing_ids.tolist(), entry.closing_space_ids.tolist(),
+            None if trie is None else ([a.tolist() for a in trie.arrays()], trie.max_depth,
+                                       trie.n_words, np.asarray(trie.node_heights).tolist()))
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_loaded_sets_equal_fresh_builds(name, smollm2_vocab, disk_dir):
+    """Every terminal at its start and at a few states round-trips through
+    a file unchanged (bitsets, id lists, exit tries)."""
+    grammar = GRAMMARS[name][0]()
+    tables = compiled_tables(grammar.lnf)
+    trie = vocabulary_tables(smollm2_vocab).trie_view
+    size = smollm2_vocab.size
+    disk = TokenSetDisk(trie, size, background=False)
+    lnf = grammar.lnf
+    seen_dense = seen_trie = False
+    for terminal, dfa_id in enumerate(lnf.terminal_dfa_ids):
+        if dfa_id >= 0:
+            dfa = lnf.dfas[dfa_id]
+            content = dfa_digest(dfa)
+            states = sorted({0, *range(1, min(dfa.n_states, 6))})
+        else:
+            content = b"literal-%d" % terminal
+            states = [0]
+        for state in states:
+            built = build_terminal_tokens(tables, trie, terminal, state, size)
+            disk.store_entry(content, state, built)
+            loaded = disk.load_entry(content, state, None, None)
+            assert loaded is not None
+            assert _fields(loaded) == _fields(built)
+            seen_dense |= built.inside_bits is not None
+            seen_trie |= built.exit_trie is not None
+    assert disk.hits > 0 and disk.writes == disk.hits
+    if name == "schema":
+        assert seen_dense and seen_trie
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_masks_from_disk_equal_in_memory_masks(name, smollm2_vocab, disk_dir, monkeypatch):
+    store = vocabulary_tables(smollm2_vocab).token_sets
+    monkeypatch.setenv("GRAMMASK_NO_DISK_CACHE", "1")
+    reference = _masks(smollm2_vocab, name)
+    assert _files(disk_dir) == []
+    monkeypatch.delenv("GRAMMASK_NO_DISK_CACHE")
+    hits = store.disk_hits
+    cold = _masks(smollm2_vocab, name)
+    written = _files(disk_dir)
+    assert written and store.disk_hits == hits
+    hits, builds = store.disk_hits, store.builds
+    warm = _masks(smollm2_vocab, name)
+    # Every set over the vocabulary trie comes from disk; only sets over
+    # exit tries (kept in memory only) are built again.
+    assert store.disk_hits > hits and store.builds - builds < store.disk_hits - hits
+    assert cold == reference and warm == reference
+    assert _files(disk_dir) == written
+
+
+def test_classes_round_trip(smollm2_vocab, disk_dir):
+    store = vocabulary_tables(smollm2_vocab).token_sets
+    grammask.compile(grammask.Grammar.from_json_schema(SCHEMA), smollm2_vocab, CONFIG)
+    assert token_set_disk.flush(60)
+    built = dict(store._classes)
+    grammask.clear_caches(vocabularies=False)
+    hits = store.disk_hits
+    grammask.compile(grammask.Grammar.from_json_schema(SCHEMA), smollm2_vocab, CONFIG)
+    assert store.disk_hits - hits == len(built) > 0
+    for key, (rows, representatives) in built.items():
+        loaded_rows, loaded_representatives = store._classes[key]
+        assert np.array_equal(rows, loaded_rows)
+        assert np.array_equal(representatives, loaded_representatives)
+
+
+def test_another_vocabulary_gets_no_hit(smollm2_vocab, bert_vocab, disk_dir):
+    _masks(smollm2_vocab, "regex")
+    before = set(_files(disk_dir))
+    store = vocabulary_tables(bert_vocab).token_sets
+    grammask.clear_caches(vocabularies=False)
+    hits, builds = store.disk_hits, store.builds
+    grammask.Engine(grammask.compile(GRAMMARS["regex"][0](), bert_vocab, CONFIG)) \
+        .compute_allowed_token_ids()
+    assert token_set_disk.flush(60)
+    assert store.disk_hits == hits and store.builds > builds
+    directories = {path.parent for path in _files(disk_dir)}
+    assert len(directories) == 2 and before < set(_files(disk_dir))
+
+
+def test_corrupt_or_foreign_files_are_ignored_and_replaced(smollm2_vocab, disk_dir):
+    reference = _masks(smollm2_vocab, "regex")
+    files = _files(disk_dir)
+    originals = {path: path.read_bytes() for path in files}
+    damage = [
+        lambda data: data[: len(data) // 2],                       # truncated
+        lambda data: data[:60] + bytes([data[60] ^ 1]) + data[61:],  # flipped bit
+        lambda data: b"",                                          # empty
+        lambda data: data + b"\0",                                 # grown
+    ]
+    for i, path in enumerate(files):
+        path.write_bytes(damage[i % len(damage)](originals[path]))
+    # A valid file under another name (foreign key) is refused too.
+    if len(files) > 1:
+        files[0].write_bytes(originals[files[1]])
+    store = vocabulary_tables(smollm2_vocab).token_sets
+    hits = store.disk_hits
+    assert _masks(smollm2_vocab, "regex") == reference
+    assert store.disk_hits == hits
+    assert {path: path.read_bytes() for path in _files(disk_dir)} == originals
+    assert _masks(smollm2_vocab, "regex") == reference
+    assert store.disk_hits > hits
+
+
+def test_no_disk_cache_writes_nothing(smollm2_vocab, disk_dir, monkeypatch):
+    _masks(smollm2_vocab, "schema")
+    assert _files(disk_dir)
+    store = vocabulary_tables(smollm2_vocab).token_sets
+    hits = store.disk_hits
+    monkeypatch.setenv("GRAMMASK_CACHE_DIR", str(disk_dir / "other"))
+    monkeypatch.setenv("GRAMMASK_NO_DISK_CACHE", "1")
+    _masks(smollm2_vocab, "schema")
+    assert not (disk_dir / "other").exists()
+    # Nor reads: the files of the first run are not consulted either.
+    monkeypatch.setenv("GRAMMASK_CACHE_DIR", str(disk_dir))
+    _masks(smollm2_vocab, "schema")
+    assert store.disk_hits == hits
+
+
+def test_byte_cap_holds(smollm2_vocab, disk_dir):
+    trie = vocabulary_tables(smollm2_vocab).trie_view
+    tables = compiled_tables(grammask.Grammar.from_regex("[a-z ]+").lnf)
+    entry = build_terminal_tokens(tables, trie, 0, 0, smollm2_vocab.size)
+    assert entry.inside_bits is not None and entry.exit_trie is not None   # 2.4 MB per file
+    cap = 10_000_000
+    disk = TokenSetDisk(trie, smollm2_vocab.size, max_bytes=cap, background=False)
+    for i in range(12):
+        time.sleep(0.005)   # distinct modification times, whatever the file system's tick
+        disk.store_entry(b"key-%d" % i, 0, entry)
+        assert sum(path.stat().st_size for path in _files(disk_dir)) <= cap
+    assert disk.writes == 12
+    # The newest entries survive; the oldest went first.
+    assert disk.load_entry(b"key-11", 0, None, None) is not None
+    assert disk.load_entry(b"key-0", 0, None, None) is None
+
+
+def test_format_version_names_the_compiled_modules():
+    version = token_set_disk.format_version()
+    assert len(version) == 20 and version == token_set_disk.format_version()
+    from grammask._core import terminal_tokens
+    assert os.path.exists(terminal_tokens.__file__)
+
+
+def test_files_over_a_quarter_of_the_cap_are_not_written(smollm2_vocab, disk_dir):
+    trie = vocabulary_tables(smollm2_vocab).trie_view
+    tables = compiled_tables(grammask.Grammar.from_regex("[a-z ]+").lnf)
+    entry = build_terminal_tokens(tables, trie, 0, 0, smollm2_vocab.size)
+    disk = TokenSetDisk(trie, smollm2_vocab.size, max_bytes=4_000_000, background=False)
+    disk.store_entry(b"big", 0, entry)
+    assert disk.writes == 0 and _files(disk_dir) == []
+
+
+def test_cheap_builds_are_not_written(smollm2_vocab, disk_dir, monkeypatch):
+    monkeypatch.setattr(token_set_disk, "MIN_BUILD_SECONDS", 1e-3)
+    monkeypatch.setattr(token_set_disk, "BYTES_PER_BUILD_SECOND", 100 << 20)
+    trie = vocabulary_tables(smollm2_vocab).trie_view
+    tables = compiled_tables(grammask.Grammar.from_regex("[a-z ]+").lnf)
+    entry = build_terminal_tokens(tables, trie, 0, 0, smollm2_vocab.size)
+    disk = TokenSetDisk(trie, smollm2_vocab.size, background=False)
+    disk.store_entry(b"fast", 0, entry, 0.5e-3)         # built faster than a load
+    disk.store_entry(b"large", 0, entry, 2e-3)          # 2.4 MB: over 100 MB/s of build
+    assert disk.writes == 0
+    disk.store_entry(b"slow", 0, entry, 0.1)
+    assert disk.writes == 1
+
+
+def test_background_writes_land_after_flush(smollm2_vocab, disk_dir):
+    trie = vocabulary_tables(smollm2_vocab).trie_view
+    tables = compiled_tables(grammask.Grammar.from_regex("[a-z]+").lnf)
+    entry = build_terminal_tokens(tables, trie, 0, 0, smollm2_vocab.size)
+    disk = TokenSetDisk(trie, smollm2_vocab.size)
+    for i in range(5):
+        disk.store_entry(b"queued-%d" % i, 0, entry)
+    assert token_set_disk.flush(60)
+    assert disk.writes == 5 and len(_files(disk_dir)) == 5
+    assert _fields(disk.load_entry(b"queued-3", 0, None, None)) == _fields(entry)
+
+
+def test_checked_file_with_inconsistent_fields_is_refused(smollm2_vocab, disk_dir):
+    """A file whose checksum holds but whose fields do not fit the trie (an
+    exit trie deeper than its max_depth, ids past the vocabulary) is refused."""
+    trie = vocabulary_tables(smollm2_vocab).trie_view
+    tables = compiled_tables(grammask.Grammar.from_json_schema(SCHEMA).lnf)
+    disk = TokenSetDisk(trie, smollm2_vocab.size, background=False)
+    lnf = grammask.Grammar.from_json_schema(SCHEMA).lnf
+    for terminal in range(len(lnf.terminal_dfa_ids)):
+        entry = build_terminal_tokens(tables, trie, terminal, 0, smollm2_vocab.size)
+        if entry.exit_trie is not None and entry.exit_trie.max_depth > 2:
+            break
+    assert entry.exit_trie is not None and entry.exit_trie.max_depth > 2
+    key = disk._key_digest(token_set_disk._ENTRY, b"deep", 0)
+    disk.store_entry(b"deep", 0, entry)
+    header, arrays = disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER)
+    assert disk.load_entry(b"deep", 0, None, None) is not None
+    shallow = list(header)
+    shallow[5] = 1
+    assert disk._parse(b"", key, 1, 15) is None
+    disk._write(key, shallow, [np.array(array) for array in arrays])
+    assert disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER) is not None
+    assert disk.load_entry(b"deep", 0, None, None) is None
+    past = [np.array(array) for array in arrays]
+    past[2] = np.append(past[2], np.int32(smollm2_vocab.size))   # a narrow id past the vocabulary
+    disk._write(key, list(header[:6]) + [len(array) for array in past], past)
+    assert disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER) is not None
+    assert disk.load_entry(b"deep", 0, None, None) is None
