@@ -278,7 +278,8 @@ def test_background_writes_land_after_flush(smollm2_vocab, disk_dir):
 
 def test_checked_file_with_inconsistent_fields_is_refused(smollm2_vocab, disk_dir):
     """A file whose checksum holds but whose fields do not fit the trie (an
-    exit trie deeper than its max_depth, ids past the vocabulary) is refused."""
+    exit trie deeper than its max_depth, token offsets out of order, ids past
+    the vocabulary) is refused."""
     trie = vocabulary_tables(smollm2_vocab).trie_view
     tables = compiled_tables(grammask.Grammar.from_json_schema(SCHEMA).lnf)
     disk = TokenSetDisk(trie, smollm2_vocab.size, background=False)
@@ -296,6 +297,11 @@ def test_checked_file_with_inconsistent_fields_is_refused(smollm2_vocab, disk_di
     shallow[5] = 1
     assert disk._parse(b"", key, 1, 15) is None
     disk._write(key, shallow, [np.array(array) for array in arrays])
+    assert disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER) is not None
+    assert disk.load_entry(b"deep", 0, None, None) is None
+    crossed = [np.array(array) for array in arrays]
+    crossed[6][1], crossed[6][-1] = crossed[6][-1] + 1, crossed[6][1]   # token offsets out of order
+    disk._write(key, list(header), crossed)
     assert disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER) is not None
     assert disk.load_entry(b"deep", 0, None, None) is None
     past = [np.array(array) for array in arrays]

@@ -65,8 +65,8 @@ Invariants
       valid one, as when two grammars of one process reach a key first.
     * A read allocates at most the file's size (at most ``MAX_FILE_BYTES``)
       and checks magic, key digest, checksum, that the header's lengths add
-      up to the file's size exactly, and every id's range before an array is
-      used (an exit trie's ``max_depth`` must cover its height: the walks
+      up to the file's size exactly, and every id's and offset's range before an
+      array is used (an exit trie's ``max_depth`` must cover its height: the walks
       size their stacks by it); the arrays are views of the bytes read.
       Loaded sets enter the store's LRUs like built ones, so what is kept in
       memory stays under the store's ``capacity`` and ``budget_bytes``.
@@ -264,6 +264,12 @@ class TokenSetDisk:
             pool_key = (self.trie, hashlib.blake2b(exit_nodes.tobytes(), digest_size=20).digest())
             exit_trie = trie_pool.get(pool_key) if trie_pool is not None else None
             if exit_trie is None:
+                # ``TrieView`` checks the subtree ends and token ids; the
+                # walks also index ``ids`` by ``offsets``, so those must be a
+                # non-decreasing cover of ``ids``
+                if len(offsets) != len(node_bytes) + 1 or offsets[0] != 0 \
+                        or offsets[-1] != len(ids) or np.any(np.diff(offsets) < 0):
+                    return None
                 exit_trie = TrieView(node_bytes, ends, offsets, ids, max_depth, vocab)
                 if int(exit_trie.node_heights[0]) + 1 > max_depth:
                     return None
