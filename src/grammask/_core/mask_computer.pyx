@@ -153,6 +153,8 @@ def relative_walk_estimate(TrieView trie, dfa, rows, Py_ssize_t state, Py_ssize_
     cdef Py_ssize_t n_rows = classes.shape[0], n_states = transitions.shape[0]
     if not (0 <= state < n_states and 0 <= base_state < n_states):
         raise ValueError("DFA state out of range")
+    if classes.shape[1] != n_states or n_rows > reach.shape[1]:
+        raise ValueError("class rows do not fit the DFA or the kept heights")
     cdef Py_ssize_t child, row, first
     cdef int32_t q, r
     cdef int64_t total = 0
