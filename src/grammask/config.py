@@ -4,11 +4,14 @@
 limit is a field; ``LimitExceeded`` errors name the field to raise.  Every
 field is checked when the Config is made (``InvalidArgumentType`` for a
 wrong type, ``InvalidArgument`` for a value out of range, both naming the
-field), so a bad value never reaches a compile.
+field), so a bad value never reaches a compile.  ``cache_dir()`` names the
+directory of grammask's on-disk caches (an environment setting, not a field:
+every Config shares them).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, fields
 from typing import Optional
 
@@ -129,3 +132,10 @@ class Config:
                 if value < _MINIMUM[field.name]:
                     raise InvalidArgument(
                         f"Config.{field.name} must be >= {_MINIMUM[field.name]}, got {value}")
+
+
+def cache_dir() -> str:
+    """Directory of grammask's on-disk caches (the canonical filter's tables,
+    the token sets' disk tier): ``$GRAMMASK_CACHE_DIR`` or ``~/.cache/grammask``."""
+    return os.environ.get("GRAMMASK_CACHE_DIR",
+                          os.path.join(os.path.expanduser("~"), ".cache", "grammask"))

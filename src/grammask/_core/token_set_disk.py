@@ -90,6 +90,8 @@ import time
 
 import numpy as np
 
+from grammask.config import cache_dir
+
 FORMAT = b"grammask-token-sets-1"
 """Bumped by hand whenever the file layout below changes."""
 
@@ -181,8 +183,6 @@ class TokenSetDisk:
     # --- paths ---------------------------------------------------------------
 
     def directory(self) -> str:
-        from grammask.canonical.pretokenizer import cache_dir
-
         if self._digest is None:
             self._digest = trie_digest(self.trie, self.vocab_size)
         return os.path.join(cache_dir(), "token-sets", self._digest)

@@ -29,8 +29,8 @@ from typing import Any, Callable, Optional
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.filter import CanonicalFilter
 from grammask.canonical.pretokenized_bpe import PretokenizedBPE
-from grammask.canonical.pretokenizer import cache_dir
 from grammask.canonical.sources import BPERules, tiktoken_rules, tokenizers_rules
+from grammask.config import cache_dir
 
 _BUILT: dict = {}
 

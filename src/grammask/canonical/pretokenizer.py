@@ -42,6 +42,8 @@ import os
 import numpy as np
 import regex
 
+from grammask.config import cache_dir
+
 N_CODE_POINTS = 0x110000
 
 
@@ -126,12 +128,6 @@ def pattern_atoms(pattern: str) -> list:
             atoms.append(prefix + regex.escape(char))
             index += 1
     return sorted(set(atoms))
-
-
-def cache_dir() -> str:
-    """Directory of grammask's on-disk caches (``$GRAMMASK_CACHE_DIR`` or ``~/.cache/grammask``)."""
-    return os.environ.get("GRAMMASK_CACHE_DIR",
-                          os.path.join(os.path.expanduser("~"), ".cache", "grammask"))
 
 
 class CharClasses:
