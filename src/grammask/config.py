@@ -5,8 +5,9 @@ limit is a field; ``LimitExceeded`` errors name the field to raise.  Every
 field is checked when the Config is made (``InvalidArgumentType`` for a
 wrong type, ``InvalidArgument`` for a value out of range, both naming the
 field), so a bad value never reaches a compile.  ``cache_dir()`` names the
-directory of grammask's on-disk caches (an environment setting, not a field:
-every Config shares them).
+directory of grammask's on-disk caches and ``disk_caches_enabled()`` says
+whether they are used (environment settings, not fields: every Config
+shares them).
 """
 
 from __future__ import annotations
@@ -132,6 +133,13 @@ class Config:
                 if value < _MINIMUM[field.name]:
                     raise InvalidArgument(
                         f"Config.{field.name} must be >= {_MINIMUM[field.name]}, got {value}")
+
+
+def disk_caches_enabled() -> bool:
+    """Whether grammask reads and writes its on-disk caches (off when
+    ``$GRAMMASK_NO_DISK_CACHE`` is set to anything non-empty; read at every
+    access, so a test or benchmark may switch it at run time)."""
+    return not os.environ.get("GRAMMASK_NO_DISK_CACHE")
 
 
 def cache_dir() -> str:

@@ -90,7 +90,7 @@ import time
 
 import numpy as np
 
-from grammask.config import cache_dir
+from grammask.config import cache_dir, disk_caches_enabled
 
 FORMAT = b"grammask-token-sets-1"
 """Bumped by hand whenever the file layout below changes."""
@@ -151,10 +151,6 @@ def trie_digest(trie, vocab_size: int) -> str:
     return digest.hexdigest()
 
 
-def disabled() -> bool:
-    return bool(os.environ.get("GRAMMASK_NO_DISK_CACHE"))
-
-
 def _cap_from_env() -> int:
     try:
         return int(os.environ["GRAMMASK_TOKEN_SET_DISK_BYTES"])
@@ -198,7 +194,7 @@ class TokenSetDisk:
 
     def load_entry(self, content: bytes, state: int, bitset_pool, trie_pool):
         """The ``TerminalTokens`` stored for (content key, state), or None."""
-        if disabled():
+        if not disk_caches_enabled():
             return None
         key = self._key_digest(_ENTRY, content, state)
         parts = self._read(key, _ENTRY, _ENTRY_HEADER)
@@ -216,7 +212,7 @@ class TokenSetDisk:
 
     def store_entry(self, content: bytes, state: int, entry, build_seconds: float = 1.0) -> None:
         """Write ``entry`` unless disabled or cheaper to build than to load."""
-        if disabled() or build_seconds < MIN_BUILD_SECONDS:
+        if not disk_caches_enabled() or build_seconds < MIN_BUILD_SECONDS:
             return
         trie = entry.exit_trie
         header = [_ENTRY, int(entry.inside_bits is not None), entry.n_inside, entry.end_state,
@@ -284,7 +280,7 @@ class TokenSetDisk:
 
     def load_classes(self, digest: bytes, depth: int):
         """The (rows, representatives) stored for (DFA digest, depth), or None."""
-        if disabled():
+        if not disk_caches_enabled():
             return None
         key = self._key_digest(_CLASSES, digest, depth)
         parts = self._read(key, _CLASSES, _CLASSES_HEADER)
@@ -299,7 +295,7 @@ class TokenSetDisk:
         return rows.reshape(n_rows, n_states), representatives
 
     def store_classes(self, digest: bytes, depth: int, value, build_seconds: float = 1.0) -> None:
-        if disabled() or build_seconds < MIN_BUILD_SECONDS:
+        if not disk_caches_enabled() or build_seconds < MIN_BUILD_SECONDS:
             return
         rows, representatives = value
         self._write(self._key_digest(_CLASSES, digest, depth),

@@ -30,7 +30,7 @@ from grammask.canonical.bpe import MergeTable
 from grammask.canonical.filter import CanonicalFilter
 from grammask.canonical.pretokenized_bpe import PretokenizedBPE
 from grammask.canonical.sources import BPERules, tiktoken_rules, tokenizers_rules
-from grammask.config import cache_dir
+from grammask.config import cache_dir, disk_caches_enabled
 
 _BUILT: dict = {}
 
@@ -91,7 +91,7 @@ def _cache_path(key: tuple) -> str:
 
 def _load(path: str):
     """A backend pickled by ``_store`` in the user's own cache directory, or None."""
-    if os.environ.get("GRAMMASK_NO_DISK_CACHE") or not os.path.exists(path):
+    if not disk_caches_enabled() or not os.path.exists(path):
         return None
     try:
         with open(path, "rb") as file:
@@ -101,7 +101,7 @@ def _load(path: str):
 
 
 def _store(path: str, backend) -> None:
-    if os.environ.get("GRAMMASK_NO_DISK_CACHE"):
+    if not disk_caches_enabled():
         return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

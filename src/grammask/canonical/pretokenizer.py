@@ -42,7 +42,7 @@ import os
 import numpy as np
 import regex
 
-from grammask.config import cache_dir
+from grammask.config import cache_dir, disk_caches_enabled
 
 N_CODE_POINTS = 0x110000
 
@@ -138,7 +138,7 @@ class CharClasses:
         self.atoms = pattern_atoms(pattern)
         key = hashlib.sha256(("v2\0" + pattern).encode("utf-8")).hexdigest()[:24]
         path = os.path.join(cache_dir(), f"charclasses-{key}.npz")
-        use_disk = not os.environ.get("GRAMMASK_NO_DISK_CACHE")
+        use_disk = disk_caches_enabled()
         loaded = None
         if use_disk and os.path.exists(path):
             try:

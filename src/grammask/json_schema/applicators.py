@@ -651,8 +651,7 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
         translator.warn("not", pointer, "the excluded strings' DFA exceeds the DFA limits: "
                                         "not excluded")
         return translator.node(strings_only, pointer)
-    bounds = [bound for bound in highs if bound is not None]
-    loose = formats.looseness(rest.get("format"), min(bounds) if bounds else None)
+    loose = formats.looseness(rest.get("format"), highs)
     if loose is not None:
         translator.warn("format", pointer, loose)
     return translator.rx_minus(regexes, removed)

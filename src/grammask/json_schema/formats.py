@@ -5,8 +5,8 @@ name to an anchored pattern (``^...$``, the syntax ``strings.translate_pattern``
 reads) whose language is the format's grammar; ``NOT_ENFORCED``, a map from
 the formats grammask knows but does not assert to the reason (the warning
 text); ``LOOSER`` and ``UNCOUNTED_MAX_LENGTH``, what an asserted pattern
-leaves unchecked, and ``looseness(name, longest)``, the warning text for it
-given the most characters the string node enforces beside the format;
+leaves unchecked, and ``looseness(name, bounds)``, the warning text for it
+given the most-characters bounds the string node enforces beside the format;
 ``asserted_patterns(schema)``, the (keyword, pattern) pairs a string
 schema's ``pattern`` and asserted ``format`` require, read by the string
 node, the ``not`` of strings and the disjointness proof alike.  ``string_nodes`` turns a pattern into a regex over the JSON string
@@ -256,12 +256,14 @@ within it.  A ``maxLength`` at or above the limit is implied by the format
 and not counted either (``string_nodes``)."""
 
 
-def looseness(name: object, longest: int | None) -> str | None:
+def looseness(name: object, bounds) -> str | None:
     """The warning text for what an asserted format ``name`` leaves
-    unchecked when its string node enforces at most ``longest`` characters
-    (None: no bound), or None if the translation is exact."""
+    unchecked when its string node enforces each of ``bounds`` (most
+    characters; None: no bound), or None if the translation is exact."""
     if not isinstance(name, str):
         return None
+    known = [bound for bound in bounds if bound is not None]
+    longest = min(known) if known else None
     reasons = [LOOSER[name]] if name in LOOSER else []
     limit = UNCOUNTED_MAX_LENGTH.get(name)
     if limit is not None and (longest is None or longest > limit):

@@ -76,31 +76,31 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
         max_implied = max_implied and (n_max is None or (widest is not None and widest <= n_max))
     if not parts:
         return string_with_length(translator, n_min, n_max)
-    node, longest = _constrained(translator, pointer, constraints, parts, labels,
+    node, bounds = _constrained(translator, pointer, constraints, parts, labels,
                                  0 if min_implied else n_min, None if max_implied else n_max)
-    loose = formats.looseness(format_name, longest)
+    loose = formats.looseness(format_name, bounds)
     if loose is not None:
         translator.warn("format", pointer, loose)
     return node
 
 
 def _constrained(translator, pointer: str, constraints: list, parts: list[str], labels: list,
-                 n_min: int, n_max: Optional[int]) -> tuple[Any, Optional[int]]:
+                 n_min: int, n_max: Optional[int]) -> tuple[Any, list]:
     """The node of the strings matching the regexes ``parts`` (``labels``:
     their (keyword, pattern or format name, most characters)) within
     n_min..n_max characters (the bounds the regexes do not imply), and the
-    most characters it enforces (None: unbounded); what does not fit the
-    DFA limits is dropped and warned."""
+    most-characters bounds it enforces (None: unbounded); what does not fit
+    the DFA limits is dropped and warned."""
     if n_min > 0 or n_max is not None:
         node = _all_of(translator, parts + [strings.string_regex(n_min, n_max)])
         if node is not None:
-            return node, _least([n_max] + [high for _, _, high in labels])
+            return node, [n_max] + [high for _, _, high in labels]
         translator.warn("maxLength" if n_max is not None else "minLength", pointer,
                         f"length bounds not enforced together with {_names(constraints)}: "
                         f"the DFA of their intersection exceeds the DFA size limits")
     node = _all_of(translator, parts)
     if node is not None:
-        return node, _least([high for _, _, high in labels])
+        return node, [high for _, _, high in labels]
     kept = [parts[-1]]
     highs = [labels[-1][2]]
     dropped = []
@@ -113,13 +113,7 @@ def _constrained(translator, pointer: str, constraints: list, parts: list[str], 
     translator.warn(dropped[0][0], pointer,
                     f"{', '.join(f'{k} {c!r}' for k, c in dropped)} not enforced: the DFA of the "
                     f"intersection of all {len(parts)} exceeds the DFA size limits")
-    return _all_of(translator, kept), _least(highs)
-
-
-def _least(bounds: list[Optional[int]]) -> Optional[int]:
-    """The smallest of the most-characters bounds (None: unbounded)."""
-    known = [bound for bound in bounds if bound is not None]
-    return min(known) if known else None
+    return _all_of(translator, kept), highs
 
 
 def _all_of(translator, parts: list[str]) -> Optional[Any]:
