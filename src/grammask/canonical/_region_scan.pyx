@@ -1,0 +1,225 @@
+# cython: language_level=3
+"""Token-shape verdicts after a pre-token region, from the pattern's automaton table.
+
+What it computes
+----------------
+``shape_group_verdicts`` gives, for every group of token shapes (a class
+string S, maybe ending in an incomplete character), the canonical filter's
+verdict after a region: 0 forbidden, 1 allowed iff BPE keeps the pair at the
+token's start apart, 2 allowed.  It is ``PretokenizedBPE._verdict`` (regex
+scans of region + S + probe) computed from the region's
+``PretokenMachine`` signature instead: the scan of the pattern's matches runs
+on the automaton's table over T + S + probe, where T is the region's text
+after the end e of the best match found so far, and the first match resumes
+in the automaton state the region left it in, with its best end at e.
+
+Per probe (END, or one character of each class): the boundaries are the
+ends of consecutive matches (each the last offset where the automaton
+reached a match before its threads died or the text ended); the scan stops
+at the first boundary at or past the end of S or at the first boundary that
+is not a token cut.  The probe is feasible if no boundary fell inside a
+token (inside S; at S's end when S ends in an incomplete character that is
+part of a longer body), every cut whose pair verdict is "merge" is a
+boundary, and then the start cut (variable verdict) either is a boundary
+(verdict 2) or not (verdict 1).  The best probe wins.  The matches that end
+inside T + S do not depend on the probe: they are scanned once per group,
+and each probe resumes the match still running at S's end.  A position
+where text remains and no match starts (impossible for a pattern
+``PretokenMachine.covering`` accepts) gives -1: the caller scans instead.
+
+Layout
+------
+Automaton (``PretokenMachine.table``): ``trans`` int32[states, classes]
+(-1: every thread dead), ``matched`` uint8[states, classes] (the closure
+before reading that class reached the match), ``end_match`` uint8[states]
+(the closure at the end of the text did), start state 0.  Groups: class ids
+of S jagged in ``group_classes`` / ``group_offsets``; probes jagged in
+``probe_classes`` / ``probe_offsets`` (-1 = end of text);
+``end_boundary_ok`` (0 when a boundary at S's end splits its incomplete
+character from its body).  Region: ``tail`` (class ids of T), the state
+``sigma`` after the region, the cuts from e on as offsets from e
+(``cut_offsets``, ascending) with ``cut_holds`` (1: BPE keeps the pair
+apart, 0: it merges), the start cut at offset len(T).
+
+Invariants
+----------
+Exact against ``_verdict`` for regions whose every cut before e holds (the
+caller's precondition); tested on random regions of real tokenizers.  Work
+per group: len(T) + len(S) table steps plus a few per probe; one buffer
+of ``_MAX_TEXT`` ids per call (a longer group gives -1).
+
+Seeds: docs/design.md section 5; Tran-Thien 2024 (docs/references.md) for the
+pre-tokenizer's part in canonicality; Cox 2009 (docs/references.md) for the
+leftmost-first automaton.
+"""
+
+cimport cython
+from libc.stdlib cimport free, malloc
+
+
+cdef int _MAX_TEXT = 512
+
+
+cdef inline int _run(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                     const int* text, int limit, int pos, int state, int best,
+                     int* alive) noexcept nogil:
+    """Resume a match at ``pos`` in ``state`` with best end ``best`` (-1: none) up to ``limit``.
+
+    Returns the best end; ``alive[0]`` is the state at ``limit`` if threads still run
+    there (the match is not decided yet), else -1."""
+    cdef int c
+    while pos < limit:
+        c = text[pos]
+        if matched[state, c]:
+            best = pos
+        state = trans[state, c]
+        pos += 1
+        if state < 0:
+            alive[0] = -1
+            return best
+    alive[0] = state
+    return best
+
+
+cdef struct Chain:
+    int merged_seen           # cuts with a merged pair found at boundaries
+    bint start_is_boundary    # the token's start cut is a boundary
+
+
+cdef inline int _take_boundary(Chain* chain, int boundary, int n_region, int start_cut,
+                               const int[::1] cut_offsets, const unsigned char[::1] cut_holds,
+                               bint end_boundary_ok) noexcept nogil:
+    """Record a boundary: 0 the probe is infeasible, 1 go on scanning, 2 the scan is done."""
+    cdef int k
+    if boundary >= n_region:
+        if boundary == n_region:
+            if not end_boundary_ok:
+                return 0
+            if boundary == start_cut:
+                chain.start_is_boundary = True
+        return 2
+    if boundary == start_cut:
+        chain.start_is_boundary = True
+    else:
+        for k in range(cut_offsets.shape[0]):
+            if cut_offsets[k] == boundary:
+                if not cut_holds[k]:
+                    chain.merged_seen += 1
+                break
+        else:
+            return 0
+    return 1
+
+
+cdef inline int _resume(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                        const unsigned char[::1] end_match, const int* text, int length,
+                        int pos, int state, int best) noexcept nogil:
+    """End of the match running at ``pos`` in ``state`` once the rest of the text is read."""
+    cdef int alive
+    best = _run(trans, matched, text, length, pos, state, best, &alive)
+    if alive >= 0 and end_match[alive]:
+        best = length
+    return best
+
+
+cdef inline int _chain_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                               const unsigned char[::1] end_match, const int* text, int length,
+                               Chain chain, int boundary, int n_region, int start_cut,
+                               const int[::1] cut_offsets, const unsigned char[::1] cut_holds,
+                               int n_merged, bint end_boundary_ok) noexcept nogil:
+    """One probe's verdict, from the end ``boundary`` of the match the probe decided on
+    (-1: a position where text remains and no match starts; not a covering pattern)."""
+    cdef int status, position
+    while True:
+        status = _take_boundary(&chain, boundary, n_region, start_cut, cut_offsets, cut_holds,
+                                end_boundary_ok)
+        if status == 0:
+            return 0
+        if status == 2:
+            break
+        position = boundary
+        boundary = _resume(trans, matched, end_match, text, length, position, 0, -1)
+        if boundary <= position:
+            return -1
+    if chain.merged_seen < n_merged:
+        return 0
+    return 2 if chain.start_is_boundary else 1
+
+
+cdef inline int _group_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                               const unsigned char[::1] end_match, int* text, int n_region,
+                               int sigma, int start_cut, const int[::1] cut_offsets,
+                               const unsigned char[::1] cut_holds, int n_merged,
+                               const int[::1] probe_classes, long long probe_start,
+                               long long probe_end, bint end_boundary_ok) noexcept nogil:
+    """The best verdict over a group's probes (-1: see ``_chain_verdict``).  The matches
+    that end inside T + S do not depend on the probe: they are scanned once, and each probe
+    resumes the match still running at S's end."""
+    cdef Chain chain
+    cdef int alive, best, position, state, length, verdict, best_verdict = 0
+    cdef long long p
+    chain.merged_seen = 0
+    chain.start_is_boundary = False
+    # the region's match resumes after T in state sigma, its best end at e (offset 0)
+    position, state, best = start_cut, sigma, 0
+    while True:
+        best = _run(trans, matched, text, n_region, position, state, best, &alive)
+        if alive >= 0:
+            break
+        if state == 0 and best <= position:
+            return -1
+        if _take_boundary(&chain, best, n_region, start_cut, cut_offsets, cut_holds,
+                          end_boundary_ok) == 0:
+            return 0
+        position, state, best = best, 0, -1
+    for p in range(probe_start, probe_end):
+        length = n_region
+        if probe_classes[p] >= 0:
+            text[length] = probe_classes[p]
+            length += 1
+        verdict = _chain_verdict(trans, matched, end_match, text, length, chain,
+                                 _resume(trans, matched, end_match, text, length, n_region, alive, best),
+                                 n_region, start_cut, cut_offsets, cut_holds, n_merged, end_boundary_ok)
+        if verdict < 0:
+            return -1
+        if verdict > best_verdict:
+            best_verdict = verdict
+            if verdict == 2:
+                break
+    return best_verdict
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def shape_group_verdicts(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                         const unsigned char[::1] end_match, int sigma, const int[::1] tail,
+                         const int[::1] cut_offsets, const unsigned char[::1] cut_holds,
+                         const int[::1] group_classes, const long long[::1] group_offsets,
+                         const int[::1] probe_classes, const long long[::1] probe_offsets,
+                         const unsigned char[::1] end_boundary_ok, signed char[::1] out):
+    """Fill ``out[g]`` with group g's verdict after the region; see the module docstring."""
+    cdef Py_ssize_t n_groups = out.shape[0], g, p
+    cdef int n_tail = tail.shape[0], n_shape, best_verdict, k, n_merged = 0
+    cdef int* text = <int*> malloc(_MAX_TEXT * sizeof(int))
+    if text == NULL:
+        raise MemoryError()
+    for k in range(cut_holds.shape[0]):
+        if not cut_holds[k]:
+            n_merged += 1
+    try:
+        with nogil:
+            for k in range(n_tail):
+                text[k] = tail[k]
+            for g in range(n_groups):
+                n_shape = <int> (group_offsets[g + 1] - group_offsets[g])
+                if n_tail + n_shape + 1 > _MAX_TEXT:
+                    out[g] = -1  # too long for the buffer: the caller scans it
+                    continue
+                for k in range(n_shape):
+                    text[n_tail + k] = group_classes[group_offsets[g] + k]
+                best_verdict = _group_verdict(trans, matched, end_match, text, n_tail + n_shape, sigma,
+                                              n_tail, cut_offsets, cut_holds, n_merged, probe_classes,
+                                              probe_offsets[g], probe_offsets[g + 1], end_boundary_ok[g])
+                out[g] = best_verdict
+    finally:
+        free(text)
