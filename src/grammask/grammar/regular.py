@@ -189,15 +189,17 @@ def _has_adjacent_pair(production) -> bool:
 
 def _joined(production: tuple, compiler: TerminalCompiler) -> tuple:
     joined: list = []
+    previous = None   # _as_plain_regex(joined[-1])
     for symbol in production:
-        previous = _as_plain_regex(joined[-1]) if joined else None
         current = _as_plain_regex(symbol)
         if previous is not None and current is not None and previous[1] == current[1]:
             key = ("regex", f"(?:{previous[0]})(?:{current[0]})", "regex", current[1])
             if compiler.try_dfa(key, FOLD_MAX_STATES, FOLD_MAX_BYTES) is not None:
                 joined[-1] = key
+                previous = key[1], key[3]
                 continue
         joined.append(symbol)
+        previous = current
     return tuple(joined)
 
 

@@ -573,21 +573,19 @@ def _chains(graph: dict, productive: set, has_extra: bool) -> tuple[dict, set]:
     spelled inside that production, so a run of required members is one
     production instead of a rule per member.  Returns ``successor`` (each gap
     state's member target) and the absorbed states."""
-    expected = 2 if has_extra else 1
+    gap_edges = 2 if has_extra else 1
     successor = {}
-    for state, out in graph.items():
-        if state not in productive or state[1] == 0 or len(out) != expected:
-            continue
-        member = [target for kind, target in out if kind == "member"]
-        if member and member[0] in productive and (
-                not has_extra or ("extra", state) in out):
-            successor[state] = member[0]
     entries: dict = {}
     for state, out in graph.items():
-        if state in productive:
-            for kind, target in out:
-                if target is not None and not (kind == "extra" and target == state):
-                    entries[target] = entries.get(target, 0) + 1
+        if state not in productive:
+            continue
+        for kind, target in out:
+            if target is not None and (kind != "extra" or target != state):
+                entries[target] = entries.get(target, 0) + 1
+        # ``edges`` lists a member edge first and an extra edge last.
+        if state[1] and len(out) == gap_edges and out[0][0] == "member" and (
+                out[0][1] in productive and (not has_extra or out[1] == ("extra", state))):
+            successor[state] = out[0][1]
     absorbed = {target for state, target in successor.items()
                 if target in successor and entries.get(target) == 1}
     return successor, absorbed

@@ -491,19 +491,19 @@ def _shared_trie(names: list[str]) -> list[tuple[bool, tuple[tuple[str, int], ..
     come before their parents, the root is last.  Iterative (a name may be
     long), one pass over the trie's nodes."""
     trie: dict = {}
-    for name in names:
+    for name in sorted(names):   # so each node's children are inserted in order
         node = trie
         for char in name:
             node = node.setdefault(char, {})
         node[None] = True
     nodes: list[tuple[bool, tuple[tuple[str, int], ...]]] = []
     index_of: dict[tuple, int] = {}
-    frames = [(trie, sorted(key for key in trie if key is not None), [])]
+    frames = [(trie, [key for key in trie if key is not None], [])]
     while frames:
         node, chars, child_indexes = frames[-1]
         if len(child_indexes) < len(chars):
             child = node[chars[len(child_indexes)]]
-            frames.append((child, sorted(key for key in child if key is not None), []))
+            frames.append((child, [key for key in child if key is not None], []))
             continue
         frames.pop()
         shape = (None in node, tuple(zip(chars, child_indexes)))
