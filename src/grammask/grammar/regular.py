@@ -113,7 +113,8 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
         if regular:
             rebuilt = current
         else:
-            folded = [_fold(child, flag, compiler) for child, flag in zip(results, flags)]
+            folded = [_fold(child, flag, compiler) if flag[0] and flag[1] else child
+                      for child, flag in zip(results, flags)]
             if kind is Sequence:
                 folded = _join_regex_nodes(folded, compiler)
             rebuilt = folded[0] if len(folded) == 1 and kind is Sequence else _rebuild(current, folded)

@@ -472,7 +472,12 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         i, count, mask = state
         result = []
         following = advance(count)
-        if i < n:
+        if i < n and not pairs:
+            if following is not None and members[i][0] not in forbidden:
+                result.append(("member", (i + 1, following, mask)))
+            if not members[i][2]:
+                result.append(("skip", (i + 1, count, mask)))
+        elif i < n:
             name, _, is_required = members[i]
             earlier_ok = all(mask & bit[target] for trigger, target in pairs
                              if trigger == name and position[target] < i)
