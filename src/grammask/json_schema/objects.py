@@ -19,13 +19,16 @@ commas sit only between present members, and the grammar is linear in n
 (at most ``(n + 1) * (cap + 1)`` rules, ``cap`` = 1 unless min/maxProperties
 need counting; a guard falls back to uncounted with a warning past
 ``MAX_COUNTED_STATES``).  A run of required members is one production
-(``_chains``): ``T(i, c) ::= sep kv_i T(i+1, c) | sep extra T(i, c)`` is
-``Gap kv_i T(i+1, c)`` with one shared ``Gap ::= sep | sep extra Gap``, and
-a state only its predecessor enters is spelled inside that production
-(``Gap kv_i Gap kv_{i+1} ... T(j, c)``).  The object is ``"{" ws "}"`` (when empty is allowed)
-or ``"{" ws T(0, 0)``, so no two whitespace runs ever touch.  ``sep(c)`` and
-``ws "}"`` are one terminal each (``GrammarBuilder.separator``, ``closing``),
-so no T rule is nullable and eliminating nullable symbols adds nothing here.
+(``_chains``): a rule ``T(i, c) ::= sep kv_i T(i+1, c') | sep extra T(i, c)``
+(a required member once the count saturates) is ``Gap kv_i T(i+1, c')``
+with one shared ``Gap ::= sep | sep extra Gap`` (just ``sep`` when no extra
+member is allowed, the rule then being ``sep kv_i T(i+1, c')``), and a
+state only its predecessor enters is spelled inside that production
+(``Gap kv_i Gap kv_{i+1} ... T(j, c')``).  The object is ``"{" ws "}"``
+(when empty is allowed) or ``"{" ws T(0, 0)``, so no two whitespace runs
+ever touch.  ``sep(c)`` and ``ws "}"`` are one terminal each
+(``GrammarBuilder.separator``, ``closing``), so no T rule is nullable and
+eliminating nullable symbols adds nothing here.
 
 A ``patternProperties`` pattern with a finite language (``^(a|b)$``) is
 its names declared as optional properties (exact, and excluded from extra
