@@ -242,6 +242,43 @@ def test_optional_properties_grammar_is_linear():
     assert matcher.accepts(json.dumps(present))
 
 
+REQUIRED_RUN = [f"r{i}" for i in range(40)]
+
+
+@pytest.mark.parametrize("extra", [{}, {"additionalProperties": False},
+                                   {"additionalProperties": {"type": "integer"}},
+                                   {"minProperties": 42}, {"maxProperties": 41}])
+def test_required_run_is_one_production(extra):
+    """Consecutive required members (extras allowed in each gap) are one
+    production, not a rule per member; the language is unchanged."""
+    schema = {"type": "object", "properties": {"o": {"type": "integer"},
+                                               **{n: {"type": "integer"} for n in REQUIRED_RUN},
+                                               "z": {"type": "integer"}},
+              "required": REQUIRED_RUN, **extra}
+    if "minProperties" not in extra and "maxProperties" not in extra:
+        assert len(schema_to_ast(schema).rules) < 20
+    matcher = SchemaMatcher(schema)
+    rng = random.Random(7)
+    for _ in range(30):
+        extra_rate, miss_rate, bad_rate = (rng.choice(rates) for rates in (
+            (0, 0.05, 0.2), (0, 0, 0.02), (0, 0, 0.02)))
+        instance = {}
+        for name in ["o"] + REQUIRED_RUN + ["z"]:
+            if rng.random() < extra_rate:
+                instance[f"x{len(instance)}"] = rng.choice([1, 1, "s"])
+            if name in REQUIRED_RUN and rng.random() < miss_rate:
+                continue
+            if name not in REQUIRED_RUN and rng.random() < 0.5:
+                continue
+            instance[name] = "s" if rng.random() < bad_rate else 1
+        expected = oracle_valid(schema, instance)
+        for text in dumps_variants(instance):
+            assert matcher.accepts(text) == expected, (extra, text, expected)
+    swapped = {name: 1 for name in REQUIRED_RUN}
+    swapped = dict([("r1", 1), ("r0", 1)] + list(swapped.items())[2:])
+    assert not matcher.accepts(json.dumps(swapped))
+
+
 def test_pathological_schemas_raise_limit_exceeded():
     deep: dict = {"type": "integer"}
     for _ in range(400):

@@ -318,6 +318,25 @@ def test_not_in_names_never_accepts_a_name(names, chars):
         assert full(regex, json.dumps(text)), text
 
 
+NUMBERED_NAMES = [f"p{i}" for i in range(1200)] + ["p12x", "q", "q0"]
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(["p", "q", "x", "0", "1", "2", "9", "é", '"']), max_size=6))
+def test_not_in_names_with_shared_endings(chars):
+    """Equal subtrees of the names' trie are spelled once (a class of the
+    characters leading to them); the language is still every other string."""
+    regex = not_in_regex(NUMBERED_NAMES)
+    text = "".join(chars)
+    for encoded in (json.dumps(text), json.dumps(text, ensure_ascii=False)):
+        assert full(regex, encoded) == (text not in NUMBERED_NAMES), encoded
+
+
+def test_not_in_names_spells_equal_subtrees_once():
+    head, not_name = string_not_in_parts([f"p{i}" for i in range(20000)])
+    assert len(head) < 2000 and len(not_name) < 100
+
+
 def test_not_in_rejects_escaped_spellings_of_names():
     regex = not_in_regex(["ab"])
     assert not full(regex, '"\\u0061b"') and not full(regex, '"ab"')

@@ -113,7 +113,8 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
         if regular:
             rebuilt = current
         else:
-            folded = [_fold(child, flag, compiler) for child, flag in zip(results, flags)]
+            folded = [_fold(child, flag, compiler) if flag[0] and flag[1] else child
+                      for child, flag in zip(results, flags)]
             if kind is Sequence:
                 folded = _join_regex_nodes(folded, compiler)
             rebuilt = folded[0] if len(folded) == 1 and kind is Sequence else _rebuild(current, folded)
@@ -189,15 +190,17 @@ def _has_adjacent_pair(production) -> bool:
 
 def _joined(production: tuple, compiler: TerminalCompiler) -> tuple:
     joined: list = []
+    previous = None   # _as_plain_regex(joined[-1])
     for symbol in production:
-        previous = _as_plain_regex(joined[-1]) if joined else None
         current = _as_plain_regex(symbol)
         if previous is not None and current is not None and previous[1] == current[1]:
             key = ("regex", f"(?:{previous[0]})(?:{current[0]})", "regex", current[1])
             if compiler.try_dfa(key, FOLD_MAX_STATES, FOLD_MAX_BYTES) is not None:
                 joined[-1] = key
+                previous = key[1], key[3]
                 continue
         joined.append(symbol)
+        previous = current
     return tuple(joined)
 
 

@@ -152,4 +152,7 @@ def pattern_matches(pattern: str, name: str) -> bool:
 
 def child_pointer(pointer: str, *tokens: Any) -> str:
     """The JSON pointer of a subschema: ``pointer`` followed by ``tokens`` (RFC 6901 escaped)."""
-    return pointer + "".join("/" + escape_pointer_token(str(token)) for token in tokens)
+    for token in tokens:
+        token = str(token)
+        pointer += "/" + (escape_pointer_token(token) if "~" in token or "/" in token else token)
+    return pointer

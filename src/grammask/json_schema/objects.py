@@ -16,12 +16,19 @@ members from p_i on, ``c`` members already written" with productions
 where ``sep(0)`` is empty and ``sep(c>0)`` is ``ws "," ws``: an optional
 property is *absent* (never "key with an empty value", docs/design.md section 10),
 commas sit only between present members, and the grammar is linear in n
-(``(n + 1) * (cap + 1)`` rules, ``cap`` = 1 unless min/maxProperties need
-counting; a guard falls back to uncounted with a warning past
-``MAX_COUNTED_STATES``).  The object is ``"{" ws "}"`` (when empty is allowed)
-or ``"{" ws T(0, 0)``, so no two whitespace runs ever touch.  ``sep(c)`` and
-``ws "}"`` are one terminal each (``GrammarBuilder.separator``, ``closing``),
-so no T rule is nullable and eliminating nullable symbols adds nothing here.
+(at most ``(n + 1) * (cap + 1)`` rules, ``cap`` = 1 unless min/maxProperties
+need counting; a guard falls back to uncounted with a warning past
+``MAX_COUNTED_STATES``).  A run of required members is one production
+(``_chains``): a rule ``T(i, c) ::= sep kv_i T(i+1, c') | sep extra T(i, c)``
+(a required member once the count saturates) is ``Gap kv_i T(i+1, c')``
+with one shared ``Gap ::= sep | sep extra Gap`` (just ``sep`` when no extra
+member is allowed, the rule then being ``sep kv_i T(i+1, c')``), and a
+state only its predecessor enters is spelled inside that production
+(``Gap kv_i Gap kv_{i+1} ... T(j, c')``).  The object is ``"{" ws "}"``
+(when empty is allowed) or ``"{" ws T(0, 0)``, so no two whitespace runs
+ever touch.  ``sep(c)`` and ``ws "}"`` are one terminal each
+(``GrammarBuilder.separator``, ``closing``), so no T rule is nullable and
+eliminating nullable symbols adds nothing here.
 
 A ``patternProperties`` pattern with a finite language (``^(a|b)$``) is
 its names declared as optional properties (exact, and excluded from extra
@@ -468,7 +475,12 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         i, count, mask = state
         result = []
         following = advance(count)
-        if i < n:
+        if i < n and not pairs:
+            if following is not None and members[i][0] not in forbidden:
+                result.append(("member", (i + 1, following, mask)))
+            if not members[i][2]:
+                result.append(("skip", (i + 1, count, mask)))
+        elif i < n:
             name, _, is_required = members[i]
             earlier_ok = all(mask & bit[target] for trigger, target in pairs
                              if trigger == name and position[target] < i)
@@ -518,12 +530,28 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
     if (0, 0, 0) not in productive:
         return empty
     prefix = translator.fresh_name(rule_hint(pointer, "members"))
+    successor, absorbed = _chains(graph, productive, extra is not None)
+    gap = None
+    if successor:
+        gap = translator.comma()
+        if extra is not None:
+            gap_name = translator.fresh_name(f"{prefix}_gap")
+            gap = translator.define(gap_name, translator.alt([gap, translator.seq(
+                gap, extra, RuleRef(gap_name))]))
     # Every state name is a fresh name: another object at the same pointer
     # (a dependentSchemas case) gets a prefix that extends this one.
     names = {state: (prefix if state == (0, 0, 0) else translator.fresh_name(
                      f"{prefix}_{state[0]}_{state[1]}" + (f"_{state[2]}" if state[2] else "")))
-             for state in graph if state in productive}
+             for state in graph if state in productive and state not in absorbed}
     for state, name in names.items():
+        if state in successor:
+            items = [gap, members[state[0]][1]]
+            state = successor[state]
+            while state in absorbed:
+                items += [gap, members[state[0]][1]]
+                state = successor[state]
+            translator.define(name, translator.seq(*items, RuleRef(names[state])))
+            continue
         separator = translator.comma() if state[1] > 0 else None
         alternatives = []
         for kind, target in graph[state]:
@@ -540,6 +568,35 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         translator.define(name, translator.alt(alternatives))
     full = translator.seq(translator.lit("{"), translator.ws(), RuleRef(prefix))
     return translator.alt([empty, full])
+
+
+def _chains(graph: dict, productive: set, has_extra: bool) -> tuple[dict, set]:
+    """Runs of member states written as one production each.
+
+    A *gap state* has a comma before its member, one productive "member"
+    edge and, with extras, an "extra" edge back to itself: ``T(s) ::= sep
+    kv T(t) | sep extra T(s)``, which is ``Gap kv T(t)`` with ``Gap ::= sep |
+    sep extra Gap`` (``sep`` alone without extras).  A gap state that only
+    its predecessor's member edge enters is *absorbed*: its ``Gap kv`` is
+    spelled inside that production, so a run of required members is one
+    production instead of a rule per member.  Returns ``successor`` (each gap
+    state's member target) and the absorbed states."""
+    gap_edges = 2 if has_extra else 1
+    successor = {}
+    entries: dict = {}
+    for state, out in graph.items():
+        if state not in productive:
+            continue
+        for kind, target in out:
+            if target is not None and (kind != "extra" or target != state):
+                entries[target] = entries.get(target, 0) + 1
+        # ``edges`` lists a member edge first and an extra edge last.
+        if state[1] and len(out) == gap_edges and out[0][0] == "member" and (
+                out[0][1] in productive and (not has_extra or out[1] == ("extra", state))):
+            successor[state] = out[0][1]
+    absorbed = {target for state, target in successor.items()
+                if target in successor and entries.get(target) == 1}
+    return successor, absorbed
 
 
 def _any_order(translator, schema, members, extra, pointer: str) -> Any:

@@ -462,24 +462,58 @@ def string_not_in_parts(names: list[str]) -> tuple[Optional[str], Optional[str]]
     character some name uses or of a printable ASCII character (json.dumps
     writes neither), or with a non-ASCII character some name uses.
     """
+    nodes = _shared_trie(names)
+    diverge: list[str] = []     # DIVERGE from each node ("" when none)
+    paths: list[str] = []       # trie paths from each node, ending anywhere
+    off_names: list[str] = []   # trie paths ending where no name ends, or _NOTHING
+    for ends_name, children in nodes:
+        leaving = _leaving_class(tuple(char for char, _ in children))
+        branches = [leaving] if leaving else []
+        branches.extend(_factored(children, diverge, ""))
+        diverge.append(alternation(branches) if branches else "")
+        paths.append(_optional_paths(_factored(children, paths, _NOTHING), True))
+        off_names.append(_optional_paths(_factored(children, off_names, _NOTHING), not ends_name))
+    alphabet = normalize_ranges((ord(c), ord(c)) for c in set("".join(names)))
+    foreign = complement_ranges(alphabet)
+    branches = []
+    if diverge[-1]:
+        branches.append(diverge[-1])
+    if foreign:
+        branches.append(paths[-1] + group(json_char_regex(foreign, ascii_escapes=False)))
+    head = '"' + alternation(branches) if branches else None
+    not_name = off_names[-1]
+    return head, (None if not_name == _NOTHING else '"' + not_name + '"')
+
+
+def _shared_trie(names: list[str]) -> list[tuple[bool, tuple[tuple[str, int], ...]]]:
+    """The names' trie with equal subtrees stored once: node ``i`` is (some
+    name ends here, its ``(char, child)`` pairs sorted by char); children
+    come before their parents, the root is last.  Iterative (a name may be
+    long), one pass over the trie's nodes."""
     trie: dict = {}
-    for name in names:
+    for name in sorted(names):   # so each node's children are inserted in order
         node = trie
         for char in name:
             node = node.setdefault(char, {})
         node[None] = True
-    alphabet = normalize_ranges((ord(c), ord(c)) for c in set("".join(names)))
-    foreign = complement_ranges(alphabet)
-    branches = []
-    diverge = _diverging_paths(trie)
-    if diverge:
-        branches.append(diverge)
-    if foreign:
-        branches.append(_trie_paths(trie, ends_only_off_names=False) + group(
-            json_char_regex(foreign, ascii_escapes=False)))
-    head = '"' + alternation(branches) if branches else None
-    not_name = _trie_paths(trie, ends_only_off_names=True)
-    return head, (None if not_name == _NOTHING else '"' + not_name + '"')
+    nodes: list[tuple[bool, tuple[tuple[str, int], ...]]] = []
+    index_of: dict[tuple, int] = {}
+    frames = [(trie, [key for key in trie if key is not None], [])]
+    while frames:
+        node, chars, child_indexes = frames[-1]
+        if len(child_indexes) < len(chars):
+            child = node[chars[len(child_indexes)]]
+            frames.append((child, [key for key in child if key is not None], []))
+            continue
+        frames.pop()
+        shape = (None in node, tuple(zip(chars, child_indexes)))
+        index = index_of.get(shape)
+        if index is None:
+            index = index_of[shape] = len(nodes)
+            nodes.append(shape)
+        if frames:
+            frames[-1][2].append(index)
+    return nodes
 
 
 _NOTHING = "(?:NOTHING)"
@@ -501,27 +535,22 @@ def _leaving_class(children: tuple[str, ...]) -> Optional[str]:
     return char_class(tuple((lo, hi) for lo, hi in runs)) if runs else None
 
 
-def _diverging_paths(node: dict) -> str:
-    """Trie paths followed by a printable ASCII character that leaves the trie."""
-    children = tuple(sorted(key for key in node if key is not None))
-    leaving = _leaving_class(children)
-    branches = [leaving] if leaving else []
-    for char in children:
-        deeper = _diverging_paths(node[char])
-        if deeper:
-            branches.append(escape_char(ord(char)) + deeper)
-    return alternation(branches) if branches else ""
+def _factored(children: tuple[tuple[str, int], ...], texts: list[str], nothing: str) -> list[str]:
+    """Branches ``c texts[child]`` for the children whose text is not
+    ``nothing``, children with equal text joined in one class (``[0-9]X`` for
+    ``0X|1X|...|9X``): names sharing their endings (``p0`` .. ``p19999``)
+    give a pattern of a few hundred characters instead of one spelling
+    every name."""
+    by_text: dict[str, list[tuple[int, int]]] = {}
+    for char, child in children:
+        text = texts[child]
+        if text != nothing:
+            by_text.setdefault(text, []).append((ord(char), ord(char)))
+    return [char_class(chars) + text for text, chars in by_text.items()]
 
 
-def _trie_paths(node: dict, ends_only_off_names: bool) -> str:
-    """Trie paths (ending anywhere, or only where no name ends)."""
-    children = sorted(key for key in node if key is not None)
-    branches = []
-    for char in children:
-        deeper = _trie_paths(node[char], ends_only_off_names)
-        if deeper != _NOTHING:
-            branches.append(escape_char(ord(char)) + deeper)
-    may_end = not ends_only_off_names or None not in node
+def _optional_paths(branches: list[str], may_end: bool) -> str:
+    """The paths through ``branches``, or the empty one too when ``may_end``."""
     if not branches:
         return "" if may_end else _NOTHING
     body = "(?:" + "|".join(branches) + ")"
