@@ -235,6 +235,7 @@ class PretokenizedBPE:
         self._probes_by_end: dict = {}
         self._feasible_memo: dict = {}
         self._token_verdict_memo: dict = {}
+        self._region_key_memo: dict = {}
         self._trim_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
         self._words_cache: OrderedDict = OrderedDict()
@@ -244,7 +245,8 @@ class PretokenizedBPE:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
         for name in ("_shape_index", "_generic_probes", "_machine", "_probes_by_end", "_verdict_groups",
-                     "_feasible_memo", "_token_verdict_memo", "_trim_memo", "_pair_cache", "_scan_group_arrays",
+                     "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_trim_memo", "_pair_cache",
+                     "_scan_group_arrays",
                      "_words_cache", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
@@ -743,11 +745,17 @@ class PretokenizedBPE:
     def _region_key(self, state: PretokenState) -> tuple:
         """The verdict caches' key of a state's region and cuts: its ``PretokenMachine`` signature
         (shared by every region that gives each token the same verdict) when there is one."""
-        if self._machine is not None:
+        plain = (state.region, state.cuts)
+        if self._machine is None:
+            return plain
+        found = self._region_key_memo.get(plain)
+        if found is None:
             signature = self._machine.signature(state.region, state.cuts)
-            if signature is not None:
-                return ("signature", signature)
-        return (state.region, state.cuts)
+            found = plain if signature is None else ("signature", signature)
+            if len(self._region_key_memo) >= _MEMO_LIMIT:
+                self._region_key_memo.clear()
+            self._region_key_memo[plain] = found
+        return found
 
     def _partial_words(self, state: PretokenState) -> tuple:
         """(no words, allowed-iff-pair words) after a pending partial character.
