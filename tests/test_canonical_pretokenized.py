@@ -14,6 +14,7 @@ import tiktoken
 import regex
 from hypothesis import given, settings, strategies as st
 
+from grammask import bitset
 from grammask.canonical import build_canonical_filter
 from grammask.canonical.pretokenizer import CharClasses
 
@@ -209,3 +210,20 @@ def test_apply_clears_exactly_the_forbidden_bits(tokenizer):
         special = sorted(flt.backend.never_filtered_ids)
         assert bits[special].all()
         assert all(flt.is_allowed(state, t) == bool(bits[t]) for t in range(0, flt.vocab_size, 997))
+
+
+def test_pair_test_without_a_cached_bitset_equals_the_bitset(tokenizer):
+    """``_pair_ok`` answers from ``MergeTable.pair_allowed`` when the last token's pair bitset
+    is not cached: the same verdicts as the compiled bitset walk, on random pairs."""
+    _name, flt, _encode = tokenizer
+    backend = flt.backend
+    rng = random.Random(4)
+    ids = [t for t in range(backend.merges.n_tokens) if backend.merges.token_bytes[t] is not None]
+    for _ in range(40):
+        last_id = rng.choice(ids)
+        seconds = [rng.choice(ids) for _ in range(25)]
+        backend._pair_words_cache.pop(last_id, None)
+        state = backend.initial_state()._replace(last_id=last_id)
+        by_pairs = [backend._pair_ok(state, t) for t in seconds]
+        words = backend.merges.forbidden_words(last_id, backend.n_words)
+        assert by_pairs == [not bitset.has(words, t) for t in seconds], last_id

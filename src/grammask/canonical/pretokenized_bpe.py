@@ -236,6 +236,7 @@ class PretokenizedBPE:
         self._feasible_memo: dict = {}
         self._token_verdict_memo: dict = {}
         self._region_key_memo: dict = {}
+        self._pair_ok_memo: dict = {}
         self._trim_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
         self._words_cache: OrderedDict = OrderedDict()
@@ -245,7 +246,8 @@ class PretokenizedBPE:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
         for name in ("_shape_index", "_generic_probes", "_machine", "_probes_by_end", "_verdict_groups",
-                     "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_trim_memo", "_pair_cache",
+                     "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_pair_ok_memo", "_trim_memo",
+                     "_pair_cache",
                      "_scan_group_arrays",
                      "_words_cache", "_pair_words_cache",
                      "_continuation_groups"):
@@ -711,12 +713,27 @@ class PretokenizedBPE:
         return found
 
     def _pair_ok(self, state: PretokenState, token_id: int) -> bool:
-        """The pair test of ``state.last_id`` and ``token_id``, as a bit of the cached pair bitset."""
-        if state.last_id < 0:
+        """The pair test of ``state.last_id`` and ``token_id``: a bit of the last token's pair
+        bitset when it is cached (every sampled state's is: its mask needs it), else one
+        spine-by-spine test (``MergeTable.pair_allowed``, memoized), as the canonical
+        lookahead asks a few tokens after each of many hypothetical last tokens."""
+        last_id = state.last_id
+        if last_id < 0:
             return True
         if not 0 <= token_id < self.vocab_size:
             return False
-        words = self._pair_words(state.last_id)
+        words = self._pair_words_cache.get(last_id)
+        if words is None and max(last_id, token_id) < self.merges.n_tokens:
+            key = (last_id, token_id)
+            found = self._pair_ok_memo.get(key)
+            if found is None:
+                found = self.merges.pair_allowed(last_id, token_id)
+                if len(self._pair_ok_memo) >= _MEMO_LIMIT:
+                    self._pair_ok_memo.clear()
+                self._pair_ok_memo[key] = found
+            return found
+        if words is None:
+            words = self._pair_words(last_id)
         return not bitset.has(words, token_id)
 
     def advance(self, state: PretokenState, token_id: int) -> PretokenState:
