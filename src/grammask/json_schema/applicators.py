@@ -59,6 +59,15 @@ string values).
 ``if_then_else_node`` accepts instances valid against (if and then) or
 against (else and not if): exact when ``not`` is exact over the ``if``
 (``negated_conjuncts``); otherwise the ``not if`` is dropped with a warning.
+An ``if`` proven disjoint from the rest of the schema (``disjoint``) fails
+on every instance: only its ``else`` applies, no ``not if`` is needed.
+Several if/then pairs merged from one ``allOf`` (``keywords.MORE_CONDITIONS``)
+are applied one after the other: each case of the first pair carries the
+others, so their conjunction is exact; a pair whose ``if`` is disjoint from
+a case (a discriminator value another pair fixed) reduces to its ``else``
+there, which keeps discriminated families linear.  Past
+``MAX_CONDITIONAL_CASES`` cases at one pointer, the later pairs are dropped
+from further cases, warned.
 ``dependent_schemas_node`` splits on the presence of each trigger property
 ``A`` (``dependentSchemas: {A: S}``): the alternation of "A absent" (the
 schema with ``properties: {A: false}``) and "an object with A present" (the
@@ -79,9 +88,9 @@ from typing import Any, Optional
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.disjoint import disjoint
-from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, VALIDATION_KEYWORDS,
-                                           allowed_types, array_positions, count_keyword,
-                                           has_constraints, pattern_matches)
+from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, MORE_CONDITIONS,
+                                           VALIDATION_KEYWORDS, allowed_types, array_positions,
+                                           count_keyword, has_constraints, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
@@ -101,6 +110,10 @@ beside them); more: translated as anyOf, warned."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
 inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
+MAX_CONDITIONAL_CASES = 256
+"""Several if/then pairs (``MORE_CONDITIONS``): the cases ``if_then_else_node``
+splits at one pointer while later pairs remain; past it, those pairs are
+dropped from further cases, warned."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
 on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
@@ -659,59 +672,80 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
 
 def _string_exclusions(negated: Any) -> Optional[list[str]]:
     """JSON-string regexes matching exactly the strings valid against
-    ``negated`` (a schema, or an ``anyOf`` of them, each a boolean or one
-    ``pattern`` / ``enum`` / ``const`` with ``type`` and annotations); None
-    for any other schema."""
-    members = [negated]
+    ``negated`` (a schema, or an ``anyOf`` of them, nested ones too, each a
+    boolean or one ``pattern`` / ``enum`` / ``const`` with ``type`` and
+    annotations); None for any other schema."""
     if isinstance(negated, dict) and set(negated) - ANNOTATION_KEYWORDS == {"anyOf"}:
-        members = negated["anyOf"] if isinstance(negated["anyOf"], list) else [None]
-    regexes = []
-    for member in members:
-        if member is False:
-            continue
-        if member is True:
-            member = {}
-        if not isinstance(member, dict):
+        if not isinstance(negated["anyOf"], list):
             return None
-        keywords = set(member) - ANNOTATION_KEYWORDS - {"type"}
-        declared = member.get("type", "string")
-        names = [declared] if isinstance(declared, str) else declared
-        if not isinstance(names, list) or len(keywords) > 1:
-            return None
-        if "string" not in names:
-            continue  # no string is valid against it
-        keyword = keywords.pop() if keywords else None
-        if keyword is None:
-            return [strings.string_regex(0, None)]
-        if keyword == "pattern" and isinstance(member["pattern"], str):
-            try:
-                content, _, _ = strings.translate_pattern(member["pattern"])
-            except strings.PatternUnsupported:
+        regexes = []
+        for member in negated["anyOf"]:
+            found = _string_exclusions(member)
+            if found is None:
                 return None
-            regexes.append('"' + content + '"')
-        elif keyword in ("enum", "const"):
-            values = member["enum"] if keyword == "enum" else [member["const"]]
-            if not isinstance(values, list):
-                return None
-            regexes.extend(json_string_literal_regex(value, ascii_escapes=True)
-                           for value in values if isinstance(value, str))
-        else:
+            regexes.extend(found)
+        return regexes
+    member = {} if negated is True else negated
+    if member is False:
+        return []
+    if not isinstance(member, dict):
+        return None
+    keywords = set(member) - ANNOTATION_KEYWORDS - {"type"}
+    declared = member.get("type", "string")
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, list) or len(keywords) > 1:
+        return None
+    if "string" not in names:
+        return []  # no string is valid against it
+    keyword = keywords.pop() if keywords else None
+    if keyword is None:
+        return [strings.string_regex(0, None)]
+    if keyword == "pattern" and isinstance(member["pattern"], str):
+        try:
+            content, _, _ = strings.translate_pattern(member["pattern"])
+        except strings.PatternUnsupported:
             return None
-    return regexes
+        return ['"' + content + '"']
+    if keyword in ("enum", "const"):
+        values = member["enum"] if keyword == "enum" else [member["const"]]
+        if not isinstance(values, list):
+            return None
+        return [json_string_literal_regex(value, ascii_escapes=True)
+                for value in values if isinstance(value, str)]
+    return None
 
 
 def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
     """``if`` / ``then`` / ``else``: the union of (rest, if, then) and
-    (rest, else, not if), exact when ``negated_conjuncts`` reads the ``if``."""
-    rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
-    condition = schema["if"]
-    if "then" not in schema and "else" not in schema:
-        if "unevaluatedProperties" not in rest and "unevaluatedItems" not in rest:
-            return translator.node(rest, pointer)
-        # A passing "if" still evaluates properties/items: valid instances
-        # are those valid for rest alone, or for rest and if together.
-        merged = merge_schemas(translator, [rest, condition], pointer, owner=0)
-        return translator.alt([translator.node(merged, pointer), translator.node(rest, pointer)])
+    (rest, else, not if), exact when ``negated_conjuncts`` reads the ``if``;
+    the conditionals of ``MORE_CONDITIONS`` one after the other (module
+    docstring)."""
+    while True:
+        rest = _next_conditional(schema)
+        condition = schema["if"]
+        if "then" not in schema and "else" not in schema:
+            if "unevaluatedProperties" not in rest and "unevaluatedItems" not in rest:
+                return translator.node(rest, pointer)
+            # A passing "if" still evaluates properties/items: valid instances
+            # are those valid for rest alone, or for rest and if together.
+            merged = merge_schemas(translator, [rest, condition], pointer, owner=0)
+            return translator.alt([translator.node(merged, pointer),
+                                   translator.node(rest, pointer)])
+        unconditional = {k: v for k, v in rest.items() if k not in _CONDITIONAL_KEYWORDS}
+        if not disjoint(translator, unconditional, condition):
+            break
+        # No instance of rest passes the condition: only its else applies.
+        schema = merge_schemas(translator, [rest, schema.get("else", True)], pointer, owner=0)
+        if schema is False or "if" not in schema:
+            return translator.node(schema, pointer)
+    if MORE_CONDITIONS in rest:
+        cases = translator.conditional_cases
+        cases[pointer] = cases.get(pointer, 0) + 1
+        if cases[pointer] > MAX_CONDITIONAL_CASES:
+            translator.warn("if", pointer, f"more than MAX_CONDITIONAL_CASES = "
+                                           f"{MAX_CONDITIONAL_CASES} cases of several if/then "
+                                           f"pairs: the later pairs are not applied in some")
+            rest = {k: v for k, v in rest.items() if k not in _CONDITIONAL_KEYWORDS}
     passing = merge_schemas(translator, [rest, condition, schema.get("then", True)], pointer,
                             owner=0)
     failing = merge_schemas(translator, [rest, schema.get("else", True)], pointer, owner=0)
@@ -725,6 +759,21 @@ def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
                                        "against (if and then) or against else are accepted")
         alternatives.append(translator.node(failing, pointer))
     return translator.alt(alternatives)
+
+
+_CONDITIONAL_KEYWORDS = ("if", "then", "else", MORE_CONDITIONS)
+
+
+def _next_conditional(schema: dict) -> dict:
+    """``schema`` without its ``if`` / ``then`` / ``else``, the next
+    conditional of ``MORE_CONDITIONS`` (if any) in their place."""
+    rest = {k: v for k, v in schema.items() if k not in _CONDITIONAL_KEYWORDS}
+    pending = schema.get(MORE_CONDITIONS, [])
+    if pending:
+        rest.update(pending[0])
+        if len(pending) > 1:
+            rest[MORE_CONDITIONS] = pending[1:]
+    return rest
 
 
 def schema_dependencies(schema: dict) -> list[tuple[str, str, Any]]:

@@ -95,6 +95,9 @@ class Translator(GrammarBuilder):
         made once, and a rule unless it is one terminal: 20,000 ``{"type":
         "integer"}`` properties share one rule instead of 20,000 copies of
         its alternatives for the front end to flatten."""
+        self.conditional_cases: dict[str, int] = {}
+        """Pointer -> the cases ``applicators.if_then_else_node`` split there
+        while further if/then pairs remained (capped: ``MAX_CONDITIONAL_CASES``)."""
         self.warnings: list[GrammarWarning] = []
         self.depth = 0
         self.base_uri = self.resolver.root_uri
