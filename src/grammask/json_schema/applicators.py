@@ -43,8 +43,10 @@ fails its position's schema, or that are longer than a closed prefix, or
 for ``anyOf`` the instances failing the first member and
 carrying ``not: {anyOf: [the others]}`` (a chain of complements); for a
 bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
-values are filtered in Python (``_holds``, over the same conjuncts, item
-schemas included; warned when a part it does not read decides).  Still warned: any other negated keyword (not enforced),
+values are filtered in Python (``_holds``: the same conjuncts, item
+schemas included, and also ``multipleOf`` and ``oneOf``, which a given
+value decides, so the negated schema need not be negatable; warned when a
+part it does not read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
 would count as evaluated), extra keys beside open objects, excluded
 array/object values, ``not: {type:
@@ -92,6 +94,7 @@ from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, MORE_CONDITIONS,
                                            VALIDATION_KEYWORDS, allowed_types, array_positions,
                                            count_keyword, has_constraints, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
 from grammask.json_schema.values import json_equal, json_type_of, simple_constraints_hold
@@ -297,6 +300,24 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     """The instances of ``rest`` invalid against ``negated`` (``rest`` may
     hold a ``not`` of its own: each alternative is translated with it; its
     ``$ref`` and ``allOf`` are merged in first)."""
+    if "$ref" in rest or "allOf" in rest:
+        # Inlined, so that the complements below see every keyword of rest
+        # (the enum of a $ref target, say).
+        rest = merge_schemas(translator, [rest], pointer, owner=0)
+        if rest is False:
+            return translator.alt([])
+    if "enum" in rest or "const" in rest:
+        values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
+        if "enum" in rest and "const" in rest:
+            values = [value for value in values if json_equal(value, rest["const"])]
+        verdicts = [_holds(translator, negated, value) for value in values]
+        if None in verdicts:
+            translator.warn("not", pointer, "a subschema beside enum/const is not decided "
+                                            "here: not enforced")
+            return translator.node(rest, pointer)
+        kept = [value for value, holds in zip(values, verdicts) if not holds]
+        rest = {k: v for k, v in rest.items() if k != "const"}
+        return translator.node(dict(rest, enum=kept), pointer)
     conjuncts = negated_conjuncts(translator, negated)
     if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
         # Complements that declare properties or merge a schema would count
@@ -308,24 +329,6 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     if conjuncts is None:
         translator.warn("not", pointer, "not enforced")
         return translator.node(rest, pointer)
-    if "$ref" in rest or "allOf" in rest:
-        # Inlined, so that the complements below see every keyword of rest
-        # (the enum of a $ref target, say).
-        rest = merge_schemas(translator, [rest], pointer, owner=0)
-        if rest is False:
-            return translator.alt([])
-    if "enum" in rest or "const" in rest:
-        values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
-        if "enum" in rest and "const" in rest:
-            values = [value for value in values if json_equal(value, rest["const"])]
-        verdicts = [_holds_all(translator, conjuncts, value) for value in values]
-        if None in verdicts:
-            translator.warn("not", pointer, "a subschema beside enum/const is not decided "
-                                            "here: not enforced")
-            return translator.node(rest, pointer)
-        kept = [value for value, holds in zip(values, verdicts) if not holds]
-        rest = {k: v for k, v in rest.items() if k != "const"}
-        return translator.node(dict(rest, enum=kept), pointer)
     alternatives = []
     for conjunct in conjuncts:
         if conjunct is False:
@@ -503,53 +506,107 @@ def _position_complements(translator, rest: dict, negated: dict, pointer: str) -
             for extra in failing]
 
 
-def _holds_all(translator, conjuncts: list, value: Any) -> Optional[bool]:
+def _holds_all(translator, conjuncts: list, value: Any, depth: int = 0) -> Optional[bool]:
     """Whether ``value`` is valid against every conjunct (None: undecided)."""
-    verdicts = [_holds_own(translator, conjunct, value) for conjunct in conjuncts]
+    verdicts = [_holds_own(translator, conjunct, value, depth) for conjunct in conjuncts]
     return False if False in verdicts else None if None in verdicts else True
 
 
-def _holds(translator, schema: Any, value: Any) -> Optional[bool]:
-    """Whether ``value`` is valid against ``schema`` (None: a schema
-    ``negated_conjuncts`` does not read decides it)."""
-    conjuncts = negated_conjuncts(translator, schema)
-    return None if conjuncts is None else _holds_all(translator, conjuncts, value)
+_DECIDED_KEYWORDS = NEGATABLE_KEYWORDS | {"multipleOf", "oneOf"}
+"""Keywords ``_holds`` decides on a given value (those ``not`` negates, and
+``multipleOf`` and ``oneOf``, which a value check reads directly)."""
 
 
-def _holds_own(translator, negated: Any, value: Any) -> Optional[bool]:
-    """Whether ``value`` is valid against one conjunct of ``negated_conjuncts``
+def _holds(translator, schema: Any, value: Any, depth: int = 0) -> Optional[bool]:
+    """Whether ``value`` is valid against ``schema`` (None: a keyword outside
+    ``_DECIDED_KEYWORDS`` decides it, or the nesting passes
+    ``MAX_NEGATED_DEPTH``)."""
+    conjuncts = _value_conjuncts(translator, schema, depth)
+    return None if conjuncts is None else _holds_all(translator, conjuncts, value, depth)
+
+
+def _value_conjuncts(translator, schema: Any, depth: int) -> Optional[list]:
+    """The schemas whose conjunction is ``schema`` (its own keywords, its
+    ``allOf`` members and its ``$ref`` target inside the same resource, as
+    ``negated_conjuncts`` reads them), each of ``_DECIDED_KEYWORDS`` with
+    well-formed values; None otherwise."""
+    if isinstance(schema, bool):
+        return [schema]
+    if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
+        return None
+    schema = translator.own_keywords(schema)
+    own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+    asserting = {k for k in own if k in VALIDATION_KEYWORDS or k == "id"}
+    shapes = {"anyOf": list, "oneOf": list, "enum": list, "required": list,
+              "properties": dict, "patternProperties": dict}
+    if not asserting <= _DECIDED_KEYWORDS or not all(
+            isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
+            for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own) or not all(
+            isinstance(own[k], shape) for k, shape in shapes.items() if k in own):
+        return None
+    if own.get("multipleOf", 1) <= 0 or not isinstance(schema.get("allOf", []), list):
+        return None
+    parts = [] if translator.ref_hides_siblings and "$ref" in schema else \
+        [own] + schema.get("allOf", [])
+    if "$ref" in schema:
+        try:
+            target, _, target_base = translator.resolver.resolve(schema["$ref"],
+                                                                  translator.base_uri)
+        except UnresolvedRef:
+            return None
+        if target_base != translator.base_uri:
+            return None
+        parts.append(target)
+    conjuncts = []
+    for part in parts:
+        flat = [part] if part is own else _value_conjuncts(translator, part, depth + 1)
+        if flat is None:
+            return None
+        conjuncts.extend(flat)
+    return conjuncts
+
+
+def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional[bool]:
+    """Whether ``value`` is valid against one conjunct of ``_value_conjuncts``
     (its own keywords; nested schemas through ``_holds``)."""
     if isinstance(negated, bool):
         return negated
+    deeper = depth + 1
     verdicts = []
     if "enum" in negated:
         verdicts.append(any(json_equal(value, other) for other in negated["enum"]))
     if "const" in negated:
         verdicts.append(json_equal(value, negated["const"]))
     if "not" in negated:
-        inner = _holds(translator, negated["not"], value)
+        inner = _holds(translator, negated["not"], value, deeper)
         verdicts.append(None if inner is None else not inner)
     if "anyOf" in negated:
-        members = [_holds(translator, member, value) for member in negated["anyOf"]]
+        members = [_holds(translator, member, value, deeper) for member in negated["anyOf"]]
         verdicts.append(True if True in members else None if None in members else False)
+    if "oneOf" in negated:
+        members = [_holds(translator, member, value, deeper) for member in negated["oneOf"]]
+        passed = members.count(True)
+        verdicts.append(False if passed > 1 else None if None in members else passed == 1)
+    if "multipleOf" in negated and isinstance(value, (int, float)) and not isinstance(value, bool):
+        verdicts.append(to_fraction(value) % to_fraction(negated["multipleOf"]) == 0)
     if isinstance(value, list) and not _POSITION_KEYWORDS.isdisjoint(negated):
         positional, _, others, _ = array_positions(negated, translator.tuple_items)
         verdicts.extend(_holds(translator, positional[index] if index < len(positional)
-                               else others, item) for index, item in enumerate(value))
+                               else others, item, deeper) for index, item in enumerate(value))
     if isinstance(value, (list, dict)):
         low, high = ("minItems", "maxItems") if isinstance(value, list) else (
             "minProperties", "maxProperties")
         verdicts.append(negated.get(low, 0) <= len(value) <= negated.get(high, len(value)))
     if isinstance(value, dict):
         verdicts.append(all(name in value for name in negated.get("required", [])))
-        verdicts.extend(_holds(translator, sub, value[name])
+        verdicts.extend(_holds(translator, sub, value[name], deeper)
                         for name, sub in negated.get("properties", {}).items() if name in value)
         patterns = negated.get("patternProperties", {})
         for name, item in value.items():
             matched = [sub for pattern, sub in patterns.items() if pattern_matches(pattern, name)]
             if name not in negated.get("properties", {}) and not matched:
                 matched = [negated.get("additionalProperties", True)]
-            verdicts.extend(_holds(translator, sub, item) for sub in matched)
+            verdicts.extend(_holds(translator, sub, item, deeper) for sub in matched)
     verdicts.append(simple_constraints_hold(value, negated))
     return False if False in verdicts else None if None in verdicts else True
 
