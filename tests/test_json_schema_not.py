@@ -1,6 +1,7 @@
 """``not`` is exact, and silent, over type, enum, const, required, pattern,
 properties, items (prefixItems, tuple items), not, anyOf, allOf and $ref (issue 17; ``applicators.not_node``), against ``jsonschema``;
-beside ``enum`` also over multipleOf and oneOf (decided value by value).
+oneOf (no branch, or two at once); beside ``enum`` also over multipleOf
+(decided value by value).
 
 Each schema of ``EXACT`` translates without a ``GrammarWarning``, and every
 instance of its table (valid and invalid, including other spellings of the
@@ -18,6 +19,15 @@ import pytest
 from support.schema_matcher import SchemaMatcher, assert_exact_and_silent, declared_oracle
 
 EXACT = [
+    ("not of oneOf: none or two branches",
+     {"type": "object", "not": {"oneOf": [{"required": ["a"]}, {"required": ["b"]},
+                                          {"properties": {"a": {"const": 1}}}]}},
+     [{}, {"a": 1}, {"a": 2}, {"b": 0}, {"a": 1, "b": 0}, {"a": 2, "b": 0}, {"c": 0}]),
+    ("oneOf inside a oneOf branch",
+     {"type": "object", "properties": {"a": {}, "b": {}, "c": {}},
+      "oneOf": [{"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"required": ["c"]}]},
+     [{}, {"a": 0}, {"b": 0}, {"c": 0}, {"a": 0, "b": 0}, {"a": 0, "c": 0},
+      {"a": 0, "b": 0, "c": 0}, {"b": 0, "c": 0}, 1]),
     ("not of a property step beside enum (decided value by value)",
      {"enum": [{"a": 1}, {"a": 2}, {"a": 3}], "not": {"properties": {"a": {"multipleOf": 2}}}},
      [{"a": 1}, {"a": 2}, {"a": 3}, {"a": 4}]),

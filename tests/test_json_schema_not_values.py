@@ -7,6 +7,8 @@ which ``not`` cannot negate as a language; against ``jsonschema``.
 beside a ``not`` of a random schema over those keywords (fixed seeds): the
 translation must be silent (every keyword drawn is decided on a value) and
 accept each candidate value iff the draft 2020-12 validator calls it valid.
+``test_not_of_one_of_is_exact`` negates a random ``oneOf`` with no ``enum``
+beside it (``applicators._complements``: no branch, or two at once).
 """
 
 from __future__ import annotations
@@ -75,3 +77,27 @@ def test_maskbench_shape():
     validator = jsonschema.Draft202012Validator(schema)
     for value in [1, 2, 3, 5, 6, 30, 15, 10, 7]:
         assert matcher.accepts(json.dumps(value)) == validator.is_valid(value), value
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_not_of_one_of_is_exact(seed):
+    """``not`` of a ``oneOf`` without ``enum`` beside it (no branch, or two
+    at once): silent translations accept a value iff jsonschema does."""
+    rng = random.Random(100 + seed)
+    silent = 0
+    for _ in range(60):
+        branches = [random_schema(rng, 1) for _ in range(rng.choice([2, 3]))]
+        schema = {"not": {"oneOf": branches}}
+        validator = jsonschema.Draft202012Validator(schema)
+        try:
+            matcher = SchemaMatcher(schema, any_order=True)
+        except GrammarError:  # found empty: then so must jsonschema
+            assert not any(validator.is_valid(value) for value in VALUES), schema
+            continue
+        if matcher.warnings:
+            continue
+        silent += 1
+        wrong = [value for value in VALUES
+                 if matcher.accepts(json.dumps(value)) != validator.is_valid(value)]
+        assert wrong == [], (schema, wrong)
+    assert silent >= 6

@@ -41,7 +41,9 @@ and ``additionalItems``, ``_position_complements``) the arrays whose item k
 fails its position's schema, or that are longer than a closed prefix, or
 (without a prefix) that contain an item failing ``items`` (``contains``);
 for ``anyOf`` the instances failing the first member and
-carrying ``not: {anyOf: [the others]}`` (a chain of complements); for a
+carrying ``not: {anyOf: [the others]}`` (a chain of complements); for
+``oneOf`` that chain over its branches, and the instances valid against
+two branches at once (each pair not proven disjoint, merged); for a
 bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
 values are filtered in Python (``_holds``: the same conjuncts, item
 schemas included, and also ``multipleOf`` and ``oneOf``, which a given
@@ -85,6 +87,7 @@ raises ``SchemaUnsupported`` when ``strict``).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 from grammask.errors import LimitExceeded
@@ -117,6 +120,10 @@ MAX_CONDITIONAL_CASES = 256
 """Several if/then pairs (``MORE_CONDITIONS``): the cases ``if_then_else_node``
 splits at one pointer while later pairs remain; past it, those pairs are
 dropped from further cases, warned."""
+MAX_NEGATED_ONE_OF_CHAIN = 64
+"""``not`` of a ``oneOf``: "no branch" is a chain of complements, one
+alternative per combination of the branches' complements; past this
+product (``_complement_parts``) the ``oneOf`` is not negated."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
 on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
@@ -221,11 +228,12 @@ strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
 _POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 _EXTRA_KEY_KEYWORDS = frozenset({"additionalProperties", "patternProperties"})
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
-                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
+                                "not", "anyOf", "oneOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
     _POSITION_KEYWORDS | _EXTRA_KEY_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
-X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
+X`` by X itself, ``anyOf`` by a chain of ``not``, ``oneOf`` by that chain
+and the pairs of branches an instance may match together); ``$ref`` and ``allOf``
 add their schemas as further conjuncts."""
 
 
@@ -250,7 +258,9 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
     # Members whose complement is built; a "not" member is met positively.
-    members = list(own.get("anyOf", []))
+    if not all(isinstance(own.get(keyword, []), list) for keyword in ("anyOf", "oneOf")):
+        return None
+    members = list(own.get("anyOf", [])) + list(own.get("oneOf", []))
     if not _POSITION_KEYWORDS.isdisjoint(own):
         positional, _, others, _ = array_positions(own, translator.tuple_items)
         if not isinstance(positional, list) or (positional and others is not False
@@ -266,6 +276,9 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
         members.append(own["additionalProperties"])
     if not all(negated_conjuncts(translator, member, depth + 1) is not None
                for member in members):
+        return None
+    if math.prod(max(1, _complement_parts(translator, branch, depth + 1))
+                 for branch in own.get("oneOf", [])) > MAX_NEGATED_ONE_OF_CHAIN:
         return None
     hidden = translator.ref_hides_siblings and "$ref" in schema
     if not isinstance(schema.get("allOf", []), list):
@@ -322,7 +335,7 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
         # Complements that declare properties or merge a schema would count
         # them as evaluated, which a not never does.
-        if any(isinstance(c, dict) and not ({"properties", "not"} | _POSITION_KEYWORDS
+        if any(isinstance(c, dict) and not ({"properties", "not", "oneOf"} | _POSITION_KEYWORDS
                                             | _EXTRA_KEY_KEYWORDS)
                .isdisjoint(c) for c in conjuncts):
             conjuncts = None
@@ -382,6 +395,15 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
             if len(pending) > 1:
                 chained["not"] = {"anyOf": pending[1:]}
             alternatives.append(negation_node(translator, chained, pending[0], pointer))
+        elif keyword == "oneOf":
+            # Failing oneOf: matching no branch (as anyOf), or two at once
+            # (each pair not proven disjoint, merged with rest).
+            alternatives.extend(_complements(translator, rest, {"anyOf": value}, pointer))
+            for index, first in enumerate(value):
+                for second in value[:index]:
+                    if not disjoint(translator, first, second):
+                        pair = merge_schemas(translator, [rest, second, first], pointer, owner=0)
+                        alternatives.append(translator.node(pair, pointer))
         elif "string" in allowed_types(translator, rest, pointer):
             try:
                 content, _, _ = strings.translate_pattern(value)
@@ -441,7 +463,10 @@ def _complement_parts(translator, schema: Any, depth: int = 0) -> int:
         if not isinstance(conjunct, dict):
             continue
         total += len(conjunct)
-        nested = list(conjunct.get("anyOf", [])) + [conjunct.get("additionalProperties", True)]
+        branches = len(conjunct.get("oneOf", []))
+        total += branches * (branches - 1) // 2
+        nested = (list(conjunct.get("anyOf", [])) + list(conjunct.get("oneOf", []))
+                  + [conjunct.get("additionalProperties", True)])
         for keyword in ("properties", "patternProperties"):
             nested.extend((conjunct.get(keyword) or {}).values())
         total += sum(_complement_parts(translator, sub, depth + 1) for sub in nested)
