@@ -45,7 +45,7 @@ carrying ``not: {anyOf: [the others]}`` (a chain of complements); for
 ``oneOf`` that chain over its branches, and the instances valid against
 two branches at once (each pair not proven disjoint, merged); for a
 bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
-values are filtered in Python (``_holds``: the same conjuncts, item
+values are filtered in Python (``holds``: the same conjuncts, item
 schemas included, and also ``multipleOf`` and ``oneOf``, which a given
 value decides, so the negated schema need not be negatable; warned when a
 part it does not read decides).  Still warned: any other negated keyword (not enforced),
@@ -323,7 +323,7 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
         values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
         if "enum" in rest and "const" in rest:
             values = [value for value in values if json_equal(value, rest["const"])]
-        verdicts = [_holds(translator, negated, value) for value in values]
+        verdicts = [holds(translator, negated, value) for value in values]
         if None in verdicts:
             translator.warn("not", pointer, "a subschema beside enum/const is not decided "
                                             "here: not enforced")
@@ -538,11 +538,11 @@ def _holds_all(translator, conjuncts: list, value: Any, depth: int = 0) -> Optio
 
 
 _DECIDED_KEYWORDS = NEGATABLE_KEYWORDS | {"multipleOf", "oneOf"}
-"""Keywords ``_holds`` decides on a given value (those ``not`` negates, and
+"""Keywords ``holds`` decides on a given value (those ``not`` negates, and
 ``multipleOf`` and ``oneOf``, which a value check reads directly)."""
 
 
-def _holds(translator, schema: Any, value: Any, depth: int = 0) -> Optional[bool]:
+def holds(translator, schema: Any, value: Any, depth: int = 0) -> Optional[bool]:
     """Whether ``value`` is valid against ``schema`` (None: a keyword outside
     ``_DECIDED_KEYWORDS`` decides it, or the nesting passes
     ``MAX_NEGATED_DEPTH``)."""
@@ -593,7 +593,7 @@ def _value_conjuncts(translator, schema: Any, depth: int) -> Optional[list]:
 
 def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional[bool]:
     """Whether ``value`` is valid against one conjunct of ``_value_conjuncts``
-    (its own keywords; nested schemas through ``_holds``)."""
+    (its own keywords; nested schemas through ``holds``)."""
     if isinstance(negated, bool):
         return negated
     deeper = depth + 1
@@ -603,20 +603,20 @@ def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional
     if "const" in negated:
         verdicts.append(json_equal(value, negated["const"]))
     if "not" in negated:
-        inner = _holds(translator, negated["not"], value, deeper)
+        inner = holds(translator, negated["not"], value, deeper)
         verdicts.append(None if inner is None else not inner)
     if "anyOf" in negated:
-        members = [_holds(translator, member, value, deeper) for member in negated["anyOf"]]
+        members = [holds(translator, member, value, deeper) for member in negated["anyOf"]]
         verdicts.append(True if True in members else None if None in members else False)
     if "oneOf" in negated:
-        members = [_holds(translator, member, value, deeper) for member in negated["oneOf"]]
+        members = [holds(translator, member, value, deeper) for member in negated["oneOf"]]
         passed = members.count(True)
         verdicts.append(False if passed > 1 else None if None in members else passed == 1)
     if "multipleOf" in negated and isinstance(value, (int, float)) and not isinstance(value, bool):
         verdicts.append(to_fraction(value) % to_fraction(negated["multipleOf"]) == 0)
     if isinstance(value, list) and not _POSITION_KEYWORDS.isdisjoint(negated):
         positional, _, others, _ = array_positions(negated, translator.tuple_items)
-        verdicts.extend(_holds(translator, positional[index] if index < len(positional)
+        verdicts.extend(holds(translator, positional[index] if index < len(positional)
                                else others, item, deeper) for index, item in enumerate(value))
     if isinstance(value, (list, dict)):
         low, high = ("minItems", "maxItems") if isinstance(value, list) else (
@@ -624,14 +624,14 @@ def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional
         verdicts.append(negated.get(low, 0) <= len(value) <= negated.get(high, len(value)))
     if isinstance(value, dict):
         verdicts.append(all(name in value for name in negated.get("required", [])))
-        verdicts.extend(_holds(translator, sub, value[name], deeper)
+        verdicts.extend(holds(translator, sub, value[name], deeper)
                         for name, sub in negated.get("properties", {}).items() if name in value)
         patterns = negated.get("patternProperties", {})
         for name, item in value.items():
             matched = [sub for pattern, sub in patterns.items() if pattern_matches(pattern, name)]
             if name not in negated.get("properties", {}) and not matched:
                 matched = [negated.get("additionalProperties", True)]
-            verdicts.extend(_holds(translator, sub, item, deeper) for sub in matched)
+            verdicts.extend(holds(translator, sub, item, deeper) for sub in matched)
     verdicts.append(simple_constraints_hold(value, negated))
     return False if False in verdicts else None if None in verdicts else True
 

@@ -68,7 +68,7 @@ from typing import Any, Callable, Optional
 
 from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported
 from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef
-from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node,
+from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node, holds,
                                               if_then_else_node, negated_conjuncts, not_node,
                                               schema_dependencies)
 from grammask.json_schema.arrays import array_node
@@ -270,6 +270,11 @@ class Translator(GrammarBuilder):
         (``applicators.negated_conjuncts``), for modules listed after
         ``applicators``."""
         return negated_conjuncts(self, schema) is not None
+
+    def holds(self, schema: Any, value: Any) -> Optional[bool]:
+        """Whether ``value`` is valid against ``schema`` (None: undecided;
+        ``applicators.holds``), for modules listed after ``applicators``."""
+        return holds(self, schema, value)
 
     def resolve(self, reference: str, base: str, dynamic: bool) -> tuple[Any, str, str]:
         """(target, location, base inside it) of a ``$ref`` (or, with
