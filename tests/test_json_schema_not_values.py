@@ -1,5 +1,5 @@
 """``not`` beside ``enum`` / ``const`` keeps exactly the values the negated
-schema rejects, decided value by value (issue 17; ``applicators._holds``),
+schema rejects, decided value by value (issue 17; ``applicators.holds``),
 also when the negated schema uses ``multipleOf``, ``oneOf`` or ``allOf``,
 which ``not`` cannot negate as a language; against ``jsonschema``.
 
