@@ -1,5 +1,7 @@
 """``not`` is exact, and silent, over type, enum, const, required, pattern,
-properties, items (prefixItems, tuple items), not, anyOf, allOf and $ref (issue 17; ``applicators.not_node``), against ``jsonschema``.
+properties, items (prefixItems, tuple items), not, anyOf, allOf and $ref (issue 17; ``applicators.not_node``), against ``jsonschema``;
+oneOf (no branch, or two at once); beside ``enum`` also over multipleOf
+(decided value by value).
 
 Each schema of ``EXACT`` translates without a ``GrammarWarning``, and every
 instance of its table (valid and invalid, including other spellings of the
@@ -17,6 +19,18 @@ import pytest
 from support.schema_matcher import SchemaMatcher, assert_exact_and_silent, declared_oracle
 
 EXACT = [
+    ("not of oneOf: none or two branches",
+     {"type": "object", "not": {"oneOf": [{"required": ["a"]}, {"required": ["b"]},
+                                          {"properties": {"a": {"const": 1}}}]}},
+     [{}, {"a": 1}, {"a": 2}, {"b": 0}, {"a": 1, "b": 0}, {"a": 2, "b": 0}, {"c": 0}]),
+    ("oneOf inside a oneOf branch",
+     {"type": "object", "properties": {"a": {}, "b": {}, "c": {}},
+      "oneOf": [{"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, {"required": ["c"]}]},
+     [{}, {"a": 0}, {"b": 0}, {"c": 0}, {"a": 0, "b": 0}, {"a": 0, "c": 0},
+      {"a": 0, "b": 0, "c": 0}, {"b": 0, "c": 0}, 1]),
+    ("not of a property step beside enum (decided value by value)",
+     {"enum": [{"a": 1}, {"a": 2}, {"a": 3}], "not": {"properties": {"a": {"multipleOf": 2}}}},
+     [{"a": 1}, {"a": 2}, {"a": 3}, {"a": 4}]),
     ("not required", {"type": "object", "properties": {"a": {"type": "integer"}},
                       "not": {"required": ["a"]}},
      [{}, {"a": 1}, {"b": 2}, {"a": 1, "b": 2}, 1, "a"]),
@@ -132,9 +146,8 @@ WARNED = [
       "not": {"not": {"properties": {"b": {"const": 1}}, "required": ["b"]}},
       "unevaluatedProperties": False}, {"a": "x"}),
     ("not of an object value", {"not": {"const": {"a": 1}}}, {"a": 1}),
-    ("not of a property schema beside enum", {"enum": [{"a": 1}, {"a": 2}],
-                                              "not": {"properties": {"a": {"multipleOf": 2}}}},
-     {"a": 2}),
+    ("not of uniqueItems beside enum", {"enum": [[1, 1], [1, 2]], "not": {"uniqueItems": True}},
+     [1, 2]),
 ]
 
 

@@ -41,10 +41,14 @@ and ``additionalItems``, ``_position_complements``) the arrays whose item k
 fails its position's schema, or that are longer than a closed prefix, or
 (without a prefix) that contain an item failing ``items`` (``contains``);
 for ``anyOf`` the instances failing the first member and
-carrying ``not: {anyOf: [the others]}`` (a chain of complements); for a
+carrying ``not: {anyOf: [the others]}`` (a chain of complements); for
+``oneOf`` that chain over its branches, and the instances valid against
+two branches at once (each pair not proven disjoint, merged); for a
 bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
-values are filtered in Python (``_holds``, over the same conjuncts, item
-schemas included; warned when a part it does not read decides).  Still warned: any other negated keyword (not enforced),
+values are filtered in Python (``holds``: the same conjuncts, item
+schemas included, and also ``multipleOf`` and ``oneOf``, which a given
+value decides, so the negated schema need not be negatable; warned when a
+part it does not read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
 would count as evaluated), extra keys beside open objects, excluded
 array/object values, ``not: {type:
@@ -59,6 +63,15 @@ string values).
 ``if_then_else_node`` accepts instances valid against (if and then) or
 against (else and not if): exact when ``not`` is exact over the ``if``
 (``negated_conjuncts``); otherwise the ``not if`` is dropped with a warning.
+An ``if`` proven disjoint from the rest of the schema (``disjoint``) fails
+on every instance: only its ``else`` applies, no ``not if`` is needed.
+Several if/then pairs merged from one ``allOf`` (``keywords.MORE_CONDITIONS``)
+are applied one after the other: each case of the first pair carries the
+others, so their conjunction is exact; a pair whose ``if`` is disjoint from
+a case (a discriminator value another pair fixed) reduces to its ``else``
+there, which keeps discriminated families linear.  Past
+``MAX_CONDITIONAL_CASES`` cases at one pointer, the later pairs are dropped
+from further cases, warned.
 ``dependent_schemas_node`` splits on the presence of each trigger property
 ``A`` (``dependentSchemas: {A: S}``): the alternation of "A absent" (the
 schema with ``properties: {A: false}``) and "an object with A present" (the
@@ -74,15 +87,17 @@ raises ``SchemaUnsupported`` when ``strict``).
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.disjoint import disjoint
-from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, VALIDATION_KEYWORDS,
-                                           allowed_types, array_positions, count_keyword,
-                                           has_constraints, pattern_matches)
+from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, MORE_CONDITIONS,
+                                           VALIDATION_KEYWORDS, allowed_types, array_positions,
+                                           count_keyword, has_constraints, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
 from grammask.json_schema.values import json_equal, json_type_of, simple_constraints_hold
@@ -101,6 +116,14 @@ beside them); more: translated as anyOf, warned."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
 inside a ``not`` (deeper: warned and not enforced; also ends ref cycles)."""
+MAX_CONDITIONAL_CASES = 256
+"""Several if/then pairs (``MORE_CONDITIONS``): the cases ``if_then_else_node``
+splits at one pointer while later pairs remain; past it, those pairs are
+dropped from further cases, warned."""
+MAX_NEGATED_ONE_OF_CHAIN = 64
+"""``not`` of a ``oneOf``: "no branch" is a chain of complements, one
+alternative per combination of the branches' complements; past this
+product (``_complement_parts``) the ``oneOf`` is not negated."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
 on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
@@ -205,11 +228,12 @@ strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
 _POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 _EXTRA_KEY_KEYWORDS = frozenset({"additionalProperties", "patternProperties"})
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
-                                "not", "anyOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
+                                "not", "anyOf", "oneOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
     _POSITION_KEYWORDS | _EXTRA_KEY_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
-X`` by X itself, ``anyOf`` by a chain of ``not``); ``$ref`` and ``allOf``
+X`` by X itself, ``anyOf`` by a chain of ``not``, ``oneOf`` by that chain
+and the pairs of branches an instance may match together); ``$ref`` and ``allOf``
 add their schemas as further conjuncts."""
 
 
@@ -234,7 +258,9 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             for k in _BOUND_COMPLEMENTS if k in own):
         return None
     # Members whose complement is built; a "not" member is met positively.
-    members = list(own.get("anyOf", []))
+    if not all(isinstance(own.get(keyword, []), list) for keyword in ("anyOf", "oneOf")):
+        return None
+    members = list(own.get("anyOf", [])) + list(own.get("oneOf", []))
     if not _POSITION_KEYWORDS.isdisjoint(own):
         positional, _, others, _ = array_positions(own, translator.tuple_items)
         if not isinstance(positional, list) or (positional and others is not False
@@ -250,6 +276,9 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
         members.append(own["additionalProperties"])
     if not all(negated_conjuncts(translator, member, depth + 1) is not None
                for member in members):
+        return None
+    if math.prod(max(1, _complement_parts(translator, branch, depth + 1))
+                 for branch in own.get("oneOf", [])) > MAX_NEGATED_ONE_OF_CHAIN:
         return None
     hidden = translator.ref_hides_siblings and "$ref" in schema
     if not isinstance(schema.get("allOf", []), list):
@@ -284,17 +313,6 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
     """The instances of ``rest`` invalid against ``negated`` (``rest`` may
     hold a ``not`` of its own: each alternative is translated with it; its
     ``$ref`` and ``allOf`` are merged in first)."""
-    conjuncts = negated_conjuncts(translator, negated)
-    if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
-        # Complements that declare properties or merge a schema would count
-        # them as evaluated, which a not never does.
-        if any(isinstance(c, dict) and not ({"properties", "not"} | _POSITION_KEYWORDS
-                                            | _EXTRA_KEY_KEYWORDS)
-               .isdisjoint(c) for c in conjuncts):
-            conjuncts = None
-    if conjuncts is None:
-        translator.warn("not", pointer, "not enforced")
-        return translator.node(rest, pointer)
     if "$ref" in rest or "allOf" in rest:
         # Inlined, so that the complements below see every keyword of rest
         # (the enum of a $ref target, say).
@@ -305,7 +323,7 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
         values = list(rest["enum"]) if "enum" in rest else [rest["const"]]
         if "enum" in rest and "const" in rest:
             values = [value for value in values if json_equal(value, rest["const"])]
-        verdicts = [_holds_all(translator, conjuncts, value) for value in values]
+        verdicts = [holds(translator, negated, value) for value in values]
         if None in verdicts:
             translator.warn("not", pointer, "a subschema beside enum/const is not decided "
                                             "here: not enforced")
@@ -313,6 +331,17 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
         kept = [value for value, holds in zip(values, verdicts) if not holds]
         rest = {k: v for k, v in rest.items() if k != "const"}
         return translator.node(dict(rest, enum=kept), pointer)
+    conjuncts = negated_conjuncts(translator, negated)
+    if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
+        # Complements that declare properties or merge a schema would count
+        # them as evaluated, which a not never does.
+        if any(isinstance(c, dict) and not ({"properties", "not", "oneOf"} | _POSITION_KEYWORDS
+                                            | _EXTRA_KEY_KEYWORDS)
+               .isdisjoint(c) for c in conjuncts):
+            conjuncts = None
+    if conjuncts is None:
+        translator.warn("not", pointer, "not enforced")
+        return translator.node(rest, pointer)
     alternatives = []
     for conjunct in conjuncts:
         if conjunct is False:
@@ -366,6 +395,15 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
             if len(pending) > 1:
                 chained["not"] = {"anyOf": pending[1:]}
             alternatives.append(negation_node(translator, chained, pending[0], pointer))
+        elif keyword == "oneOf":
+            # Failing oneOf: matching no branch (as anyOf), or two at once
+            # (each pair not proven disjoint, merged with rest).
+            alternatives.extend(_complements(translator, rest, {"anyOf": value}, pointer))
+            for index, first in enumerate(value):
+                for second in value[:index]:
+                    if not disjoint(translator, first, second):
+                        pair = merge_schemas(translator, [rest, second, first], pointer, owner=0)
+                        alternatives.append(translator.node(pair, pointer))
         elif "string" in allowed_types(translator, rest, pointer):
             try:
                 content, _, _ = strings.translate_pattern(value)
@@ -425,7 +463,10 @@ def _complement_parts(translator, schema: Any, depth: int = 0) -> int:
         if not isinstance(conjunct, dict):
             continue
         total += len(conjunct)
-        nested = list(conjunct.get("anyOf", [])) + [conjunct.get("additionalProperties", True)]
+        branches = len(conjunct.get("oneOf", []))
+        total += branches * (branches - 1) // 2
+        nested = (list(conjunct.get("anyOf", [])) + list(conjunct.get("oneOf", []))
+                  + [conjunct.get("additionalProperties", True)])
         for keyword in ("properties", "patternProperties"):
             nested.extend((conjunct.get(keyword) or {}).values())
         total += sum(_complement_parts(translator, sub, depth + 1) for sub in nested)
@@ -490,53 +531,107 @@ def _position_complements(translator, rest: dict, negated: dict, pointer: str) -
             for extra in failing]
 
 
-def _holds_all(translator, conjuncts: list, value: Any) -> Optional[bool]:
+def _holds_all(translator, conjuncts: list, value: Any, depth: int = 0) -> Optional[bool]:
     """Whether ``value`` is valid against every conjunct (None: undecided)."""
-    verdicts = [_holds_own(translator, conjunct, value) for conjunct in conjuncts]
+    verdicts = [_holds_own(translator, conjunct, value, depth) for conjunct in conjuncts]
     return False if False in verdicts else None if None in verdicts else True
 
 
-def _holds(translator, schema: Any, value: Any) -> Optional[bool]:
-    """Whether ``value`` is valid against ``schema`` (None: a schema
-    ``negated_conjuncts`` does not read decides it)."""
-    conjuncts = negated_conjuncts(translator, schema)
-    return None if conjuncts is None else _holds_all(translator, conjuncts, value)
+_DECIDED_KEYWORDS = NEGATABLE_KEYWORDS | {"multipleOf", "oneOf"}
+"""Keywords ``holds`` decides on a given value (those ``not`` negates, and
+``multipleOf`` and ``oneOf``, which a value check reads directly)."""
 
 
-def _holds_own(translator, negated: Any, value: Any) -> Optional[bool]:
-    """Whether ``value`` is valid against one conjunct of ``negated_conjuncts``
-    (its own keywords; nested schemas through ``_holds``)."""
+def holds(translator, schema: Any, value: Any, depth: int = 0) -> Optional[bool]:
+    """Whether ``value`` is valid against ``schema`` (None: a keyword outside
+    ``_DECIDED_KEYWORDS`` decides it, or the nesting passes
+    ``MAX_NEGATED_DEPTH``)."""
+    conjuncts = _value_conjuncts(translator, schema, depth)
+    return None if conjuncts is None else _holds_all(translator, conjuncts, value, depth)
+
+
+def _value_conjuncts(translator, schema: Any, depth: int) -> Optional[list]:
+    """The schemas whose conjunction is ``schema`` (its own keywords, its
+    ``allOf`` members and its ``$ref`` target inside the same resource, as
+    ``negated_conjuncts`` reads them), each of ``_DECIDED_KEYWORDS`` with
+    well-formed values; None otherwise."""
+    if isinstance(schema, bool):
+        return [schema]
+    if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
+        return None
+    schema = translator.own_keywords(schema)
+    own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
+    asserting = {k for k in own if k in VALIDATION_KEYWORDS or k == "id"}
+    shapes = {"anyOf": list, "oneOf": list, "enum": list, "required": list,
+              "properties": dict, "patternProperties": dict}
+    if not asserting <= _DECIDED_KEYWORDS or not all(
+            isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
+            for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own) or not all(
+            isinstance(own[k], shape) for k, shape in shapes.items() if k in own):
+        return None
+    if own.get("multipleOf", 1) <= 0 or not isinstance(schema.get("allOf", []), list):
+        return None
+    parts = [] if translator.ref_hides_siblings and "$ref" in schema else \
+        [own] + schema.get("allOf", [])
+    if "$ref" in schema:
+        try:
+            target, _, target_base = translator.resolver.resolve(schema["$ref"],
+                                                                  translator.base_uri)
+        except UnresolvedRef:
+            return None
+        if target_base != translator.base_uri:
+            return None
+        parts.append(target)
+    conjuncts = []
+    for part in parts:
+        flat = [part] if part is own else _value_conjuncts(translator, part, depth + 1)
+        if flat is None:
+            return None
+        conjuncts.extend(flat)
+    return conjuncts
+
+
+def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional[bool]:
+    """Whether ``value`` is valid against one conjunct of ``_value_conjuncts``
+    (its own keywords; nested schemas through ``holds``)."""
     if isinstance(negated, bool):
         return negated
+    deeper = depth + 1
     verdicts = []
     if "enum" in negated:
         verdicts.append(any(json_equal(value, other) for other in negated["enum"]))
     if "const" in negated:
         verdicts.append(json_equal(value, negated["const"]))
     if "not" in negated:
-        inner = _holds(translator, negated["not"], value)
+        inner = holds(translator, negated["not"], value, deeper)
         verdicts.append(None if inner is None else not inner)
     if "anyOf" in negated:
-        members = [_holds(translator, member, value) for member in negated["anyOf"]]
+        members = [holds(translator, member, value, deeper) for member in negated["anyOf"]]
         verdicts.append(True if True in members else None if None in members else False)
+    if "oneOf" in negated:
+        members = [holds(translator, member, value, deeper) for member in negated["oneOf"]]
+        passed = members.count(True)
+        verdicts.append(False if passed > 1 else None if None in members else passed == 1)
+    if "multipleOf" in negated and isinstance(value, (int, float)) and not isinstance(value, bool):
+        verdicts.append(to_fraction(value) % to_fraction(negated["multipleOf"]) == 0)
     if isinstance(value, list) and not _POSITION_KEYWORDS.isdisjoint(negated):
         positional, _, others, _ = array_positions(negated, translator.tuple_items)
-        verdicts.extend(_holds(translator, positional[index] if index < len(positional)
-                               else others, item) for index, item in enumerate(value))
+        verdicts.extend(holds(translator, positional[index] if index < len(positional)
+                               else others, item, deeper) for index, item in enumerate(value))
     if isinstance(value, (list, dict)):
         low, high = ("minItems", "maxItems") if isinstance(value, list) else (
             "minProperties", "maxProperties")
         verdicts.append(negated.get(low, 0) <= len(value) <= negated.get(high, len(value)))
     if isinstance(value, dict):
         verdicts.append(all(name in value for name in negated.get("required", [])))
-        verdicts.extend(_holds(translator, sub, value[name])
+        verdicts.extend(holds(translator, sub, value[name], deeper)
                         for name, sub in negated.get("properties", {}).items() if name in value)
         patterns = negated.get("patternProperties", {})
         for name, item in value.items():
             matched = [sub for pattern, sub in patterns.items() if pattern_matches(pattern, name)]
             if name not in negated.get("properties", {}) and not matched:
                 matched = [negated.get("additionalProperties", True)]
-            verdicts.extend(_holds(translator, sub, item) for sub in matched)
+            verdicts.extend(holds(translator, sub, item, deeper) for sub in matched)
     verdicts.append(simple_constraints_hold(value, negated))
     return False if False in verdicts else None if None in verdicts else True
 
@@ -659,59 +754,80 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
 
 def _string_exclusions(negated: Any) -> Optional[list[str]]:
     """JSON-string regexes matching exactly the strings valid against
-    ``negated`` (a schema, or an ``anyOf`` of them, each a boolean or one
-    ``pattern`` / ``enum`` / ``const`` with ``type`` and annotations); None
-    for any other schema."""
-    members = [negated]
+    ``negated`` (a schema, or an ``anyOf`` of them, nested ones too, each a
+    boolean or one ``pattern`` / ``enum`` / ``const`` with ``type`` and
+    annotations); None for any other schema."""
     if isinstance(negated, dict) and set(negated) - ANNOTATION_KEYWORDS == {"anyOf"}:
-        members = negated["anyOf"] if isinstance(negated["anyOf"], list) else [None]
-    regexes = []
-    for member in members:
-        if member is False:
-            continue
-        if member is True:
-            member = {}
-        if not isinstance(member, dict):
+        if not isinstance(negated["anyOf"], list):
             return None
-        keywords = set(member) - ANNOTATION_KEYWORDS - {"type"}
-        declared = member.get("type", "string")
-        names = [declared] if isinstance(declared, str) else declared
-        if not isinstance(names, list) or len(keywords) > 1:
-            return None
-        if "string" not in names:
-            continue  # no string is valid against it
-        keyword = keywords.pop() if keywords else None
-        if keyword is None:
-            return [strings.string_regex(0, None)]
-        if keyword == "pattern" and isinstance(member["pattern"], str):
-            try:
-                content, _, _ = strings.translate_pattern(member["pattern"])
-            except strings.PatternUnsupported:
+        regexes = []
+        for member in negated["anyOf"]:
+            found = _string_exclusions(member)
+            if found is None:
                 return None
-            regexes.append('"' + content + '"')
-        elif keyword in ("enum", "const"):
-            values = member["enum"] if keyword == "enum" else [member["const"]]
-            if not isinstance(values, list):
-                return None
-            regexes.extend(json_string_literal_regex(value, ascii_escapes=True)
-                           for value in values if isinstance(value, str))
-        else:
+            regexes.extend(found)
+        return regexes
+    member = {} if negated is True else negated
+    if member is False:
+        return []
+    if not isinstance(member, dict):
+        return None
+    keywords = set(member) - ANNOTATION_KEYWORDS - {"type"}
+    declared = member.get("type", "string")
+    names = [declared] if isinstance(declared, str) else declared
+    if not isinstance(names, list) or len(keywords) > 1:
+        return None
+    if "string" not in names:
+        return []  # no string is valid against it
+    keyword = keywords.pop() if keywords else None
+    if keyword is None:
+        return [strings.string_regex(0, None)]
+    if keyword == "pattern" and isinstance(member["pattern"], str):
+        try:
+            content, _, _ = strings.translate_pattern(member["pattern"])
+        except strings.PatternUnsupported:
             return None
-    return regexes
+        return ['"' + content + '"']
+    if keyword in ("enum", "const"):
+        values = member["enum"] if keyword == "enum" else [member["const"]]
+        if not isinstance(values, list):
+            return None
+        return [json_string_literal_regex(value, ascii_escapes=True)
+                for value in values if isinstance(value, str)]
+    return None
 
 
 def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
     """``if`` / ``then`` / ``else``: the union of (rest, if, then) and
-    (rest, else, not if), exact when ``negated_conjuncts`` reads the ``if``."""
-    rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
-    condition = schema["if"]
-    if "then" not in schema and "else" not in schema:
-        if "unevaluatedProperties" not in rest and "unevaluatedItems" not in rest:
-            return translator.node(rest, pointer)
-        # A passing "if" still evaluates properties/items: valid instances
-        # are those valid for rest alone, or for rest and if together.
-        merged = merge_schemas(translator, [rest, condition], pointer, owner=0)
-        return translator.alt([translator.node(merged, pointer), translator.node(rest, pointer)])
+    (rest, else, not if), exact when ``negated_conjuncts`` reads the ``if``;
+    the conditionals of ``MORE_CONDITIONS`` one after the other (module
+    docstring)."""
+    while True:
+        rest = _next_conditional(schema)
+        condition = schema["if"]
+        if "then" not in schema and "else" not in schema:
+            if "unevaluatedProperties" not in rest and "unevaluatedItems" not in rest:
+                return translator.node(rest, pointer)
+            # A passing "if" still evaluates properties/items: valid instances
+            # are those valid for rest alone, or for rest and if together.
+            merged = merge_schemas(translator, [rest, condition], pointer, owner=0)
+            return translator.alt([translator.node(merged, pointer),
+                                   translator.node(rest, pointer)])
+        unconditional = {k: v for k, v in rest.items() if k not in _CONDITIONAL_KEYWORDS}
+        if not disjoint(translator, unconditional, condition):
+            break
+        # No instance of rest passes the condition: only its else applies.
+        schema = merge_schemas(translator, [rest, schema.get("else", True)], pointer, owner=0)
+        if schema is False or "if" not in schema:
+            return translator.node(schema, pointer)
+    if MORE_CONDITIONS in rest:
+        cases = translator.conditional_cases
+        cases[pointer] = cases.get(pointer, 0) + 1
+        if cases[pointer] > MAX_CONDITIONAL_CASES:
+            translator.warn("if", pointer, f"more than MAX_CONDITIONAL_CASES = "
+                                           f"{MAX_CONDITIONAL_CASES} cases of several if/then "
+                                           f"pairs: the later pairs are not applied in some")
+            rest = {k: v for k, v in rest.items() if k not in _CONDITIONAL_KEYWORDS}
     passing = merge_schemas(translator, [rest, condition, schema.get("then", True)], pointer,
                             owner=0)
     failing = merge_schemas(translator, [rest, schema.get("else", True)], pointer, owner=0)
@@ -725,6 +841,21 @@ def if_then_else_node(translator, schema: dict, pointer: str) -> Any:
                                        "against (if and then) or against else are accepted")
         alternatives.append(translator.node(failing, pointer))
     return translator.alt(alternatives)
+
+
+_CONDITIONAL_KEYWORDS = ("if", "then", "else", MORE_CONDITIONS)
+
+
+def _next_conditional(schema: dict) -> dict:
+    """``schema`` without its ``if`` / ``then`` / ``else``, the next
+    conditional of ``MORE_CONDITIONS`` (if any) in their place."""
+    rest = {k: v for k, v in schema.items() if k not in _CONDITIONAL_KEYWORDS}
+    pending = schema.get(MORE_CONDITIONS, [])
+    if pending:
+        rest.update(pending[0])
+        if len(pending) > 1:
+            rest[MORE_CONDITIONS] = pending[1:]
+    return rest
 
 
 def schema_dependencies(schema: dict) -> list[tuple[str, str, Any]]:

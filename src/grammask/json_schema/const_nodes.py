@@ -2,8 +2,10 @@
 
 What it computes: ``enum_node(translator, schema, types, pointer)`` keeps
 the enum/const members that satisfy the sibling keywords Python can check
-(``values.simple_constraints_hold``: type, lengths, bounds, pattern), warns
-when other siblings are left unchecked, and returns their alternation.  Up
+(``values.simple_constraints_hold``: type, lengths, bounds, pattern; the
+other siblings through ``Translator.holds``: item and member schemas,
+counts, ``multipleOf``, ``oneOf`` ...), warns when a sibling it cannot
+decide is left unchecked, and returns their alternation.  Up
 to ``LITERAL_SET_MIN - 1`` members, each member is its ``const_node``; from
 ``LITERAL_SET_MIN`` on, the scalar members are pooled (``_pooled_scalars``)
 so the cost is linear in the members' text, not one terminal per member:
@@ -77,7 +79,12 @@ def enum_node(translator, schema: dict, types: list[str], pointer: str) -> Any:
     other_keywords = [k for k in schema
                       if k in VALIDATION_KEYWORDS and k not in _CHECKED_KEYWORDS]
     if other_keywords and kept:
-        translator.warn(other_keywords[0], pointer, "not checked against enum/const members")
+        rest = {k: v for k, v in check.items() if k not in ("enum", "const")}
+        verdicts = [translator.holds(rest, value) for value in kept]
+        if None in verdicts:
+            translator.warn(other_keywords[0], pointer, "not checked against enum/const members")
+        else:
+            kept = [value for value, valid in zip(kept, verdicts) if valid]
     if len(kept) < LITERAL_SET_MIN:
         return translator.alt([const_node(translator, value, pointer) for value in kept])
     pooled, others = _pooled_scalars(translator, kept)

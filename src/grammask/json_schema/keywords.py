@@ -45,8 +45,13 @@ OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "patternPro
                    "dependentSchemas", "dependencies", "unevaluatedProperties")
 ARRAY_KEYWORDS = ("items", "prefixItems", "additionalItems", "contains", "minContains",
                   "maxContains", "minItems", "maxItems", "uniqueItems", "unevaluatedItems")
+MORE_CONDITIONS = "$grammask:moreConditions"
+"""A merged ``allOf`` with several ``if`` keeps the first in ``if`` / ``then`` /
+``else`` and the others, in order, as a list of ``{"if", "then", "else"}``
+dicts under this key (``merge``; ``applicators.if_then_else_node`` applies
+them one after the other)."""
 APPLICATOR_KEYWORDS = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then",
-                       "else", "enum", "const", "type")
+                       "else", "enum", "const", "type", MORE_CONDITIONS)
 VALIDATION_KEYWORDS = frozenset(STRING_KEYWORDS + NUMBER_KEYWORDS + OBJECT_KEYWORDS
                                 + ARRAY_KEYWORDS + APPLICATOR_KEYWORDS)
 

@@ -24,10 +24,14 @@ boolean), so the translator can build a single grammar for it:
 
 Operands (and inlined targets) lose the keywords newer than the declared
 draft first (``translator.own_keywords``).  ``multipleOf`` steps merge to their least common multiple.  Keywords that
-cannot be combined (two different ``format`` values, ``if``)
+cannot be combined (two different ``format`` values)
 keep the first value with a warning naming the keyword: looser, never
 silent (extension keywords ``x-...`` assert nothing: first value, silently).  ``then`` / ``else`` of an operand without ``if`` are dropped (they
-must not meet another operand's ``if``).  Two ``not`` values become one
+must not meet another operand's ``if``).  Operands with an ``if`` each keep
+their conditional: the first stays in ``if`` / ``then`` / ``else``, the
+others (equal ones once) go, in order, to the list
+``keywords.MORE_CONDITIONS``, which ``applicators.if_then_else_node``
+applies one after the other.  Two ``not`` values become one
 ``not: {anyOf: [both]}`` (failing both is failing their union).  A second
 ``pattern`` goes to the list ``keywords.MORE_PATTERNS`` (every string node
 and value check meets them all: ``formats.asserted_patterns``,
@@ -40,7 +44,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from grammask.json_schema.keywords import MORE_PATTERNS, array_positions, pattern_matches
+from grammask.json_schema.keywords import (MORE_CONDITIONS, MORE_PATTERNS, array_positions,
+                                           pattern_matches)
 from grammask.json_schema.values import json_equal
 
 MAX_DISTRIBUTED_BRANCHES = 64
@@ -52,6 +57,7 @@ _UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxPro
                  "maxContains")
 _LAZY_SUBSCHEMAS = ("additionalProperties", "contains", "propertyNames",
                     "unevaluatedProperties", "unevaluatedItems")
+_CONDITIONAL = ("if", "then", "else")
 _KEEP_FIRST = ("$defs", "definitions", "$id", "$schema", "$anchor", "title", "description",
                "default", "examples", "$comment")
 
@@ -166,9 +172,16 @@ def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int], base
 
 def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
     result = dict(a)
+    if "if" in a and "if" in b:
+        b = dict(b)
+        conditional = {key: b.pop(key) for key in _CONDITIONAL if key in b}
+        b[MORE_CONDITIONS] = [conditional] + list(b.get(MORE_CONDITIONS, []))
     for key, value in b.items():
         if key not in result:
             result[key] = value
+            if key == MORE_CONDITIONS:
+                result[key] = [conditional for conditional in value if not json_equal(
+                    conditional, {k: a[k] for k in _CONDITIONAL if k in a})]
             continue
         current = result[key]
         if current == value or key in _KEEP_FIRST or key.startswith("x-"):
@@ -197,6 +210,11 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
                 result[MORE_PATTERNS] = more + [value]
         elif key == MORE_PATTERNS:
             result[key] = list(dict.fromkeys(current + value))
+        elif key == MORE_CONDITIONS:
+            known = [{k: a[k] for k in _CONDITIONAL if k in a}] + list(current)
+            result[key] = list(current) + [conditional for conditional in value
+                                           if not any(json_equal(conditional, other)
+                                                      for other in known)]
         elif key in ("properties", "patternProperties", "$defs", "dependentSchemas"):
             merged = dict(current)
             for name, sub in value.items():

@@ -68,7 +68,7 @@ from typing import Any, Callable, Optional
 
 from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported
 from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef
-from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node,
+from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node, holds,
                                               if_then_else_node, negated_conjuncts, not_node,
                                               schema_dependencies)
 from grammask.json_schema.arrays import array_node
@@ -95,6 +95,9 @@ class Translator(GrammarBuilder):
         made once, and a rule unless it is one terminal: 20,000 ``{"type":
         "integer"}`` properties share one rule instead of 20,000 copies of
         its alternatives for the front end to flatten."""
+        self.conditional_cases: dict[str, int] = {}
+        """Pointer -> the cases ``applicators.if_then_else_node`` split there
+        while further if/then pairs remained (capped: ``MAX_CONDITIONAL_CASES``)."""
         self.warnings: list[GrammarWarning] = []
         self.depth = 0
         self.base_uri = self.resolver.root_uri
@@ -267,6 +270,11 @@ class Translator(GrammarBuilder):
         (``applicators.negated_conjuncts``), for modules listed after
         ``applicators``."""
         return negated_conjuncts(self, schema) is not None
+
+    def holds(self, schema: Any, value: Any) -> Optional[bool]:
+        """Whether ``value`` is valid against ``schema`` (None: undecided;
+        ``applicators.holds``), for modules listed after ``applicators``."""
+        return holds(self, schema, value)
 
     def resolve(self, reference: str, base: str, dynamic: bool) -> tuple[Any, str, str]:
         """(target, location, base inside it) of a ``$ref`` (or, with
