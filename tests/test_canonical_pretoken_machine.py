@@ -16,6 +16,7 @@ import regex
 from hypothesis import given, settings, strategies as st
 
 from grammask.canonical import build_canonical_filter
+from grammask.canonical._region_scan import shape_group_verdicts
 from grammask.canonical.pretoken_machine import PretokenMachine
 from grammask.canonical.pretokenizer import CharClasses
 
@@ -78,6 +79,7 @@ def test_match_end_equals_the_backtracking_engine(name, text, represent):
     r"(?:ab)++|\s+",       # possessive group
     r"\s+$",               # '$' that could stop before a final newline
     r"(?!ab)\w+",          # look-ahead of two characters
+    r"[ ]++$|\s",          # '$' after a possessive atom that does not take a newline
 ])
 def test_unsupported_syntax_gives_no_machine(pattern):
     assert PretokenMachine.build(CharClasses(pattern)) is None
@@ -204,3 +206,14 @@ def test_table_verdicts_equal_the_scans(name):
         assert not len(differ), (state, [(backend.shapes[i], fast[i], slow[i]) for i in differ[:5]])
         n_compared += 1
     assert n_compared >= 20, n_compared
+
+
+def test_a_region_text_past_the_buffer_is_left_to_the_scans():
+    """``shape_group_verdicts`` answers -1 (the caller scans) for every group when the
+    region's text after its best match does not fit its buffer, instead of writing past it."""
+    out = np.zeros(3, dtype=np.int8)
+    shape_group_verdicts(np.zeros((1, 1), np.int32), np.zeros((1, 1), np.uint8), np.zeros(1, np.uint8), 0,
+                         np.zeros(600, np.int32), np.zeros(0, np.int32), np.zeros(0, np.uint8),
+                         np.zeros(0, np.int32), np.zeros(4, np.int64), np.zeros(0, np.int32),
+                         np.zeros(4, np.int64), np.zeros(3, np.uint8), out)
+    assert out.tolist() == [-1, -1, -1]

@@ -200,7 +200,11 @@ def shape_group_verdicts(const int[:, ::1] trans, const unsigned char[:, ::1] ma
     """Fill ``out[g]`` with group g's verdict after the region; see the module docstring."""
     cdef Py_ssize_t n_groups = out.shape[0], g, p
     cdef int n_tail = tail.shape[0], n_shape, best_verdict, k, n_merged = 0
-    cdef int* text = <int*> malloc(_MAX_TEXT * sizeof(int))
+    cdef int* text
+    if n_tail + 1 > _MAX_TEXT:
+        out[:] = -1  # the region's text after its best match is too long for the buffer
+        return
+    text = <int*> malloc(_MAX_TEXT * sizeof(int))
     if text == NULL:
         raise MemoryError()
     for k in range(cut_holds.shape[0]):

@@ -88,10 +88,11 @@ class Unsupported(Exception):
 class _Parser:
     """Recursive descent over the pattern subset; builds ("set" | "cat" | "alt" | "rep" | ...) nodes."""
 
-    def __init__(self, pattern: str, member_mask):
+    def __init__(self, pattern: str, member_mask, newline_bit: int):
         self.pattern = pattern
         self.index = 0
         self.member_mask = member_mask
+        self.newline_bit = newline_bit
 
     def parse(self):
         node = self._alternation(False)
@@ -115,8 +116,7 @@ class _Parser:
             if self._peek() == "$":
                 self.index += 1
                 last = items[-1] if items else None
-                newline = self.member_mask("\\n", False)
-                if not (last and last[0] == "possessive" and last[1][1] & newline == newline):
+                if not (last and last[0] == "possessive" and last[1][1] & self.newline_bit):
                     raise Unsupported("'$' not right after a possessive atom that takes a newline")
                 items.append(("end",))
                 continue
@@ -247,7 +247,7 @@ class PretokenMachine:
                                  if k != classes.surrogate_class and compiled.fullmatch(char))
             return masks[key]
         try:
-            tree = _Parser(classes.pattern, member_mask).parse()
+            tree = _Parser(classes.pattern, member_mask, 1 << int(classes.class_of[ord("\n")])).parse()
         except (Unsupported, ValueError, regex.error):
             return None
         program: list = []

@@ -58,8 +58,8 @@ Per-step cost (tekken, 131k tokens)
     pair verdict as a bit of that cached bitset and the region trim from a
     memo.  A region of a new signature costs the compiled walk (a few
     hundred microseconds); of a pattern without a machine, one scan per
-    undecided shape and probe (tens of milliseconds in Python; 256 kept).  Per-process memos are bounded (``_MEMO_LIMIT``
-    entries, then cleared).
+    undecided shape and probe (tens of milliseconds in Python; 256 kept).
+    Per-process memos are bounded (``_MEMO_LIMIT`` entries, then cleared).
 
 Invariants and limits
     Exact with respect to the pattern for every continuation among the probes;
