@@ -33,6 +33,7 @@ import warnings
 import jsonschema
 
 from grammask._core.earley import EarleyRecognizer
+from grammask.errors import GrammarError
 from grammask.grammar import Grammar
 from grammask.json_schema import GrammarWarning, translate_schema
 from support.paths import WORKLOADS
@@ -329,3 +330,20 @@ def float_exact_loads(text):
         return json.loads(text, parse_float=_exact_float)
     except _InexactFloat:
         return _INEXACT
+
+
+def disagreements(schema, values, format_checker=None) -> tuple[str, list]:
+    """How the translation of ``schema`` (members in any order) went, "empty",
+    "warned" or "silent", and, when silent, the values of ``values`` it and
+    jsonschema (Draft 2020-12) disagree on.  A schema the translator finds
+    empty must reject every value in jsonschema too (asserted here)."""
+    validator = jsonschema.Draft202012Validator(schema, format_checker=format_checker)
+    try:
+        matcher = SchemaMatcher(schema, any_order=True)
+    except GrammarError:
+        assert not any(validator.is_valid(value) for value in values), schema
+        return "empty", []
+    if matcher.warnings:
+        return "warned", []
+    return "silent", [value for value in values
+                      if matcher.accepts(json.dumps(value)) != validator.is_valid(value)]

@@ -280,10 +280,20 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
     if math.prod(max(1, _complement_parts(translator, branch, depth + 1))
                  for branch in own.get("oneOf", [])) > MAX_NEGATED_ONE_OF_CHAIN:
         return None
-    hidden = translator.ref_hides_siblings and "$ref" in schema
+    return _flattened(translator, schema, own, depth, negated_conjuncts)
+
+
+def _flattened(translator, schema: dict, own: dict, depth: int, flatten) -> Optional[list]:
+    """``own`` (the schema's keywords but ``$ref`` and ``allOf``) followed by
+    ``flatten(translator, part, depth + 1)`` of each ``allOf`` member and of
+    the ``$ref`` target inside the current resource (``own`` and the members
+    dropped where the draft's ``$ref`` hides its siblings); None if a part
+    gives None, the ``allOf`` is not a list or the target is unresolved or
+    in another resource."""
     if not isinstance(schema.get("allOf", []), list):
         return None
-    parts = [] if hidden else [own] + schema.get("allOf", [])
+    parts = [] if translator.ref_hides_siblings and "$ref" in schema else \
+        [own] + schema.get("allOf", [])
     if "$ref" in schema:
         try:
             target, _, target_base = translator.resolver.resolve(schema["$ref"],
@@ -295,7 +305,7 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
         parts.append(target)
     conjuncts = []
     for part in parts:
-        flat = [part] if part is own else negated_conjuncts(translator, part, depth + 1)
+        flat = [part] if part is own else flatten(translator, part, depth + 1)
         if flat is None:
             return None
         conjuncts.extend(flat)
@@ -569,26 +579,9 @@ def _value_conjuncts(translator, schema: Any, depth: int) -> Optional[list]:
             for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own) or not all(
             isinstance(own[k], shape) for k, shape in shapes.items() if k in own):
         return None
-    if own.get("multipleOf", 1) <= 0 or not isinstance(schema.get("allOf", []), list):
+    if own.get("multipleOf", 1) <= 0:
         return None
-    parts = [] if translator.ref_hides_siblings and "$ref" in schema else \
-        [own] + schema.get("allOf", [])
-    if "$ref" in schema:
-        try:
-            target, _, target_base = translator.resolver.resolve(schema["$ref"],
-                                                                  translator.base_uri)
-        except UnresolvedRef:
-            return None
-        if target_base != translator.base_uri:
-            return None
-        parts.append(target)
-    conjuncts = []
-    for part in parts:
-        flat = [part] if part is own else _value_conjuncts(translator, part, depth + 1)
-        if flat is None:
-            return None
-        conjuncts.extend(flat)
-    return conjuncts
+    return _flattened(translator, schema, own, depth, _value_conjuncts)
 
 
 def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional[bool]:
