@@ -217,3 +217,19 @@ def test_a_region_text_past_the_buffer_is_left_to_the_scans():
                          np.zeros(0, np.int32), np.zeros(4, np.int64), np.zeros(0, np.int32),
                          np.zeros(4, np.int64), np.zeros(3, np.uint8), out)
     assert out.tolist() == [-1, -1, -1]
+
+
+@pytest.mark.parametrize("pattern, covering", [
+    (r"a*|\s", False),     # an empty match at the start
+    (r"a|\s", False),      # no match starts with "b"
+    (r"ab|[^a]", False),   # "a" then anything but "b": every thread dies unmatched
+    (r"a+|[^a]", True),
+    (r"\S+|\s+", True),
+])
+def test_covering_means_every_text_has_a_nonempty_match_at_the_start(pattern, covering):
+    machine = PretokenMachine.build(CharClasses(pattern))
+    assert machine.covering == covering
+    if covering:
+        for text in ("a", "ab", "b a", " \n", "aab!"):
+            found = regex.match(pattern, text)
+            assert found is not None and found.end() >= 1 and machine.match_end(text) == found.end()

@@ -207,28 +207,25 @@ class PretokenMachine:
 
     def _covers(self, surrogate_class: int) -> bool:
         """Every text of one or more characters has a match at offset 0, ending at offset 1 or
-        later (the pre-tokenizers cover every character): a search of the states the threads
-        reach before their first match finds none where every thread dies unmatched."""
+        later (the pre-tokenizers cover every character): in ``table()``, no state reached
+        from the start before the first match (no empty match at the start) lets every thread
+        die unmatched, on a character or at the end of the text.  False without a table."""
+        table = self.table()
+        if table is None:
+            return False
+        _index, trans, matched, end_match = table
         classes = [k for k in range(self.n_classes) if k != surrogate_class]
-        pending = []
-        for first in classes:
-            pcs, matched = self._closure((0,), first)
-            if matched:
-                return False  # an empty match at offset 0
-            pending.append(self._step(pcs, first))
+        if any(matched[0, k] for k in classes):
+            return False  # an empty match at offset 0
+        pending = [int(trans[0, k]) for k in classes]
         seen = set(pending)
         while pending:
-            threads = pending.pop()
-            if not threads or not self._closure(threads, _END)[1]:
+            state = pending.pop()
+            if state < 0 or not end_match[state]:
                 return False
-            for following in classes:
-                pcs, matched = self._closure(threads, following)
-                if matched:
-                    continue
-                after = self._step(pcs, following)
-                if after not in seen:
-                    if len(seen) >= 1 << 12:
-                        return False
+            for k in classes:
+                after = int(trans[state, k])
+                if not matched[state, k] and after not in seen:
                     seen.add(after)
                     pending.append(after)
         return True

@@ -443,12 +443,11 @@ class PretokenizedBPE:
     def _shape_codes_by_table(self, state: PretokenState) -> Optional[np.ndarray]:
         """``_shape_codes`` from the region's ``PretokenMachine`` signature, the automaton's
         table walked in compiled code (``_region_scan``), or None where that does not apply."""
-        machine = self._machine
-        table = machine.table() if machine is not None else None
-        signature = machine.signature(state.region, state.cuts) if table is not None else None
-        if signature is None:
+        table = self._machine.table() if self._machine is not None else None
+        key = self._region_key(state)
+        if table is None or key[0] != "signature":
             return None
-        (threads, best_from_end, tail_text), late_cuts, early_cuts_hold = signature
+        (threads, best_from_end, tail_text), late_cuts, early_cuts_hold = key[1]
         if not early_cuts_hold:
             return np.zeros(self.n_shapes, dtype=np.int8)  # a merged pair that no boundary can split
         index, trans, matched, end_match = table
@@ -762,7 +761,7 @@ class PretokenizedBPE:
     def _region_key(self, state: PretokenState) -> tuple:
         """The verdict caches' key of a state's region and cuts: its ``PretokenMachine`` signature
         (shared by every region that gives each token the same verdict) when there is one."""
-        plain = (state.region, state.cuts)
+        plain = ("region", state.region, state.cuts)
         if self._machine is None:
             return plain
         found = self._region_key_memo.get(plain)
