@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import grammask
-from grammask.bitset import count_bits, set_bit_ids
+from grammask.bitset import count_bits, first_bit_id, set_bit_ids
 
 
 PATTERN = r"[a-z]+|[0-9]{1,3}|[^a-z0-9]+"
@@ -65,6 +65,12 @@ def viable_table(encoding, texts):
 
 
 def check_all_states(encoding, words, n_max, lookahead=4):
+    """The number of states walked (every mask equal to the oracle's)."""
+    return walk_all_states(encoding, words, n_max, lookahead)[0]
+
+
+def walk_all_states(encoding, words, n_max, lookahead=4):
+    """Walks every reachable state checking its mask; (states walked, the compiled grammar)."""
     vocab = grammask.Vocabulary.from_tiktoken(encoding)
     compiled = grammask.compile(grammar_for(words, n_max), vocab,
                                 grammask.Config(canonical=True, canonical_lookahead=lookahead))
@@ -86,7 +92,7 @@ def check_all_states(encoding, words, n_max, lookahead=4):
             child = engine.copy()
             child.try_accept_new_token(token_id)
             stack.append((child, prefix + (token_id,)))
-    return n_states
+    return n_states, compiled
 
 
 KEYWORD_MERGES = [b"tr", b"ue", b"true", b"ru", b"nu", b"ll", b"null", b"no", b",t", b"12", b"123"]
@@ -111,6 +117,16 @@ def test_without_lookahead_the_dead_end_is_real():
     engine.try_accept_new_token(t_id)
     engine.compute_allowed_token_ids()
     assert engine.stats()["canonical_fallbacks"] == 1
+
+
+def test_replayed_witnesses_keep_masks_exact():
+    """Words repeated after commas reach the same canonical states in other
+    grammar contexts, where the lookahead replays witnesses found before
+    instead of searching; every mask stays the oracle's."""
+    encoding = toy_encoding(KEYWORD_MERGES + [b"tru", b"nul"])
+    n_states, compiled = walk_all_states(encoding, ["true", "null", "no", "t"], 3)
+    assert n_states > 50
+    assert compiled.lookahead.n_replayed > 0
 
 
 def test_fixed_digit_counts_have_no_dead_ends():
@@ -163,6 +179,13 @@ def test_set_bit_ids_matches_numpy():
     expected = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")).tolist()
     assert set_bit_ids(bits) == expected
     assert count_bits(bits) == len(expected)
+    for start in (0, 3, 17, 39):
+        tail = bits.copy()
+        tail[:start] = 0
+        tail[start] &= rng.integers(0, 2**32, dtype=np.uint64).astype(np.uint32)
+        ids = np.flatnonzero(np.unpackbits(tail.view(np.uint8), bitorder="little"))
+        assert first_bit_id(tail) == (int(ids[0]) if ids.size else -1)
+    assert first_bit_id(np.zeros(5, np.uint32)) == -1
 
 
 def test_engines_on_several_threads_share_one_lookahead():

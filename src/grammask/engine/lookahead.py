@@ -53,7 +53,21 @@ Data layout
     (``push_probe`` / ``pop_probe``, no compaction) and always left as it was.
     Verdicts are cached per state after the token: (the recognizer's exact
     ``state_key``, the canonical state, the token's last byte), with the depth
-    they were checked to, in a bounded FIFO.
+    they were checked to and, when alive, the witness (the tokens after it
+    that ended the search), in a bounded FIFO.
+
+Witness replay
+    Exact state keys rarely repeat inside one output (each member of an
+    object has its own future), so most verdicts would be searched again at
+    every value.  Before the key is even computed (it hashes the new Earley
+    sets, 60-200 µs on sets of a few hundred items), the witness found last
+    from the same canonical state and the same next allowed bytes is
+    replayed: one probe of its bytes and the filter's cached transitions.
+    If it still ends the search alive there, the token is alive (the search
+    would find that path or another); otherwise nothing is concluded and the
+    search runs.  Dead verdicts always come from a search.  Witnesses are
+    kept per (canonical state, next bytes) in a bounded FIFO
+    (``n_replayed`` counts the replays that held).
 
 Invariants
     One lock serializes ``prune`` calls of engines on several threads (the
@@ -77,7 +91,7 @@ from collections import OrderedDict
 import numpy as np
 
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
-from grammask.bitset import add, byte_set_values, count_bits, discard, set_bit_ids
+from grammask.bitset import add, byte_set_values, count_bits, discard, first_bit_id, set_bit_ids
 from grammask.errors import InvalidArgument
 
 __all__ = ["CanonicalLookahead"]
@@ -85,6 +99,10 @@ __all__ = ["CanonicalLookahead"]
 APPLY_UNITS = 64
 """Units charged for one whole keep bitset (``CanonicalFilter.apply``); a
 node expansion and a single ``is_allowed`` query cost one."""
+
+
+_NO_BYTES = bytes(32)
+"""The empty byte set in ``next_bytes``' 32-byte form."""
 
 
 class _BudgetSpent(Exception):
@@ -110,6 +128,12 @@ class CanonicalLookahead:
         self._fresh_verdicts: OrderedDict = OrderedDict()
         self.fresh_cache_size = 256
         self._fresh_states: dict = {}
+        # Per (canonical state after a token, bytes the grammar allows next),
+        # the witness found last from there (a tuple of token ids, see
+        # ``_witness_holds``), in a bounded FIFO.
+        self._witnesses: OrderedDict = OrderedDict()
+        self._suffix: tuple = ()
+        self.n_replayed = 0
         self._lock = threading.Lock()
         # Up to this many grammar-allowed tokens are tested one by one with
         # ``is_allowed``; more, and the canonical state's whole keep bitset
@@ -191,23 +215,70 @@ class CanonicalLookahead:
         """Token ``token_id`` can follow the current state and be continued
         canonically within the grammar (checked ``depth`` more tokens deep).
         ``canonical_state`` None: the token starts afresh (see ``prune``).
-        The verdict depends only on the state after the token (the
-        recognizer's exact key and the canonical state), which is cached."""
+        First the witness found last from the same canonical state and the
+        same next allowed bytes is replayed (``_witness_holds``: one probe,
+        cheaper than the recognizer's state key on large Earley sets); else
+        the verdict, which depends only on the state after the token (the
+        recognizer's exact key and the canonical state), is looked up or
+        searched and cached.  When alive, ``self._suffix`` is the witness
+        after the token."""
         data = self.token_bytes[token_id]
         if not push_probe(recognizer, data):
             return False
         try:
             after = (self._fresh_after(token_id) if canonical_state is None
                      else self.canonical.advance(canonical_state, token_id))
+            byte_set = next_bytes(recognizer, data[-1])[0]
+            witness_key = (after, byte_set)
+            suffix = self._witnesses.get(witness_key)
+            if suffix is not None and self._witness_holds(recognizer, after, depth, suffix):
+                self.n_replayed += 1
+                self._suffix = suffix
+                return True
             key = (recognizer.state_key(), after, data[-1])
             found = self._verdicts.get(key)
             if found is not None and (not found[0] or found[1] >= depth):
+                self._suffix = found[2]
                 return found[0]
             alive = self._live_after(recognizer, after, data[-1], depth)
-            self._verdicts[key] = (alive, depth)
+            if alive:
+                self._witnesses[witness_key] = self._suffix
+                if len(self._witnesses) > self.cache_size:
+                    self._witnesses.popitem(last=False)
+            self._verdicts[key] = (alive, depth, self._suffix if alive else None)
             if len(self._verdicts) > self.cache_size:
                 self._verdicts.popitem(last=False)
             return alive
+        finally:
+            pop_probe(recognizer, len(data))
+
+    def _witness_holds(self, recognizer, after, depth: int, suffix: tuple) -> bool:
+        """The tokens of ``suffix`` show the current state alive as
+        ``_live_after`` defines it: the filter allows each one after the
+        ones before (from canonical state ``after``), the grammar allows
+        their bytes, and the state after the last one ends the search alive
+        (output complete, grammar not narrow, or the depth bound passed with
+        a byte allowed).  Every state on such a path is then alive by
+        induction, so the intermediate ones need no check.  False says
+        nothing (the search decides).  An empty suffix is never replayed
+        (the verdict is then decided by the current state alone, which the
+        state key caches)."""
+        if not suffix:
+            return False
+        canonical = self.canonical
+        for next_id in suffix:
+            if not self._allowed(after, next_id):
+                return False
+            after = canonical.advance(after, next_id)
+        data = b"".join([self.token_bytes[next_id] for next_id in suffix])
+        self._spend(1)
+        if not push_probe(recognizer, data):
+            return False
+        try:
+            if recognizer.is_accepting() and canonical.is_complete_canonical(after):
+                return True
+            byte_set, narrow = next_bytes(recognizer, data[-1])
+            return not narrow or (depth - len(suffix) < 0 and byte_set != _NO_BYTES)
         finally:
             pop_probe(recognizer, len(data))
 
@@ -243,25 +314,27 @@ class CanonicalLookahead:
         tokens further is alive."""
         self.n_checked += 1
         self._spend(1)
+        self._suffix = ()
         canonical = self.canonical
         if recognizer.is_accepting() and canonical.is_complete_canonical(after):
             return True
         byte_set, narrow = next_bytes(recognizer, last_byte)
         if not narrow:
             return True
-        allowed = byte_set_values(byte_set)
         if depth < 0:
-            return bool(allowed)
+            return byte_set != _NO_BYTES
         one_byte = []
-        for byte in allowed:
+        for byte in byte_set_values(byte_set):
             next_id = self.byte_tokens[byte]
             if next_id < 0 or not self._allowed(after, next_id):
                 continue
             if self._wide_after(recognizer, next_id):
+                self._suffix = (next_id,)
                 return True
             one_byte.append(next_id)
         for next_id in one_byte:
             if self._alive(recognizer, after, next_id, depth - 1):
+                self._suffix = (next_id,) + self._suffix
                 return True
         bits, narrow_bits = self._scratch[depth], self._narrow_scratch[depth]
         self.mask_computer.fill(recognizer, bits, narrow_bits)
@@ -271,17 +344,21 @@ class CanonicalLookahead:
             self._spend(APPLY_UNITS)
             canonical.apply(after, bits)
             narrow_bits &= bits
-            if not np.array_equal(bits, narrow_bits):
+            wide_id = first_bit_id(np.bitwise_and(bits, ~narrow_bits))
+            if wide_id >= 0:
+                self._suffix = (wide_id,)
                 return True
         else:
             for next_id in set_bit_ids(np.bitwise_and(bits, ~narrow_bits)):
                 if self._allowed(after, next_id):
+                    self._suffix = (next_id,)
                     return True
         tried = set(one_byte)
         for next_id in set_bit_ids(narrow_bits):
             if next_id in tried or not (filtered or self._allowed(after, next_id)):
                 continue
             if self._alive(recognizer, after, next_id, depth - 1):
+                self._suffix = (next_id,) + self._suffix
                 return True
         return False
 
