@@ -62,7 +62,8 @@ Witness replay
     every value.  Before the key is even computed (it hashes the new Earley
     sets, 60-200 µs on sets of a few hundred items), the witness found last
     from the same canonical state and the same next allowed bytes is
-    replayed: one probe of its bytes and the filter's cached transitions.
+    replayed: one probe of its bytes (the filter allowed its tokens from
+    that canonical state when it was found, so that part is known).
     If it still ends the search alive there, the token is alive (every state
     on the path is alive by induction, so the search would find that path or
     another); otherwise nothing is concluded and the search runs.  Dead
@@ -95,7 +96,7 @@ from collections import OrderedDict
 import numpy as np
 
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
-from grammask.bitset import add, byte_set_values, count_bits, discard, first_bit_id, set_bit_ids
+from grammask.bitset import byte_set_values, count_bits, discard, first_bit_id, from_ids, set_bit_ids
 from grammask.errors import InvalidArgument
 
 __all__ = ["CanonicalLookahead"]
@@ -149,8 +150,8 @@ class CanonicalLookahead:
         self.fresh_cache_size = 256
         self._fresh_states: dict = {}
         # Per (canonical state after a token, bytes the grammar allows next),
-        # the witness found last from there (a tuple of token ids, see
-        # ``_witness_holds``), in a bounded FIFO.
+        # the witness found last from there (``_witness``: token ids, their
+        # bytes, the canonical state after them), in a bounded FIFO.
         self._witnesses: OrderedDict = OrderedDict()
         self._suffix: tuple = ()
         self.n_replayed = 0
@@ -221,12 +222,17 @@ class CanonicalLookahead:
                 self._fresh_verdicts.popitem(last=False)
         checked, dead = entry
         unknown = candidates & ~checked
+        decided, dead_ids = [], []
         try:
             for token_id, alive in self._verdicts_in_byte_order(recognizer, None, set_bit_ids(unknown)):
                 if not alive:
-                    add(dead, token_id)
-                add(checked, token_id)
+                    dead_ids.append(token_id)
+                decided.append(token_id)
         finally:
+            if decided:
+                checked |= from_ids(decided, len(checked))
+            if dead_ids:
+                dead |= from_ids(dead_ids, len(dead))
             removed = candidates & dead
             if removed.any():
                 bits &= ~removed
@@ -277,10 +283,10 @@ class CanonicalLookahead:
         canonical state), is looked up or searched and cached.  When alive,
         ``self._suffix`` is the witness from here."""
         witness_key = (after, next_bytes(recognizer, last_byte)[0])
-        suffix = self._witnesses.get(witness_key)
-        if suffix is not None and self._witness_holds(recognizer, after, last_byte, depth, suffix):
+        witness = self._witnesses.get(witness_key)
+        if witness is not None and self._witness_holds(recognizer, last_byte, depth, *witness):
             self.n_replayed += 1
-            self._suffix = suffix
+            self._suffix = witness[0]
             return True
         key = (recognizer.state_key(), after, last_byte)
         found = self._verdicts.get(key)
@@ -289,7 +295,7 @@ class CanonicalLookahead:
             return found[0]
         alive = self._live_after(recognizer, after, last_byte, depth)
         if alive:
-            self._witnesses[witness_key] = self._suffix
+            self._witnesses[witness_key] = self._witness(after, self._suffix)
             if len(self._witnesses) > self.cache_size:
                 self._witnesses.popitem(last=False)
         self._verdicts[key] = (alive, depth, self._suffix if alive else None)
@@ -297,27 +303,31 @@ class CanonicalLookahead:
             self._verdicts.popitem(last=False)
         return alive
 
-    def _witness_holds(self, recognizer, after, last_byte: int, depth: int, suffix: tuple) -> bool:
-        """The tokens of ``suffix`` show the recognizer's state (reached by a
-        token ending in ``last_byte``, canonical state ``after``, ``depth``
-        tokens left to check) alive as ``_live_after`` defines it: the filter
-        allows each one after the ones before, the grammar allows their
-        bytes, and the state after the last one ends the search alive
+    def _witness(self, after, suffix: tuple) -> tuple:
+        """(``suffix``, its bytes, the canonical state after it from ``after``):
+        a witness as kept.  The search only follows tokens the filter allows,
+        so the canonical part of a replay from the same ``after`` is known."""
+        for next_id in suffix:
+            after = self.canonical.advance(after, next_id)
+        return suffix, b"".join([self.token_bytes[next_id] for next_id in suffix]), after
+
+    def _witness_holds(self, recognizer, last_byte: int, depth: int, suffix: tuple, data: bytes,
+                       end_state) -> bool:
+        """The witness ``suffix`` (its bytes ``data``, ``end_state`` the
+        canonical state after it; the filter allows each of its tokens after
+        the ones before from this canonical state) shows the recognizer's
+        state (reached by a token ending in ``last_byte``, ``depth`` tokens
+        left to check) alive as ``_live_after`` defines it: the grammar
+        allows its bytes, and the state after them ends the search alive
         (output complete, grammar not narrow, or the depth bound passed with
         a byte allowed).  Every state on such a path is then alive by
         induction, so the intermediate ones need no check.  False says
         nothing (the search decides)."""
-        canonical = self.canonical
-        for next_id in suffix:
-            if not self._allowed(after, next_id):
-                return False
-            after = canonical.advance(after, next_id)
-        data = b"".join([self.token_bytes[next_id] for next_id in suffix])
         self._spend(1)
         if data and not push_probe(recognizer, data):
             return False
         try:
-            if recognizer.is_accepting() and canonical.is_complete_canonical(after):
+            if recognizer.is_accepting() and self.canonical.is_complete_canonical(end_state):
                 return True
             byte_set, narrow = next_bytes(recognizer, data[-1] if data else last_byte)
             return not narrow or (depth - len(suffix) < 0 and byte_set != _NO_BYTES)
