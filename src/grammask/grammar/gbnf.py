@@ -23,7 +23,9 @@ allowed (llama.cpp refuses it).  Built-ins (``except!``, ``text_until!``,
 ``builtins.BuiltinExpander``; inside their parentheses newlines are spaces.
 
 Built without recursion on ``ExpressionBuilder``; repetition bounds are
-checked against ``Config.max_repetition``.
+checked against ``Config.max_repetition``.  A body that is only names and
+plain literals up to the end of its line is read by one regex match
+(``_simple_body``) into the same nodes.
 """
 
 from __future__ import annotations
