@@ -24,7 +24,10 @@ need counting; a guard falls back to uncounted with a warning past
 with one shared ``Gap ::= sep | sep extra Gap`` (just ``sep`` when no extra
 member is allowed, the rule then being ``sep kv_i T(i+1, c')``), and a
 state only its predecessor enters is spelled inside that production
-(``Gap kv_i Gap kv_{i+1} ... T(j, c')``).  The object is ``"{" ws "}"``
+(``Gap kv_i Gap kv_{i+1} ... T(j, c')``).  Where the count saturates at 1
+and no dependency is tracked, a run of two or more required members is one
+member of the state graph before it is built (``_required_runs``), so the
+graph is linear in the optional members and the runs.  The object is ``"{" ws "}"``
 (when empty is allowed) or ``"{" ws T(0, 0)``, so no two whitespace runs
 ever touch.  ``sep(c)`` and ``ws "}"`` are one terminal each
 (``GrammarBuilder.separator``, ``closing``), so no T rule is nullable and
@@ -464,6 +467,16 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
                                                       f"(> {MAX_DEPENDENCY_BITS}): not enforced")
         pairs, bit_names = [], []
     bit = {name: 1 << index for index, name in enumerate(bit_names)}
+    prefix = translator.fresh_name(rule_hint(pointer, "members"))
+    gap = translator.comma()
+    if extra is not None:
+        gap_name = translator.fresh_name(f"{prefix}_gap")
+        gap = translator.define(gap_name, translator.alt([gap, translator.seq(
+            gap, extra, RuleRef(gap_name))]))
+    runs = {}
+    if saturating and cap == 1 and not pairs and not forbidden:
+        members, runs = _required_runs(translator, members, gap)
+        n = len(members)
 
     def advance(count: int):
         if saturating:
@@ -529,15 +542,12 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         empty = NEVER
     if (0, 0, 0) not in productive:
         return empty
-    prefix = translator.fresh_name(rule_hint(pointer, "members"))
     successor, absorbed = _chains(graph, productive, extra is not None)
-    gap = None
-    if successor:
-        gap = translator.comma()
-        if extra is not None:
-            gap_name = translator.fresh_name(f"{prefix}_gap")
-            gap = translator.define(gap_name, translator.alt([gap, translator.seq(
-                gap, extra, RuleRef(gap_name))]))
+    for index, run in runs.items():
+        if (index, 0, 0) in productive and (index, 1, 0) in productive:
+            # Entered first and after a member: one rule instead of two copies.
+            rule = translator.define(translator.fresh_name(f"{prefix}_run_{index}"), run[1])
+            members[index] = (run[0], rule, True)
     # Every state name is a fresh name: another object at the same pointer
     # (a dependentSchemas case) gets a prefix that extends this one.
     names = {state: (prefix if state == (0, 0, 0) else translator.fresh_name(
@@ -568,6 +578,34 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         translator.define(name, translator.alt(alternatives))
     full = translator.seq(translator.lit("{"), translator.ws(), RuleRef(prefix))
     return translator.alt([empty, full])
+
+
+def _required_runs(translator, members, gap) -> tuple[list, dict]:
+    """Each run of two or more required members as one member: once the
+    count saturates (no min/maxProperties beyond 1, no dependencies) the
+    states inside a run have one member edge and an extra edge each, so
+    ``T(i, c) ::= sep(c) kv_i Gap kv_{i+1} ... Gap kv_{j-1} T(j, 1) | sep(c)
+    extra T(i, 1)`` is the same language as the run spelled state by state,
+    and the state graph is linear in the optional members and the runs, not
+    in the members.  Returns the new members and ``{index: member}`` of
+    the runs."""
+    result, runs = [], {}
+    start = 0
+    while start < len(members):
+        end = start
+        while end < len(members) and members[end][2]:
+            end += 1
+        if end - start >= 2:
+            items = [members[start][1]]
+            for index in range(start + 1, end):
+                items += [gap, members[index][1]]
+            runs[len(result)] = (members[start][0], translator.seq(*items), True)
+            result.append(runs[len(result)])
+            start = end
+        else:
+            result.append(members[start])
+            start += 1
+    return result, runs
 
 
 def _chains(graph: dict, productive: set, has_extra: bool) -> tuple[dict, set]:
