@@ -23,9 +23,9 @@ allowed (llama.cpp refuses it).  Built-ins (``except!``, ``text_until!``,
 ``builtins.BuiltinExpander``; inside their parentheses newlines are spaces.
 
 Built without recursion on ``ExpressionBuilder``; repetition bounds are
-checked against ``Config.max_repetition``.  A body that is only names and
-plain literals up to the end of its line is read by one regex match
-(``_simple_body``) into the same nodes.
+checked against ``Config.max_repetition``.  A rule whose body is only names and
+plain literals up to the end of its line is read by two regex matches
+(``SIMPLE_RULE``, ``_simple_body``) into the same nodes.
 """
 
 from __future__ import annotations
@@ -56,6 +56,15 @@ def parse_gbnf(text: str, start: str = "root", config: Config | None = None,
     _skip_space(scanner, newlines=True)
     while not scanner.at_end():
         rule_start = scanner.pos
+        simple = SIMPLE_RULE.match(scanner.text, rule_start)
+        if simple is not None:
+            scanner.pos = simple.end()
+            body = _simple_body(scanner)
+            if body is not None:
+                rules.append(Rule(simple.group(1), body, Span(rule_start, scanner.pos)))
+                _skip_space(scanner, newlines=True)
+                continue
+            scanner.pos = rule_start
         rule_name = _read_word(scanner)
         if not rule_name:
             raise scanner.error(f"expected a rule name, found {describe(scanner.peek())}")
@@ -239,6 +248,9 @@ SPACE_AND_NEWLINES = re.compile(r"(?:[ \t\r\n]+|#[^\n]*)*")
 WORD = re.compile(r"[A-Za-z0-9_-]+")
 PLAIN_LITERAL = re.compile(r'"([^"\\\r\n]*)"')
 SIMPLE_ITEM = re.compile(r'"([^"\\\r\n]*)"|[A-Za-z0-9_-]+')
+SIMPLE_RULE = re.compile(r"([A-Za-z0-9_-]+)(?:[ \t]+|#[^\n]*)*::=(?:[ \t\r\n]+|#[^\n]*)*")
+"""A rule's name, ``::=`` and the space after it (what the general loop reads
+before ``_parse_body``)."""
 SIMPLE_BODY = re.compile(r'((?:[ \t]*(?:"[^"\\\r\n]*"|[A-Za-z0-9_-]+(?![A-Za-z0-9_-]|!)))+)'
                          r'(?:[ \t]+|#[^\n]*)*(?=[\r\n]|\Z)')
 """One or more names and plain literals (spaces between), then spaces and

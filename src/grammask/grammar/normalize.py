@@ -169,6 +169,8 @@ def nullable_symbols(flat: FlatGrammar, compiler: TerminalCompiler) -> set[Symbo
     terminals = {symbol for productions in flat.rules.values() for production in productions
                  for symbol in production if symbol.__class__ is not str}
     nullable: set[Symbol] = {key for key in terminals if compiler.is_nullable(key)}
+    if not nullable and not any(() in productions for productions in flat.rules.values()):
+        return nullable   # nothing derives the empty string without a first empty symbol
     # Worklist (linear in the grammar's size): each candidate production
     # counts its symbols not yet known nullable; a name becomes nullable when
     # one of its productions reaches zero.
