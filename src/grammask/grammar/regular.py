@@ -82,14 +82,15 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
 
     One iterative post-order computes (regular, has_repeat) per node, with
     one frame per open group: its children, their results so far, its own
-    flags so far and the flags of its group children (a leaf is regular or
+    flags so far, the flags of its group children (a leaf is regular or
     not and holds no repetition, so leaf children are taken inline and only
-    group children can be folded); a pattern is only built for a subtree
-    that is about to be folded."""
+    group children can be folded) and whether a child was rebuilt (if none
+    was, nothing folded and nothing joined, the group is reused as it is);
+    a pattern is only built for a subtree that is about to be folded."""
     if body.__class__ not in _GROUPS:
         return body   # a leaf holds no repetition
     frames: list[tuple[Node, tuple, list[Node], list]] = [
-        (body, _children(body), [], [True, body.__class__ is Repeat, []])]
+        (body, _children(body), [], [True, body.__class__ is Repeat, [], False])]
     while True:
         current, children, results, state = frames[-1]
         index = len(results)
@@ -104,21 +105,31 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
             index += 1
         state[0] = regular
         if index < len(children):
-            frames.append((child, _children(child), [], [True, child.__class__ is Repeat, []]))
+            frames.append((child, _children(child), [], [True, child.__class__ is Repeat, [], False]))
             continue
         frames.pop()
-        regular, has_repeat, groups = state
+        regular, has_repeat, groups, changed = state
         if regular:
             rebuilt = current
         else:
-            folded = list(results)
+            folded = results
             for position, flag in groups:
                 if flag[0] and flag[1]:
-                    folded[position] = _fold(folded[position], flag, compiler)
+                    node = _fold(results[position], flag, compiler)
+                    if node is not results[position]:
+                        if folded is results:
+                            folded = list(results)
+                        folded[position] = node
+                        changed = True
             if current.__class__ is Sequence:
-                folded = _join_regex_nodes(folded, compiler)
-            rebuilt = folded[0] if len(folded) == 1 and current.__class__ is Sequence \
-                else _rebuild(current, folded)
+                joined = _join_regex_nodes(folded, compiler)
+                if joined is not folded:
+                    folded, changed = joined, True
+                if len(folded) == 1:
+                    changed = True
+            rebuilt = _rebuild(current, folded) if changed else current
+            if len(folded) == 1 and current.__class__ is Sequence:
+                rebuilt = folded[0]
         if not frames:
             return _fold(rebuilt, (regular, has_repeat), compiler)
         parent = frames[-1]
@@ -128,6 +139,8 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
             parent[3][0] = False
         if has_repeat:
             parent[3][1] = True
+        if rebuilt is not current:
+            parent[3][3] = True
 
 
 _GROUPS = frozenset((Sequence, Alternation, Repeat))
