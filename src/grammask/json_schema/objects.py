@@ -109,8 +109,10 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         additional = schema["additionalProperties"]
     else:
         additional = not (translator.options.close_objects and (properties or patterns))
+    colon = translator.colon()
+
     def kv(key, value):
-        return translator.seq(key, translator.colon(), value)
+        return translator.seq(key, colon, value)
 
     finite = {pattern: strings.finite_pattern_strings(pattern) for pattern in patterns}
     if any(names is not None for names in finite.values()):
