@@ -472,11 +472,18 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         pairs, bit_names = [], []
     bit = {name: 1 << index for index, name in enumerate(bit_names)}
     prefix = translator.fresh_name(rule_hint(pointer, "members"))
-    gap = translator.comma()
-    if extra is not None:
-        gap_name = translator.fresh_name(f"{prefix}_gap")
-        gap = translator.define(gap_name, translator.alt([gap, translator.seq(
-            gap, extra, RuleRef(gap_name))]))
+    made_gap: list = []
+
+    def gap():
+        """``Gap`` of the module docstring, defined when first used."""
+        if not made_gap:
+            made_gap.append(translator.comma())
+            if extra is not None:
+                gap_name = translator.fresh_name(f"{prefix}_gap")
+                made_gap[0] = translator.define(gap_name, translator.alt([
+                    made_gap[0], translator.seq(made_gap[0], extra, RuleRef(gap_name))]))
+        return made_gap[0]
+
     runs = {}
     simple = saturating and cap == 1 and not pairs and not forbidden
     if simple:
@@ -563,10 +570,10 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
              and state not in skipped}
     for state, name in names.items():
         if state in successor:
-            items = [gap, members[state[0]][1]]
+            items = [gap(), members[state[0]][1]]
             state = successor[state]
             while state in absorbed:
-                items += [gap, members[state[0]][1]]
+                items += [gap(), members[state[0]][1]]
                 state = successor[state]
             translator.define(name, translator.seq(*items, RuleRef(names[state])))
             continue
@@ -618,8 +625,8 @@ def _required_runs(translator, members, gap) -> tuple[list, dict]:
     ``T(i, c) ::= sep(c) kv_i Gap kv_{i+1} ... Gap kv_{j-1} T(j, 1) | sep(c)
     extra T(i, 1)`` is the same language as the run spelled state by state,
     and the state graph is linear in the optional members and the runs, not
-    in the members.  Returns the new members and ``{index: member}`` of
-    the runs."""
+    in the members.  ``gap()`` gives the ``Gap`` node.  Returns the new
+    members and ``{index: member}`` of the runs."""
     result, runs = [], {}
     start = 0
     while start < len(members):
@@ -629,7 +636,7 @@ def _required_runs(translator, members, gap) -> tuple[list, dict]:
         if end - start >= 2:
             items = [members[start][1]]
             for index in range(start + 1, end):
-                items += [gap, members[index][1]]
+                items += [gap(), members[index][1]]
             runs[len(result)] = (members[start][0], translator.seq(*items), True)
             result.append(runs[len(result)])
             start = end
