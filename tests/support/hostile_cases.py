@@ -79,6 +79,11 @@ CASES = (
          _schema("{'type': 'object', 'required': [f'p{i}' for i in range(20000)], "
                  "'properties': {f'p{i}': {'type': 'integer'} for i in range(20000)}}"),
          expect="result"),
+    Case("schema 20,000 required random 8-letter names",
+         "import random\nrng = random.Random(16)\n"
+         "names = [''.join(rng.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(8)) for _ in range(20000)]\n"
+         + _schema("{'type': 'object', 'required': names, 'properties': {n: {'type': 'integer'} for n in names}}"),
+         expect="result", bounded=False),
     Case("schema nested 5,000 deep",
          "s = {'type': 'string'}\nfor _ in range(5000): s = {'type': 'array', 'items': s}\n" + _schema("s"),
          expect="LimitExceeded"),

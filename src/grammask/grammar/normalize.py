@@ -137,12 +137,14 @@ def remove_useless_rules(flat: FlatGrammar, compiler: TerminalCompiler, after_nu
     if flat.start not in productive and not (flat.start_accepts_empty and flat.start in flat.rules):
         raise GrammarError(f"the language of the start rule '{flat.start}' is empty: no finite string "
                            f"can be derived from it (check rules that only refer to themselves)")
-    production_index = 0
-    for name, productions in flat.rules.items():
-        kept = [production for offset, production in enumerate(productions)
-                if pending[production_index + offset] == 0]
-        production_index += len(productions)
-        flat.rules[name] = kept
+    unproductive = {owners[index] for index, missing in enumerate(pending) if missing}
+    if unproductive:
+        production_index = 0
+        for name, productions in flat.rules.items():
+            if name in unproductive:
+                flat.rules[name] = [production for offset, production in enumerate(productions)
+                                    if pending[production_index + offset] == 0]
+            production_index += len(productions)
     return remove_unreachable_rules(flat)
 
 
@@ -169,6 +171,8 @@ def nullable_symbols(flat: FlatGrammar, compiler: TerminalCompiler) -> set[Symbo
     terminals = {symbol for productions in flat.rules.values() for production in productions
                  for symbol in production if symbol.__class__ is not str}
     nullable: set[Symbol] = {key for key in terminals if compiler.is_nullable(key)}
+    if not nullable and not any(() in productions for productions in flat.rules.values()):
+        return nullable   # nothing derives the empty string without a first empty symbol
     # Worklist (linear in the grammar's size): each candidate production
     # counts its symbols not yet known nullable; a name becomes nullable when
     # one of its productions reaches zero.

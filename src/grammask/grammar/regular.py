@@ -81,47 +81,66 @@ def fold_regular_repetitions(body: Node, compiler: TerminalCompiler) -> Node:
     budget is one ``Regex`` node (kind ``regex``).
 
     One iterative post-order computes (regular, has_repeat) per node, with
-    one frame per open group (its children, their results so far and
-    flags; leaf children are taken inline); a pattern is only built for a
-    subtree that is about to be folded."""
+    one frame per open group: its children, their results so far, its own
+    flags so far, the flags of its group children (a leaf is regular or
+    not and holds no repetition, so leaf children are taken inline and only
+    group children can be folded) and whether a child was rebuilt (if none
+    was, nothing folded and nothing joined, the group is reused as it is);
+    a pattern is only built for a subtree that is about to be folded."""
     if body.__class__ not in _GROUPS:
         return body   # a leaf holds no repetition
-    frames: list[tuple[Node, tuple, list[Node], list[tuple[bool, bool]]]] = [
-        (body, _children(body), [], [])]
+    frames: list[tuple[Node, tuple, list[Node], list]] = [
+        (body, _children(body), [], [True, body.__class__ is Repeat, [], False])]
     while True:
-        current, children, results, flags = frames[-1]
+        current, children, results, state = frames[-1]
         index = len(results)
+        regular = state[0]
         while index < len(children):
             child = children[index]
             if child.__class__ in _GROUPS:
                 break
             results.append(child)
-            flags.append((_leaf_regular(child), False))
+            if regular and not _leaf_regular(child):
+                regular = False
             index += 1
+        state[0] = regular
         if index < len(children):
-            frames.append((child, _children(child), [], []))
+            frames.append((child, _children(child), [], [True, child.__class__ is Repeat, [], False]))
             continue
         frames.pop()
-        kind = current.__class__
-        regular = True
-        has_repeat = kind is Repeat
-        for flag in flags:
-            if not flag[0]:
-                regular = False
-            if flag[1]:
-                has_repeat = True
+        regular, has_repeat, groups, changed = state
         if regular:
             rebuilt = current
         else:
-            folded = [_fold(child, flag, compiler) if flag[0] and flag[1] else child
-                      for child, flag in zip(results, flags)]
-            if kind is Sequence:
-                folded = _join_regex_nodes(folded, compiler)
-            rebuilt = folded[0] if len(folded) == 1 and kind is Sequence else _rebuild(current, folded)
+            folded = results
+            for position, flag in groups:
+                if flag[0] and flag[1]:
+                    node = _fold(results[position], flag, compiler)
+                    if node is not results[position]:
+                        if folded is results:
+                            folded = list(results)
+                        folded[position] = node
+                        changed = True
+            if current.__class__ is Sequence:
+                joined = _join_regex_nodes(folded, compiler)
+                if joined is not folded:
+                    folded, changed = joined, True
+                if len(folded) == 1:
+                    changed = True
+            rebuilt = _rebuild(current, folded) if changed else current
+            if len(folded) == 1 and current.__class__ is Sequence:
+                rebuilt = folded[0]
         if not frames:
             return _fold(rebuilt, (regular, has_repeat), compiler)
-        frames[-1][2].append(rebuilt)
-        frames[-1][3].append((regular, has_repeat))
+        parent = frames[-1]
+        parent[3][2].append((len(parent[2]), (regular, has_repeat)))
+        parent[2].append(rebuilt)
+        if not regular:
+            parent[3][0] = False
+        if has_repeat:
+            parent[3][1] = True
+        if rebuilt is not current:
+            parent[3][3] = True
 
 
 _GROUPS = frozenset((Sequence, Alternation, Repeat))
@@ -157,8 +176,8 @@ def join_adjacent_regexes(flat, compiler: TerminalCompiler) -> None:
 def _join_regex_nodes(items: list, compiler: TerminalCompiler) -> list:
     """``join_adjacent_regexes`` on a sequence's items, before any of their
     DFAs is built (the pass after normalization catches what nullable
-    elimination makes adjacent).  Only Regex items become terminal keys here,
-    so the pair test looks at the nodes before any key is made."""
+    elimination makes adjacent): runs of plain ``Regex`` items become one
+    ``Regex`` where ``_concatenation`` allows; other items are kept as they are."""
     previous = False
     for item in items:
         current = item.__class__ is Regex
@@ -167,14 +186,23 @@ def _join_regex_nodes(items: list, compiler: TerminalCompiler) -> list:
         previous = current
     else:
         return items
-    symbols = [("regex", item.pattern, item.kind, item.case_insensitive)
-               if item.__class__ is Regex else item for item in items]
-    joined = []
-    for symbol in _joined(tuple(symbols), compiler):
-        if symbol.__class__ is tuple:
-            joined.append(Regex(symbol[1], symbol[2], symbol[3]))
-        else:
-            joined.append(symbol)
+    nodes: dict[tuple, Regex] = {}
+    joined: list = []
+    last = None   # (pattern, case-insensitive) of joined[-1] when it is a plain Regex
+    for item in items:
+        current = (item.pattern, item.case_insensitive) \
+            if item.__class__ is Regex and item.kind == "regex" else None
+        if last is not None and current is not None:
+            key = _concatenation(last, current, compiler)
+            if key is not None:
+                node = nodes.get(key)
+                if node is None:
+                    node = nodes[key] = Regex(key[1], "regex", key[3])
+                joined[-1] = node
+                last = key[1], key[3]
+                continue
+        joined.append(item)
+        last = current
     return joined
 
 
@@ -193,15 +221,33 @@ def _joined(production: tuple, compiler: TerminalCompiler) -> tuple:
     previous = None   # _as_plain_regex(joined[-1])
     for symbol in production:
         current = _as_plain_regex(symbol)
-        if previous is not None and current is not None and previous[1] == current[1]:
-            key = ("regex", f"(?:{previous[0]})(?:{current[0]})", "regex", current[1])
-            if compiler.try_dfa(key, FOLD_MAX_STATES, FOLD_MAX_BYTES) is not None:
+        if previous is not None and current is not None:
+            key = _concatenation(previous, current, compiler)
+            if key is not None:
                 joined[-1] = key
                 previous = key[1], key[3]
                 continue
         joined.append(symbol)
         previous = current
     return tuple(joined)
+
+
+def _concatenation(first: tuple[str, bool], second: tuple[str, bool],
+                   compiler: TerminalCompiler) -> tuple | None:
+    """The terminal key of ``first`` then ``second`` ((pattern,
+    case-insensitive) pairs) when their flags agree and its DFA fits the fold
+    budget, else None; remembered per pair in ``compiler.joins`` (a JSON
+    object's members repeat the same colon-and-value pair thousands of times)."""
+    if first[1] != second[1]:
+        return None
+    pair = (first[0], second[0], first[1])
+    joins = compiler.joins
+    if pair in joins:
+        return joins[pair]
+    key = ("regex", f"(?:{first[0]})(?:{second[0]})", "regex", first[1])
+    result = joins[pair] = key if compiler.try_dfa(key, FOLD_MAX_STATES, FOLD_MAX_BYTES) is not None \
+        else None
+    return result
 
 
 def _as_plain_regex(symbol) -> tuple[str, bool] | None:

@@ -194,6 +194,9 @@ class TerminalCompiler:
         self.dfas: dict[tuple, object] = {}
         self.refused: set[tuple] = set()
         self.origins: dict[tuple, tuple[str, Optional[Span], object]] = {}
+        self.joins: dict[tuple, Optional[tuple]] = {}
+        """``regular._concatenation``'s answers: (first pattern, second
+        pattern, case-insensitive) to the joined key, or None."""
 
     def dfa(self, key: tuple):
         dfa = self.dfas.get(key)

@@ -24,7 +24,12 @@ need counting; a guard falls back to uncounted with a warning past
 with one shared ``Gap ::= sep | sep extra Gap`` (just ``sep`` when no extra
 member is allowed, the rule then being ``sep kv_i T(i+1, c')``), and a
 state only its predecessor enters is spelled inside that production
-(``Gap kv_i Gap kv_{i+1} ... T(j, c')``).  The object is ``"{" ws "}"``
+(``Gap kv_i Gap kv_{i+1} ... T(j, c')``).  Where the count saturates at 1
+and no dependency is tracked, a run of two or more required members is one
+member of the state graph before it is built (``_required_runs``), so the
+graph is linear in the optional members and the runs, and the start's rule
+takes the member alternatives of the count-0 states it reaches by skipping
+optional members, which get no rule (``_first_member_states``).  The object is ``"{" ws "}"``
 (when empty is allowed) or ``"{" ws T(0, 0)``, so no two whitespace runs
 ever touch.  ``sep(c)`` and ``ws "}"`` are one terminal each
 (``GrammarBuilder.separator``, ``closing``), so no T rule is nullable and
@@ -104,8 +109,10 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         additional = schema["additionalProperties"]
     else:
         additional = not (translator.options.close_objects and (properties or patterns))
+    colon = translator.colon()
+
     def kv(key, value):
-        return translator.seq(key, translator.colon(), value)
+        return translator.seq(key, colon, value)
 
     finite = {pattern: strings.finite_pattern_strings(pattern) for pattern in patterns}
     if any(names is not None for names in finite.values()):
@@ -464,6 +471,24 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
                                                       f"(> {MAX_DEPENDENCY_BITS}): not enforced")
         pairs, bit_names = [], []
     bit = {name: 1 << index for index, name in enumerate(bit_names)}
+    prefix = translator.fresh_name(rule_hint(pointer, "members"))
+    made_gap: list = []
+
+    def gap():
+        """``Gap`` of the module docstring, defined when first used."""
+        if not made_gap:
+            made_gap.append(translator.comma())
+            if extra is not None:
+                gap_name = translator.fresh_name(f"{prefix}_gap")
+                made_gap[0] = translator.define(gap_name, translator.alt([
+                    made_gap[0], translator.seq(made_gap[0], extra, RuleRef(gap_name))]))
+        return made_gap[0]
+
+    runs = {}
+    simple = saturating and cap == 1 and not pairs and not forbidden
+    if simple:
+        members, runs = _required_runs(translator, members, gap)
+        n = len(members)
 
     def advance(count: int):
         if saturating:
@@ -529,26 +554,26 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         empty = NEVER
     if (0, 0, 0) not in productive:
         return empty
-    prefix = translator.fresh_name(rule_hint(pointer, "members"))
     successor, absorbed = _chains(graph, productive, extra is not None)
-    gap = None
-    if successor:
-        gap = translator.comma()
-        if extra is not None:
-            gap_name = translator.fresh_name(f"{prefix}_gap")
-            gap = translator.define(gap_name, translator.alt([gap, translator.seq(
-                gap, extra, RuleRef(gap_name))]))
+    for index, run in runs.items():
+        if (index, 0, 0) in productive and (index, 1, 0) in productive:
+            # Entered first and after a member: one rule instead of two copies.
+            rule = translator.define(translator.fresh_name(f"{prefix}_run_{index}"), run[1])
+            members[index] = (run[0], rule, True)
+    first = _first_member_states(graph, productive) if simple else []
     # Every state name is a fresh name: another object at the same pointer
     # (a dependentSchemas case) gets a prefix that extends this one.
+    skipped = set(first)
     names = {state: (prefix if state == (0, 0, 0) else translator.fresh_name(
                      f"{prefix}_{state[0]}_{state[1]}" + (f"_{state[2]}" if state[2] else "")))
-             for state in graph if state in productive and state not in absorbed}
+             for state in graph if state in productive and state not in absorbed
+             and state not in skipped}
     for state, name in names.items():
         if state in successor:
-            items = [gap, members[state[0]][1]]
+            items = [gap(), members[state[0]][1]]
             state = successor[state]
             while state in absorbed:
-                items += [gap, members[state[0]][1]]
+                items += [gap(), members[state[0]][1]]
                 state = successor[state]
             translator.define(name, translator.seq(*items, RuleRef(names[state])))
             continue
@@ -565,9 +590,60 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
                     alternatives.append(RuleRef(names[target]))
                 else:
                     alternatives.append(translator.seq(separator, extra, RuleRef(names[target])))
+        if state == (0, 0, 0):
+            for later in first:
+                alternatives.extend(translator.seq(members[later[0]][1], RuleRef(names[target]))
+                                    for kind, target in graph[later]
+                                    if kind == "member" and target in names)
         translator.define(name, translator.alt(alternatives))
     full = translator.seq(translator.lit("{"), translator.ws(), RuleRef(prefix))
     return translator.alt([empty, full])
+
+
+def _first_member_states(graph: dict, productive: set) -> list:
+    """The states ``T(i, 0)``, i > 0, that the start reaches by skipping
+    optional members.  With the count saturating at 1 and no dependency,
+    the start's rule takes their member alternatives (``T(0, 0) ::= kv_0
+    T(1, 1) | kv_1 T(2, 1) | ... | extra T(0, 1)``) and they get no rule:
+    their ``extra T(i, 1)`` is inside ``extra T(0, 1)`` (T(0, 1) may skip
+    members 0..i-1, which are optional), and nothing else enters them.  An
+    object of n optional members is then about n + 2 rules instead of 2n."""
+    result = []
+    state = (0, 0, 0)
+    while True:
+        following = next((target for kind, target in graph[state] if kind == "skip"), None)
+        if following is None or following not in productive:
+            return result
+        result.append(following)
+        state = following
+
+
+def _required_runs(translator, members, gap) -> tuple[list, dict]:
+    """Each run of two or more required members as one member: once the
+    count saturates (no min/maxProperties beyond 1, no dependencies) the
+    states inside a run have one member edge and an extra edge each, so
+    ``T(i, c) ::= sep(c) kv_i Gap kv_{i+1} ... Gap kv_{j-1} T(j, 1) | sep(c)
+    extra T(i, 1)`` is the same language as the run spelled state by state,
+    and the state graph is linear in the optional members and the runs, not
+    in the members.  ``gap()`` gives the ``Gap`` node.  Returns the new
+    members and ``{index: member}`` of the runs."""
+    result, runs = [], {}
+    start = 0
+    while start < len(members):
+        end = start
+        while end < len(members) and members[end][2]:
+            end += 1
+        if end - start >= 2:
+            items = [members[start][1]]
+            for index in range(start + 1, end):
+                items += [gap(), members[index][1]]
+            runs[len(result)] = (members[start][0], translator.seq(*items), True)
+            result.append(runs[len(result)])
+            start = end
+        else:
+            result.append(members[start])
+            start += 1
+    return result, runs
 
 
 def _chains(graph: dict, productive: set, has_extra: bool) -> tuple[dict, set]:

@@ -37,6 +37,9 @@ _SCHEMA_KEYWORDS = ("items", "additionalProperties", "additionalItems", "contain
                     "if", "then", "else", "propertyNames", "unevaluatedItems",
                     "unevaluatedProperties")
 _CHILD_KEYWORDS = frozenset(_SCHEMA_MAP_KEYWORDS + _SCHEMA_LIST_KEYWORDS + _SCHEMA_KEYWORDS)
+_INDEXED_KEYWORDS = _CHILD_KEYWORDS | {"$id", "$anchor", "$dynamicAnchor", "$dynamicRef"}
+"""A schema with none of these keys adds nothing to the index (``_index``
+skips it before making its pointer)."""
 
 
 def map_subschemas(schema: Any, function) -> Any:
@@ -123,8 +126,9 @@ class RefResolver:
             children = schema.get(keyword)
             if isinstance(children, dict):
                 for name, child in children.items():
-                    self._index(child, base, resource,
-                                f"{pointer}/{keyword}/{escape_pointer_token(name)}")
+                    if isinstance(child, dict) and not child.keys().isdisjoint(_INDEXED_KEYWORDS):
+                        self._index(child, base, resource,
+                                    f"{pointer}/{keyword}/{escape_pointer_token(name)}")
         for keyword in _SCHEMA_LIST_KEYWORDS:
             children = schema.get(keyword)
             if isinstance(children, list):

@@ -488,31 +488,37 @@ def string_not_in_parts(names: list[str]) -> tuple[Optional[str], Optional[str]]
 def _shared_trie(names: list[str]) -> list[tuple[bool, tuple[tuple[str, int], ...]]]:
     """The names' trie with equal subtrees stored once: node ``i`` is (some
     name ends here, its ``(char, child)`` pairs sorted by char); children
-    come before their parents, the root is last.  Iterative (a name may be
-    long), one pass over the trie's nodes."""
-    trie: dict = {}
-    for name in sorted(names):   # so each node's children are inserted in order
-        node = trie
-        for char in name:
-            node = node.setdefault(char, {})
-        node[None] = True
+    come before their parents, the root is last.  One pass over the sorted
+    names with a stack of the open nodes along the current name (each
+    ``[ends here, (char, child) pairs so far]``): a node is closed (looked up
+    by its shape, stored if new) when the next name leaves it, so the work
+    is one step per trie node."""
     nodes: list[tuple[bool, tuple[tuple[str, int], ...]]] = []
     index_of: dict[tuple, int] = {}
-    frames = [(trie, [key for key in trie if key is not None], [])]
-    while frames:
-        node, chars, child_indexes = frames[-1]
-        if len(child_indexes) < len(chars):
-            child = node[chars[len(child_indexes)]]
-            frames.append((child, [key for key in child if key is not None], []))
-            continue
-        frames.pop()
-        shape = (None in node, tuple(zip(chars, child_indexes)))
-        index = index_of.get(shape)
-        if index is None:
-            index = index_of[shape] = len(nodes)
-            nodes.append(shape)
-        if frames:
-            frames[-1][2].append(index)
+    stack: list[list] = [[False, []]]
+    path = ""
+
+    def close_below(depth: int) -> None:
+        while len(stack) > depth + 1:
+            ends, children = stack.pop()
+            shape = (ends, tuple(children))
+            index = index_of.get(shape)
+            if index is None:
+                index = index_of[shape] = len(nodes)
+                nodes.append(shape)
+            stack[-1][1].append((path[len(stack) - 1], index))
+
+    for name in sorted(set(names)):
+        common = 0
+        limit = min(len(path), len(name))
+        while common < limit and path[common] == name[common]:
+            common += 1
+        close_below(common)
+        path = name
+        stack.extend([False, []] for _ in range(len(name) - common))
+        stack[-1][0] = True
+    close_below(0)
+    nodes.append((stack[0][0], tuple(stack[0][1])))   # deeper than any subtree: new
     return nodes
 
 
