@@ -150,8 +150,8 @@ class CanonicalLookahead:
         self.fresh_cache_size = 256
         self._fresh_states: dict = {}
         # Per (canonical state after a token, bytes the grammar allows next),
-        # the witness found last from there (``_witness``: token ids, their
-        # bytes, the canonical state after them), in a bounded FIFO.
+        # the witness found last from there ([token ids, their bytes, the
+        # canonical state after them once needed]), in a bounded FIFO.
         self._witnesses: OrderedDict = OrderedDict()
         self._suffix: tuple = ()
         self.n_replayed = 0
@@ -284,7 +284,7 @@ class CanonicalLookahead:
         ``self._suffix`` is the witness from here."""
         witness_key = (after, next_bytes(recognizer, last_byte)[0])
         witness = self._witnesses.get(witness_key)
-        if witness is not None and self._witness_holds(recognizer, last_byte, depth, *witness):
+        if witness is not None and self._witness_holds(recognizer, after, last_byte, depth, witness):
             self.n_replayed += 1
             self._suffix = witness[0]
             return True
@@ -295,7 +295,8 @@ class CanonicalLookahead:
             return found[0]
         alive = self._live_after(recognizer, after, last_byte, depth)
         if alive:
-            self._witnesses[witness_key] = self._witness(after, self._suffix)
+            self._witnesses[witness_key] = [self._suffix, b"".join(
+                [self.token_bytes[next_id] for next_id in self._suffix]), None]
             if len(self._witnesses) > self.cache_size:
                 self._witnesses.popitem(last=False)
         self._verdicts[key] = (alive, depth, self._suffix if alive else None)
@@ -303,32 +304,31 @@ class CanonicalLookahead:
             self._verdicts.popitem(last=False)
         return alive
 
-    def _witness(self, after, suffix: tuple) -> tuple:
-        """(``suffix``, its bytes, the canonical state after it from ``after``):
-        a witness as kept.  The search only follows tokens the filter allows,
-        so the canonical part of a replay from the same ``after`` is known."""
-        for next_id in suffix:
-            after = self.canonical.advance(after, next_id)
-        return suffix, b"".join([self.token_bytes[next_id] for next_id in suffix]), after
-
-    def _witness_holds(self, recognizer, last_byte: int, depth: int, suffix: tuple, data: bytes,
-                       end_state) -> bool:
-        """The witness ``suffix`` (its bytes ``data``, ``end_state`` the
-        canonical state after it; the filter allows each of its tokens after
-        the ones before from this canonical state) shows the recognizer's
-        state (reached by a token ending in ``last_byte``, ``depth`` tokens
-        left to check) alive as ``_live_after`` defines it: the grammar
-        allows its bytes, and the state after them ends the search alive
-        (output complete, grammar not narrow, or the depth bound passed with
-        a byte allowed).  Every state on such a path is then alive by
-        induction, so the intermediate ones need no check.  False says
-        nothing (the search decides)."""
+    def _witness_holds(self, recognizer, after, last_byte: int, depth: int, witness: list) -> bool:
+        """The witness ``[suffix, its bytes, the canonical state after it or
+        None until needed]`` found from canonical state ``after`` shows the
+        recognizer's state (reached by a token ending in ``last_byte``,
+        ``depth`` tokens left to check) alive as ``_live_after`` defines it:
+        the grammar allows its bytes, and the state after them ends the
+        search alive (output complete, grammar not narrow, or the depth
+        bound passed with a byte allowed).  The search only follows tokens
+        the filter allows, so from the same ``after`` the filter's part
+        holds; every state on the path is then alive by induction, so the
+        intermediate ones need no check.  False says nothing (the search
+        decides)."""
+        suffix, data, end_state = witness
         self._spend(1)
         if data and not push_probe(recognizer, data):
             return False
         try:
-            if recognizer.is_accepting() and self.canonical.is_complete_canonical(end_state):
-                return True
+            if recognizer.is_accepting():
+                if end_state is None:
+                    end_state = after
+                    for next_id in suffix:
+                        end_state = self.canonical.advance(end_state, next_id)
+                    witness[2] = end_state
+                if self.canonical.is_complete_canonical(end_state):
+                    return True
             byte_set, narrow = next_bytes(recognizer, data[-1] if data else last_byte)
             return not narrow or (depth - len(suffix) < 0 and byte_set != _NO_BYTES)
         finally:
