@@ -30,7 +30,11 @@ booleans by the values left, numbers as the open intervals between excluded
 numbers, strings as a ``difference`` terminal minus every JSON spelling of
 the excluded strings); objects lacking one required name (``properties:
 {name: false}``); strings outside the pattern's language (a ``difference``
-terminal); strings outside an asserted format's pattern, the same way
+terminal); numbers that are no multiple of a ``multipleOf`` step
+(``values.NOT_MULTIPLES``, read by ``number_nodes``: listed within narrow
+bounds, else one remainder automaton; in a schema's own ``not`` only, not
+for oneOf exclusions or an ``if``: see ``negation_node``); strings outside
+an asserted format's pattern, the same way
 (only where ``formats.negatable``: not for a format looser or stricter
 than specified; a format no draft defines fails no instance); objects
 holding a name of ``properties`` whose value fails its
@@ -105,7 +109,8 @@ from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
-from grammask.json_schema.values import json_equal, json_type_of, simple_constraints_hold
+from grammask.json_schema.values import (NOT_MULTIPLES, json_equal, json_type_of,
+                                         simple_constraints_hold)
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
 
 MAX_ANY_OF_SUBSETS = 4
@@ -233,17 +238,19 @@ strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
 _POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 _EXTRA_KEY_KEYWORDS = frozenset({"additionalProperties", "patternProperties"})
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "format",
-                                "properties", "not", "anyOf", "oneOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
+                                "multipleOf", "properties", "not", "anyOf", "oneOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
     _POSITION_KEYWORDS | _EXTRA_KEY_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
 X`` by X itself, ``anyOf`` by a chain of ``not``, ``oneOf`` by that chain
 and the pairs of branches an instance may match together; ``format`` only
-where ``formats.negatable``); ``$ref`` and ``allOf`` add their schemas as
+where ``formats.negatable``; ``multipleOf`` by the numbers that are no
+multiple, ``NOT_MULTIPLES``); ``$ref`` and ``allOf`` add their schemas as
 further conjuncts."""
 
 
-def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]:
+def negated_conjuncts(translator, schema: Any, depth: int = 0,
+                      multiples: bool = False) -> Optional[list]:
     """The schemas whose conjunction is ``schema``, each a boolean or a dict
     of ``NEGATABLE_KEYWORDS``, annotations and unknown keywords, with ``$ref`` targets (inside
     the current resource) and ``allOf`` members flattened; None when
@@ -251,16 +258,21 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
     ``properties`` / ``anyOf`` / item schema (so a negation never warns
     half-way down; a nested ``not`` is met as it is, so it may hold
     anything), or the nesting passes ``MAX_NEGATED_DEPTH`` (recursive
-    definitions)."""
+    definitions).  ``multipleOf`` only with ``multiples`` (see
+    ``negation_node``)."""
     if isinstance(schema, bool):
         return [schema]
     if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
         return None
     own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
     asserting = _asserting(schema, own)
+    if "multipleOf" in asserting and not multiples:
+        return None
     if not asserting <= NEGATABLE_KEYWORDS or not all(
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
-            for k in _BOUND_COMPLEMENTS if k in own):
+            for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own):
+        return None
+    if own.get("multipleOf", 1) <= 0:
         return None
     if "format" in own and not formats.negatable(own["format"]):
         return None
@@ -283,13 +295,14 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             return None
     if "additionalProperties" in own:
         members.append(own["additionalProperties"])
-    if not all(negated_conjuncts(translator, member, depth + 1) is not None
+    if not all(negated_conjuncts(translator, member, depth + 1, multiples) is not None
                for member in members):
         return None
     if math.prod(max(1, _complement_parts(translator, branch, depth + 1))
                  for branch in own.get("oneOf", [])) > MAX_NEGATED_ONE_OF_CHAIN:
         return None
-    return _flattened(translator, schema, own, depth, negated_conjuncts)
+    return _flattened(translator, schema, own, depth,
+                      lambda _, part, deeper: negated_conjuncts(translator, part, deeper, multiples))
 
 
 def _asserting(schema: dict, own: dict) -> set:
@@ -346,13 +359,19 @@ def not_node(translator, schema: dict, pointer: str) -> Any:
     """The node of ``schema`` with its ``not`` (module docstring: one
     alternative per negated keyword, De Morgan; anything else warned)."""
     return negation_node(translator, {k: v for k, v in schema.items() if k != "not"},
-                         schema["not"], pointer)
+                         schema["not"], pointer, multiples=True)
 
 
-def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
+def negation_node(translator, rest: dict, negated: Any, pointer: str,
+                  multiples: bool = False) -> Any:
     """The instances of ``rest`` invalid against ``negated`` (``rest`` may
     hold a ``not`` of its own: each alternative is translated with it; its
-    ``$ref`` and ``allOf`` are merged in first)."""
+    ``$ref`` and ``allOf`` are merged in first).  ``multiples``: a
+    ``multipleOf`` is negated too, as for a schema's own ``not``
+    (``not_node``); the oneOf exclusions and ``if`` leave it out, since
+    their chains of complements repeat each complement once per
+    combination of the other branches' keywords, and a remainder automaton
+    per combination made a Handwritten schema (allone1) take 45 s."""
     if "$ref" in rest or "allOf" in rest:
         # Inlined, so that the complements below see every keyword of rest
         # (the enum of a $ref target, say).
@@ -371,7 +390,7 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
         kept = [value for value, holds in zip(values, verdicts) if not holds]
         rest = {k: v for k, v in rest.items() if k != "const"}
         return translator.node(dict(rest, enum=kept), pointer)
-    conjuncts = negated_conjuncts(translator, negated)
+    conjuncts = negated_conjuncts(translator, negated, multiples=multiples)
     if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
         # Complements that declare properties or merge a schema would count
         # them as evaluated, which a not never does.
@@ -387,11 +406,12 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
         if conjunct is False:
             alternatives.append(translator.node(rest, pointer))
         elif conjunct is not True and has_constraints(conjunct):
-            alternatives.extend(_complements(translator, rest, conjunct, pointer))
+            alternatives.extend(_complements(translator, rest, conjunct, pointer, multiples))
     return translator.alt(alternatives)
 
 
-def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
+def _complements(translator, rest: dict, negated: dict, pointer: str,
+                 multiples: bool = False) -> list:
     """One node per keyword of ``negated`` (a conjunct): the instances of
     ``rest`` failing that keyword."""
     alternatives = []
@@ -434,16 +454,24 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
             chained = {k: v for k, v in rest.items() if k != "not"}
             if len(pending) > 1:
                 chained["not"] = {"anyOf": pending[1:]}
-            alternatives.append(negation_node(translator, chained, pending[0], pointer))
+            alternatives.append(negation_node(translator, chained, pending[0], pointer,
+                                              multiples))
         elif keyword == "oneOf":
             # Failing oneOf: matching no branch (as anyOf), or two at once
             # (each pair not proven disjoint, merged with rest).
-            alternatives.extend(_complements(translator, rest, {"anyOf": value}, pointer))
+            alternatives.extend(_complements(translator, rest, {"anyOf": value}, pointer,
+                                             multiples))
             for index, first in enumerate(value):
                 for second in value[:index]:
                     if not disjoint(translator, first, second):
                         pair = merge_schemas(translator, [rest, second, first], pointer, owner=0)
                         alternatives.append(translator.node(pair, pointer))
+        elif keyword == "multipleOf":
+            if not {"number", "integer"}.isdisjoint(allowed_types(translator, rest, pointer)):
+                outside = merge_schemas(translator, [rest, {"type": "number",
+                                                            NOT_MULTIPLES: [value]}],
+                                        pointer, owner=0)
+                alternatives.append(translator.node(outside, pointer))
         elif keyword == "format":
             if value in formats.FORMAT_PATTERNS and "string" in allowed_types(translator, rest,
                                                                                pointer):
