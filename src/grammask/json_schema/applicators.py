@@ -238,7 +238,8 @@ strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
 _POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 _EXTRA_KEY_KEYWORDS = frozenset({"additionalProperties", "patternProperties"})
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "format",
-                                "multipleOf", "properties", "not", "anyOf", "oneOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
+                                "multipleOf", "properties", "not", "anyOf", "oneOf"}) | \
+    frozenset(_BOUND_COMPLEMENTS) | \
     _POSITION_KEYWORDS | _EXTRA_KEY_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
@@ -302,7 +303,8 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
                  for branch in own.get("oneOf", [])) > MAX_NEGATED_ONE_OF_CHAIN:
         return None
     return _flattened(translator, schema, own, depth,
-                      lambda _, part, deeper: negated_conjuncts(translator, part, deeper, multiples))
+                      lambda _, part, deeper: negated_conjuncts(translator, part, deeper,
+                                                                multiples))
 
 
 def _asserting(schema: dict, own: dict) -> set:
