@@ -44,8 +44,10 @@ Options (keyword-only):
 
 Semantics notes (each tested): the declared ``$schema`` decides where
 drafts differ (draft 3-7: ``$ref`` hides its siblings; before 2020-12:
-``items: [..]`` is a tuple, ``prefixItems`` unknown; ``keywords.declared_draft``); ``oneOf`` is translated as ``anyOf`` (a
-warning unless its branches are proven disjoint); ``format`` is asserted for date, time,
+``items: [..]`` is a tuple, ``prefixItems`` unknown; ``keywords.declared_draft``); ``oneOf`` is
+each branch minus the branches it may overlap, unless they are proven
+disjoint, and is translated as ``anyOf`` with a warning where a branch
+cannot be negated (``applicators``); ``format`` is asserted for date, time,
 date-time, duration, email, hostname, ipv4, ipv6, uri, uri-reference, iri,
 iri-reference, uri-template, json-pointer, relative-json-pointer and uuid
 (``formats.py``; regex, idn-hostname and idn-email warn and are not

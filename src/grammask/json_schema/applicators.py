@@ -21,7 +21,8 @@ once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
 the negated schema reads as a conjunction of parts (``negated_conjuncts``:
 its own keywords, its ``allOf`` members and its ``$ref`` target inside the
-same resource) that each use only ``NEGATABLE_KEYWORDS``: an instance fails
+same resource) that each use only ``NEGATABLE_KEYWORDS`` (a draft-4 ``id``
+counts only where a reference inside could resolve against it): an instance fails
 the conjunction iff it fails one keyword of one part, so the node is the
 alternation of one complement per keyword, each met with the schema's other
 keywords: other types; values other than the excluded ones (null and
@@ -29,7 +30,14 @@ booleans by the values left, numbers as the open intervals between excluded
 numbers, strings as a ``difference`` terminal minus every JSON spelling of
 the excluded strings); objects lacking one required name (``properties:
 {name: false}``); strings outside the pattern's language (a ``difference``
-terminal); objects holding a name of ``properties`` whose value fails its
+terminal); numbers that are no multiple of a ``multipleOf`` step
+(``values.NOT_MULTIPLES``, read by ``number_nodes``: listed within narrow
+bounds, else one remainder automaton; in a schema's own ``not`` only, not
+for oneOf exclusions or an ``if``: see ``negation_node``); strings outside
+an asserted format's pattern, the same way
+(only where ``formats.negatable``: not for a format looser or stricter
+than specified; a format no draft defines fails no instance); objects
+holding a name of ``properties`` whose value fails its
 schema (``{required: [name], properties: {name: {not: S}}}``, the nested
 ``not`` translated the same way); beside objects closed by
 ``additionalProperties: false`` (finitely many names), objects holding a
@@ -87,6 +95,7 @@ raises ``SchemaUnsupported`` when ``strict``).
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Optional
 
@@ -100,7 +109,8 @@ from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
-from grammask.json_schema.values import json_equal, json_type_of, simple_constraints_hold
+from grammask.json_schema.values import (NOT_MULTIPLES, json_equal, json_type_of,
+                                         simple_constraints_hold)
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
 
 MAX_ANY_OF_SUBSETS = 4
@@ -227,17 +237,21 @@ within that type, the shift of a count): ``minLength: n`` fails exactly on
 strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
 _POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 _EXTRA_KEY_KEYWORDS = frozenset({"additionalProperties", "patternProperties"})
-NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "properties",
-                                "not", "anyOf", "oneOf"}) | frozenset(_BOUND_COMPLEMENTS) | \
+NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "format",
+                                "multipleOf", "properties", "not", "anyOf", "oneOf"}) | \
+    frozenset(_BOUND_COMPLEMENTS) | \
     _POSITION_KEYWORDS | _EXTRA_KEY_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
 it fails one of them, and each one's complement is built exactly (``not:
 X`` by X itself, ``anyOf`` by a chain of ``not``, ``oneOf`` by that chain
-and the pairs of branches an instance may match together); ``$ref`` and ``allOf``
-add their schemas as further conjuncts."""
+and the pairs of branches an instance may match together; ``format`` only
+where ``formats.negatable``; ``multipleOf`` by the numbers that are no
+multiple, ``NOT_MULTIPLES``); ``$ref`` and ``allOf`` add their schemas as
+further conjuncts."""
 
 
-def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]:
+def negated_conjuncts(translator, schema: Any, depth: int = 0,
+                      multiples: bool = False) -> Optional[list]:
     """The schemas whose conjunction is ``schema``, each a boolean or a dict
     of ``NEGATABLE_KEYWORDS``, annotations and unknown keywords, with ``$ref`` targets (inside
     the current resource) and ``allOf`` members flattened; None when
@@ -245,17 +259,23 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
     ``properties`` / ``anyOf`` / item schema (so a negation never warns
     half-way down; a nested ``not`` is met as it is, so it may hold
     anything), or the nesting passes ``MAX_NEGATED_DEPTH`` (recursive
-    definitions)."""
+    definitions).  ``multipleOf`` only with ``multiples`` (see
+    ``negation_node``)."""
     if isinstance(schema, bool):
         return [schema]
     if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
         return None
     own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
-    # Unknown keywords assert nothing; draft-4 "id" moves the base URI.
-    asserting = {k for k in own if k in VALIDATION_KEYWORDS or k == "id"}
+    asserting = _asserting(schema, own)
+    if "multipleOf" in asserting and not multiples:
+        return None
     if not asserting <= NEGATABLE_KEYWORDS or not all(
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
-            for k in _BOUND_COMPLEMENTS if k in own):
+            for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own):
+        return None
+    if own.get("multipleOf", 1) <= 0:
+        return None
+    if "format" in own and not formats.negatable(own["format"]):
         return None
     # Members whose complement is built; a "not" member is met positively.
     if not all(isinstance(own.get(keyword, []), list) for keyword in ("anyOf", "oneOf")):
@@ -266,6 +286,8 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
         if not isinstance(positional, list) or (positional and others is not False
                                                 and has_constraints(others)):
             return None  # items after a prefix: not a contains
+        if not positional and has_constraints(others) and "contains" in translator.newer_keywords:
+            return None  # drafts 3 and 4 have no contains to say "an item fails"
         members.extend(positional + [others])
     for keyword in ("properties", "patternProperties"):
         if isinstance(own.get(keyword), dict):
@@ -274,13 +296,36 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0) -> Optional[list]
             return None
     if "additionalProperties" in own:
         members.append(own["additionalProperties"])
-    if not all(negated_conjuncts(translator, member, depth + 1) is not None
+    if not all(negated_conjuncts(translator, member, depth + 1, multiples) is not None
                for member in members):
         return None
     if math.prod(max(1, _complement_parts(translator, branch, depth + 1))
                  for branch in own.get("oneOf", [])) > MAX_NEGATED_ONE_OF_CHAIN:
         return None
-    return _flattened(translator, schema, own, depth, negated_conjuncts)
+    return _flattened(translator, schema, own, depth,
+                      lambda _, part, deeper: negated_conjuncts(translator, part, deeper,
+                                                                multiples))
+
+
+def _asserting(schema: dict, own: dict) -> set:
+    """The keywords of ``own`` (``schema``'s own keywords) that may decide
+    validity: validation keywords, and a draft-4 ``id`` when ``schema``
+    holds a reference that could resolve against the base URI it sets
+    (unknown keywords, and an ``id`` nothing resolves against, change
+    nothing)."""
+    return {k for k in own if k in VALIDATION_KEYWORDS or k == "id" and _refers(schema)}
+
+
+def _refers(value: Any) -> bool:
+    """Whether a ``$ref`` / ``$dynamicRef`` / ``$recursiveRef`` key occurs
+    anywhere in ``value`` (a schema; values of ``enum`` / ``const`` are
+    searched too, which only errs on the side of True)."""
+    if isinstance(value, dict):
+        return not _REFERENCE_KEYS.isdisjoint(value) or any(_refers(v) for v in value.values())
+    return isinstance(value, list) and any(_refers(v) for v in value)
+
+
+_REFERENCE_KEYS = frozenset({"$ref", "$dynamicRef", "$recursiveRef"})
 
 
 def _flattened(translator, schema: dict, own: dict, depth: int, flatten) -> Optional[list]:
@@ -316,13 +361,19 @@ def not_node(translator, schema: dict, pointer: str) -> Any:
     """The node of ``schema`` with its ``not`` (module docstring: one
     alternative per negated keyword, De Morgan; anything else warned)."""
     return negation_node(translator, {k: v for k, v in schema.items() if k != "not"},
-                         schema["not"], pointer)
+                         schema["not"], pointer, multiples=True)
 
 
-def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
+def negation_node(translator, rest: dict, negated: Any, pointer: str,
+                  multiples: bool = False) -> Any:
     """The instances of ``rest`` invalid against ``negated`` (``rest`` may
     hold a ``not`` of its own: each alternative is translated with it; its
-    ``$ref`` and ``allOf`` are merged in first)."""
+    ``$ref`` and ``allOf`` are merged in first).  ``multiples``: a
+    ``multipleOf`` is negated too, as for a schema's own ``not``
+    (``not_node``); the oneOf exclusions and ``if`` leave it out, since
+    their chains of complements repeat each complement once per
+    combination of the other branches' keywords, and a remainder automaton
+    per combination made a Handwritten schema (allone1) take 45 s."""
     if "$ref" in rest or "allOf" in rest:
         # Inlined, so that the complements below see every keyword of rest
         # (the enum of a $ref target, say).
@@ -341,7 +392,7 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
         kept = [value for value, holds in zip(values, verdicts) if not holds]
         rest = {k: v for k, v in rest.items() if k != "const"}
         return translator.node(dict(rest, enum=kept), pointer)
-    conjuncts = negated_conjuncts(translator, negated)
+    conjuncts = negated_conjuncts(translator, negated, multiples=multiples)
     if conjuncts is not None and ("unevaluatedProperties" in rest or "unevaluatedItems" in rest):
         # Complements that declare properties or merge a schema would count
         # them as evaluated, which a not never does.
@@ -357,11 +408,12 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str) -> Any:
         if conjunct is False:
             alternatives.append(translator.node(rest, pointer))
         elif conjunct is not True and has_constraints(conjunct):
-            alternatives.extend(_complements(translator, rest, conjunct, pointer))
+            alternatives.extend(_complements(translator, rest, conjunct, pointer, multiples))
     return translator.alt(alternatives)
 
 
-def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
+def _complements(translator, rest: dict, negated: dict, pointer: str,
+                 multiples: bool = False) -> list:
     """One node per keyword of ``negated`` (a conjunct): the instances of
     ``rest`` failing that keyword."""
     alternatives = []
@@ -404,17 +456,30 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
             chained = {k: v for k, v in rest.items() if k != "not"}
             if len(pending) > 1:
                 chained["not"] = {"anyOf": pending[1:]}
-            alternatives.append(negation_node(translator, chained, pending[0], pointer))
+            alternatives.append(negation_node(translator, chained, pending[0], pointer,
+                                              multiples))
         elif keyword == "oneOf":
             # Failing oneOf: matching no branch (as anyOf), or two at once
             # (each pair not proven disjoint, merged with rest).
-            alternatives.extend(_complements(translator, rest, {"anyOf": value}, pointer))
+            alternatives.extend(_complements(translator, rest, {"anyOf": value}, pointer,
+                                             multiples))
             for index, first in enumerate(value):
                 for second in value[:index]:
                     if not disjoint(translator, first, second):
                         pair = merge_schemas(translator, [rest, second, first], pointer, owner=0)
                         alternatives.append(translator.node(pair, pointer))
-        elif "string" in allowed_types(translator, rest, pointer):
+        elif keyword == "multipleOf":
+            if not {"number", "integer"}.isdisjoint(allowed_types(translator, rest, pointer)):
+                outside = merge_schemas(translator, [rest, {"type": "number",
+                                                            NOT_MULTIPLES: [value]}],
+                                        pointer, owner=0)
+                alternatives.append(translator.node(outside, pointer))
+        elif keyword == "format":
+            if value in formats.FORMAT_PATTERNS and "string" in allowed_types(translator, rest,
+                                                                               pointer):
+                alternatives.append(_strings_minus(translator, rest, [_format_regex(value)],
+                                                   pointer))
+        elif "string" in allowed_types(translator, rest, pointer):  # pattern
             try:
                 content, _, _ = strings.translate_pattern(value)
             except strings.PatternUnsupported as error:
@@ -423,6 +488,24 @@ def _complements(translator, rest: dict, negated: dict, pointer: str) -> list:
                 continue
             alternatives.append(_strings_minus(translator, rest, ['"' + content + '"'], pointer))
     return alternatives
+
+
+def _format_regex(name: str) -> str:
+    """The JSON-string regex of the strings valid against asserted format ``name``."""
+    content, _, _ = strings.translate_pattern(formats.FORMAT_PATTERNS[name], ascii_escapes=False)
+    return '"' + content + '"'
+
+
+def _format_holds(name: str, value: str) -> Optional[bool]:
+    """Whether string ``value`` is valid against format ``name`` (one
+    ``formats.negatable``; None for a string with a lone surrogate)."""
+    if name not in formats.FORMAT_PATTERNS:
+        return True  # an annotation
+    try:
+        text = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return compile_regex(_format_regex(name)).fullmatch(text)
 
 
 def _member_failing(translator, rest: dict, name: str, schema: Any, pointer: str) -> Any:
@@ -571,7 +654,7 @@ def _value_conjuncts(translator, schema: Any, depth: int) -> Optional[list]:
         return None
     schema = translator.own_keywords(schema)
     own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
-    asserting = {k for k in own if k in VALIDATION_KEYWORDS or k == "id"}
+    asserting = _asserting(schema, own)
     shapes = {"anyOf": list, "oneOf": list, "enum": list, "required": list,
               "properties": dict, "patternProperties": dict}
     if not asserting <= _DECIDED_KEYWORDS or not all(
@@ -579,7 +662,7 @@ def _value_conjuncts(translator, schema: Any, depth: int) -> Optional[list]:
             for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own) or not all(
             isinstance(own[k], shape) for k, shape in shapes.items() if k in own):
         return None
-    if own.get("multipleOf", 1) <= 0:
+    if own.get("multipleOf", 1) <= 0 or "format" in own and not formats.negatable(own["format"]):
         return None
     return _flattened(translator, schema, own, depth, _value_conjuncts)
 
@@ -605,6 +688,8 @@ def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional
         members = [holds(translator, member, value, deeper) for member in negated["oneOf"]]
         passed = members.count(True)
         verdicts.append(False if passed > 1 else None if None in members else passed == 1)
+    if "format" in negated and isinstance(value, str):
+        verdicts.append(_format_holds(negated["format"], value))
     if "multipleOf" in negated and isinstance(value, (int, float)) and not isinstance(value, bool):
         verdicts.append(to_fraction(value) % to_fraction(negated["multipleOf"]) == 0)
     if isinstance(value, list) and not _POSITION_KEYWORDS.isdisjoint(negated):
@@ -748,7 +833,8 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
 def _string_exclusions(negated: Any) -> Optional[list[str]]:
     """JSON-string regexes matching exactly the strings valid against
     ``negated`` (a schema, or an ``anyOf`` of them, nested ones too, each a
-    boolean or one ``pattern`` / ``enum`` / ``const`` with ``type`` and
+    boolean or one ``pattern`` / ``format`` (``formats.negatable``) / ``enum`` /
+    ``const`` with ``type`` and
     annotations); None for any other schema."""
     if isinstance(negated, dict) and set(negated) - ANNOTATION_KEYWORDS == {"anyOf"}:
         if not isinstance(negated["anyOf"], list):
@@ -781,6 +867,10 @@ def _string_exclusions(negated: Any) -> Optional[list[str]]:
         except strings.PatternUnsupported:
             return None
         return ['"' + content + '"']
+    if keyword == "format" and formats.negatable(member["format"]):
+        if member["format"] not in formats.FORMAT_PATTERNS:
+            return [strings.string_regex(0, None)]  # an annotation: every string
+        return [_format_regex(member["format"])]
     if keyword in ("enum", "const"):
         values = member["enum"] if keyword == "enum" else [member["const"]]
         if not isinstance(values, list):

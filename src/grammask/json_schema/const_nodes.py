@@ -41,7 +41,7 @@ from typing import Any
 
 from grammask.errors import GrammarError
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, rule_hint
-from grammask.json_schema.keywords import MORE_PATTERNS, VALIDATION_KEYWORDS
+from grammask.json_schema.keywords import MORE_PATTERNS, NOT_MULTIPLES, VALIDATION_KEYWORDS
 from grammask.json_schema.literal_sets import literal_set_regexes
 from grammask.json_schema.numbers import INTEGER_ZERO_FRACTION, decimal_digits, integer_range, to_fraction
 from grammask.json_schema.regex_text import is_plain_text
@@ -56,7 +56,7 @@ INTEGER_RUN_MIN = 4
 """Consecutive integers from this many on are one digit range."""
 
 _CHECKED_KEYWORDS = ("enum", "const", "type", "minLength", "maxLength", "pattern", MORE_PATTERNS,
-                     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+                     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", NOT_MULTIPLES)
 
 
 def enum_node(translator, schema: dict, types: list[str], pointer: str) -> Any:

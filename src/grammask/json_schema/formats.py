@@ -7,6 +7,9 @@ the formats grammask knows but does not assert to the reason (the warning
 text); ``LOOSER`` and ``UNCOUNTED_MAX_LENGTH``, what an asserted pattern
 leaves unchecked, and ``looseness(name, bounds)``, the warning text for it
 given the most-characters bounds the string node enforces beside the format;
+``STRICTER``, what an asserted pattern refuses beyond the format, and
+``negatable(name)``, whether the strings failing a format are exactly those
+outside its pattern (read by ``applicators`` to negate a ``format``);
 ``asserted_patterns(schema)``, the (keyword, pattern) pairs a string
 schema's ``pattern`` and asserted ``format`` require, read by the string
 node, the ``not`` of strings and the disjointness proof alike.  ``string_nodes`` turns a pattern into a regex over the JSON string
@@ -247,6 +250,16 @@ LOOSER = {
 """Asserted formats whose pattern accepts strings the format refuses, with
 what is not checked (the ``GrammarWarning`` text)."""
 
+STRICTER = {
+    "email": "quoted local parts and address literals are refused",
+    "time": "a leap second (second 60) is refused",
+    "date-time": "a leap second (second 60) is refused",
+}
+"""Asserted formats whose pattern refuses strings the format accepts, with
+what is refused: exact enough to assert (never looser), but their
+complement would accept those strings as failing the format, so a ``not``
+of them is not built (``negatable``)."""
+
 UNCOUNTED_MAX_LENGTH = {"hostname": HOSTNAME_MAX_LENGTH}
 """Asserted formats with a most-characters limit their pattern does not
 count (a hostname's 253 characters with its 63-character labels make a DFA
@@ -271,3 +284,13 @@ def looseness(name: object, bounds) -> str | None:
                        f"nor a larger maxLength beside it is counted; a maxLength of at most "
                        f"{limit} enforces it)")
     return f"format {name!r} looser than specified: {'; '.join(reasons)}" if reasons else None
+
+
+def negatable(name: object) -> bool:
+    """Whether the strings failing format ``name`` are exactly those outside
+    its pattern (or none, for a format no draft defines, an annotation):
+    False for a value that is not a string and for the formats not
+    asserted, looser or stricter than specified (``NOT_ENFORCED``,
+    ``LOOSER``, ``UNCOUNTED_MAX_LENGTH``, ``STRICTER``)."""
+    return isinstance(name, str) and not any(
+        name in table for table in (NOT_ENFORCED, LOOSER, UNCOUNTED_MAX_LENGTH, STRICTER))

@@ -31,7 +31,7 @@ import re
 from typing import Any
 
 from grammask.json_schema.refs import escape_pointer_token, map_subschemas
-from grammask.json_schema.values import JSON_TYPES, MORE_PATTERNS
+from grammask.json_schema.values import JSON_TYPES, MORE_PATTERNS, NOT_MULTIPLES
 
 ANNOTATION_KEYWORDS = frozenset({
     "$schema", "$id", "$anchor", "$dynamicAnchor", "$comment", "$defs", "definitions",
@@ -39,7 +39,8 @@ ANNOTATION_KEYWORDS = frozenset({
     "writeOnly", "contentMediaType", "contentEncoding", "contentSchema", "format_annotation",
 })
 STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format", MORE_PATTERNS)
-NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+                   NOT_MULTIPLES)
 OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "patternProperties",
                    "minProperties", "maxProperties", "propertyNames", "dependentRequired",
                    "dependentSchemas", "dependencies", "unevaluatedProperties")

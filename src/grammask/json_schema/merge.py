@@ -35,7 +35,8 @@ applies one after the other.  Two ``not`` values become one
 ``not: {anyOf: [both]}`` (failing both is failing their union).  A second
 ``pattern`` goes to the list ``keywords.MORE_PATTERNS`` (every string node
 and value check meets them all: ``formats.asserted_patterns``,
-``values.simple_constraints_hold``).
+``values.simple_constraints_hold``); the excluded steps of
+``keywords.NOT_MULTIPLES`` (a complement's) are joined the same way.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from grammask.json_schema.keywords import (MORE_CONDITIONS, MORE_PATTERNS, array_positions,
-                                           pattern_matches)
+from grammask.json_schema.keywords import (MORE_CONDITIONS, MORE_PATTERNS, NOT_MULTIPLES,
+                                           array_positions, pattern_matches)
 from grammask.json_schema.values import json_equal
 
 MAX_DISTRIBUTED_BRANCHES = 64
@@ -208,7 +209,7 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             more = result.get(MORE_PATTERNS, [])
             if value not in more:
                 result[MORE_PATTERNS] = more + [value]
-        elif key == MORE_PATTERNS:
+        elif key in (MORE_PATTERNS, NOT_MULTIPLES):
             result[key] = list(dict.fromkeys(current + value))
         elif key == MORE_CONDITIONS:
             known = [{k: a[k] for k in _CONDITIONAL if k in a}] + list(current)

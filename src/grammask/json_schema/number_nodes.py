@@ -32,9 +32,18 @@ not divide a power of ten, ``multipleOf`` is warned about and not enforced).
 Without bounds the product has no bound DFA.  Integers: a step ``p/q``
 means multiples of ``p``; a step of 1 is the integer regex.
 
+Excluded steps (``values.NOT_MULTIPLES``, the complement of ``not:
+{multipleOf: s}``): the numbers that are multiples of none of them (and of
+``multipleOf``, if any).  Listed and filtered when the bounds hold few
+candidates, as above; otherwise the same automaton modulo the least common
+multiple of every step's ``K`` accepts ``X`` divisible by ``multipleOf``'s
+``K`` and by no excluded one, and, for numbers without ``multipleOf``, a
+literal with a non-zero digit past the finest step's places (a multiple of
+no step).  Past the same limits the exclusion is warned about and dropped.
+
 Invariant: the node accepts exactly the literals (plain decimals, ``-0``,
 zero padding; no exponent forms) whose value is a multiple of the step
-within the bounds.
+and of no excluded step within the bounds.
 """
 
 from __future__ import annotations
@@ -48,7 +57,7 @@ from grammask.grammar.ast import RuleRef
 from grammask.json_schema import numbers
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.numbers import MAX_ENUMERATED_MULTIPLES, Bound
-from grammask.json_schema.values import number_literal_regex
+from grammask.json_schema.values import NOT_MULTIPLES, number_literal_regex
 from grammask.terminals import compile_regex
 
 MAX_REMAINDER_STATES = 4000
@@ -88,7 +97,14 @@ def number_node(translator, schema: dict, pointer: str, integer: bool) -> Any:
     if step is not None:
         if isinstance(step, bool) or not isinstance(step, (int, float)) or step <= 0:
             raise translator.error(pointer, "multipleOf must be a positive number")
-        node = _multiple_of(translator, numbers.to_fraction(step), low, high, integer, pointer)
+        step = numbers.to_fraction(step)
+    if schema.get(NOT_MULTIPLES):
+        excluded = [numbers.to_fraction(other) for other in schema[NOT_MULTIPLES]]
+        node = _excluding_multiples(translator, step, excluded, low, high, integer, pointer)
+        if node is not None:
+            return node
+    if step is not None:
+        node = _multiple_of(translator, step, low, high, integer, pointer)
         if node is not None:
             return node
     regex = numbers.integer_regex(low, high, translator.integer_zero_fraction) if integer \
@@ -103,8 +119,8 @@ def number_node(translator, schema: dict, pointer: str, integer: bool) -> Any:
 def non_integer_node(translator, schema: dict, pointer: str) -> Any:
     """The numbers of ``schema`` (bounds only) that are not integers: the
     bounds' regex intersected with ``numbers.non_integer_regex``; None
-    beside ``multipleOf`` (the caller warns)."""
-    if "multipleOf" in schema:
+    beside ``multipleOf`` or excluded multiples (the caller warns)."""
+    if "multipleOf" in schema or NOT_MULTIPLES in schema:
         return None
     low, high = read_bounds(translator, schema, pointer)
     non_integer = numbers.non_integer_regex(translator.integer_zero_fraction)
@@ -134,13 +150,7 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
         values = [step * k for k in range(first, last + 1)] if last - first < \
             MAX_ENUMERATED_MULTIPLES else None
         if values is not None:
-            kept = [v for v in values if _inside(v, low, high)]
-            if not kept:
-                return NEVER
-            if integer and not translator.integer_zero_fraction:
-                return translator.alt([translator.rx(numbers.integer_range(int(v), int(v)))
-                                       for v in kept])
-            return translator.alt([translator.rx(number_literal_regex(v)) for v in kept])
+            return _listed(translator, [v for v in values if _inside(v, low, high)], integer)
     if step == 1 and (low is not None or high is not None):
         # A number that is a multiple of 1 is an integer: the bounded
         # integer regex, with its optional ".0" fraction, is exact.
@@ -170,7 +180,7 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
             else numbers.decimal_range(low, high)
         if bounds is None:
             return NEVER
-    automaton = _Remainders(modulus, n_places, fraction_allowed)
+    automaton = _Remainders(modulus, n_places, fraction_allowed, required=modulus)
     node = _product_rules(translator, automaton, bounds, f"multiple_of_{float(step)}")
     if node is None:
         translator.warn("multipleOf", pointer, f"multipleOf {step} within the bounds needs "
@@ -179,19 +189,94 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
     return node
 
 
+def _excluding_multiples(translator, step: Optional[Fraction], excluded: list[Fraction], low, high,
+                         integer: bool, pointer: str):
+    """The node for the numbers in the bounds that are multiples of ``step``
+    (None: any) and of none of ``excluded`` (``NOT_MULTIPLES``), or None
+    after a warning (the exclusion is then dropped).  Within bounds that
+    hold at most ``MAX_ENUMERATED_MULTIPLES`` multiples of ``step`` (of 1
+    for integers) they are listed and filtered; otherwise one remainder
+    automaton modulo the least common multiple of every step's ``K``, on
+    the decimal places of the finest step; without ``step``, a number with
+    a non-zero digit past those places is a multiple of no step (state
+    ``F``)."""
+    if integer:  # an integer is a multiple of p/q iff it is one of p
+        step = None if step is None else Fraction(step.numerator)
+        excluded = [Fraction(other.numerator) for other in excluded]
+    unit = Fraction(1) if step is None and integer else step
+    if unit is not None and low is not None and high is not None:
+        first, last = math.ceil(low.value / unit), math.floor(high.value / unit)
+        if last - first < MAX_ENUMERATED_MULTIPLES:
+            return _listed(translator, [unit * k for k in range(first, last + 1)
+                                        if _inside(unit * k, low, high)
+                                        and all(unit * k % other for other in excluded)],
+                           integer)
+    steps = ([] if step is None else [step]) + excluded
+    n_places = 0
+    while any((10 ** n_places) % each.denominator for each in steps):
+        n_places += 1
+        if n_places > MAX_STEP_DECIMALS:
+            translator.warn("not", pointer, "a multipleOf step is not a decimal step: its "
+                                            "multiples are not excluded")
+            return None
+    moduli = [each.numerator * (10 ** n_places // each.denominator) for each in steps]
+    modulus = math.lcm(*moduli)
+    if modulus * (n_places + 1) > MAX_REMAINDER_STATES:
+        translator.warn("not", pointer, f"excluding multiples needs {modulus} remainders "
+                                        f"(> {MAX_REMAINDER_STATES}): not excluded")
+        return None
+    fraction_allowed = not integer or translator.integer_zero_fraction
+    bounds = None
+    if low is not None or high is not None:
+        bounds = numbers.integer_regex(low, high, fraction_allowed) if integer \
+            else numbers.decimal_range(low, high)
+        if bounds is None:
+            return NEVER
+    parameters = (modulus, n_places, fraction_allowed, None if step is None else moduli[0],
+                  tuple(moduli[len(steps) - len(excluded):]), not integer and step is None)
+    key = ("not_multiple", parameters, bounds)
+    if key not in translator.shared_rules:
+        node = _product_rules(translator, _Remainders(*parameters), bounds, "not_multiple")
+        translator.shared_rules[key] = node.name if isinstance(node, RuleRef) else node
+    name = translator.shared_rules[key]
+    node = RuleRef(name) if isinstance(name, str) else name
+    if node is None:
+        translator.warn("not", pointer, f"excluding multiples within the bounds needs more "
+                                        f"than {MAX_PRODUCT_STATES} states: not excluded")
+    return node
+
+
+def _listed(translator, values: list[Fraction], integer: bool) -> Any:
+    """The alternation of the literals of ``values`` (NEVER if empty)."""
+    if not values:
+        return NEVER
+    if integer and not translator.integer_zero_fraction:
+        return translator.alt([translator.rx(numbers.integer_range(int(v), int(v)))
+                               for v in values])
+    return translator.alt([translator.rx(number_literal_regex(v)) for v in values])
+
+
 class _Remainders:
     """The remainder automaton of the module docstring, one byte at a time.
 
     States are ``(kind, remainder, n_read)``: ``S`` start, ``M`` after the
     minus sign, ``Z`` integer part ``0``, ``I``/``D``/``E`` as in the module
-    docstring.  ``step`` returns None where no multiple can continue."""
+    docstring, and ``F`` (only with ``finer``) after a non-zero digit past
+    ``n_places``.  A number ends accepted when its scaled value ``X``
+    (module docstring) is divisible by ``required`` (None: always) and by
+    none of ``excluded``; ``F`` always ends accepted.  ``step`` returns None
+    where no accepted number can continue."""
 
     START = ("S", 0, 0)
 
-    def __init__(self, modulus: int, n_places: int, fraction_allowed: bool):
+    def __init__(self, modulus: int, n_places: int, fraction_allowed: bool,
+                 required: Optional[int], excluded: tuple[int, ...] = (), finer: bool = False):
         self.modulus = modulus
         self.n_places = n_places
         self.fraction_allowed = fraction_allowed
+        self.required = required
+        self.excluded = excluded
+        self.finer = finer
 
     def step(self, state: tuple, byte: int) -> Optional[tuple]:
         kind, remainder, n_read = state
@@ -210,15 +295,23 @@ class _Remainders:
             return None
         if digit is None:
             return None
+        if kind == "F":
+            return state
         if n_read < self.n_places:
             return ("E", (remainder * 10 + digit) % self.modulus, n_read + 1)
-        return ("E", remainder, n_read) if digit == 0 else None
+        if digit == 0:
+            return ("E", remainder, n_read)
+        return ("F", 0, n_read) if self.finer else None
 
     def accepts(self, state: tuple) -> bool:
         kind, remainder, n_read = state
         if kind in ("S", "M", "D"):
             return False
-        return remainder * 10 ** (self.n_places - n_read) % self.modulus == 0
+        if kind == "F":
+            return True
+        scaled = remainder * 10 ** (self.n_places - n_read) % self.modulus
+        return (self.required is None or scaled % self.required == 0) and all(
+            scaled % other for other in self.excluded)
 
 
 NUMBER_BYTES = b"-.0123456789"

@@ -12,8 +12,8 @@ class extends; each keyword family has its own module.
 Data layout: ``rules`` (from the builder) maps rule name -> body node in
 definition order; ``plain_type_nodes`` maps a scalar type name -> the node
 (one terminal or a rule) of a schema that says nothing else, made once;
-``shared_rules`` maps a key -> its rule name, for two kinds
-of shared subschema (issues 16 and 17):
+``shared_rules`` maps a key -> its rule name, for three kinds
+of shared rule (issues 16 and 17):
 
 - a resolved ``$ref`` location (a string): one rule per definition;
 - ``(base URI, JSON text)`` of a schema that merges operands containing a
@@ -21,7 +21,11 @@ of shared subschema (issues 16 and 17):
   one rule per (reference, sibling context).  Merging inlines a top-level
   ``$ref`` target, whose own subschemas may hold the same merging schema
   again (``allOf: [{"$ref": "#"}]`` inside a property); translated as a
-  rule, that recurrence is a ``RuleRef`` to the rule in progress.
+  rule, that recurrence is a ``RuleRef`` to the rule in progress;
+- ``("not_multiple", automaton parameters, bounds regex)``: the first rule
+  of the numbers that are no multiple of excluded steps
+  (``number_nodes._excluding_multiples``; NEVER if none, None past its
+  limits), which chains of complements ask for many times over.
 
 Both keys carry the dynamic scope (``dynamic``) when some ``$dynamicRef``
 resolves dynamically: one rule per (definition, scope).

@@ -42,6 +42,10 @@ MORE_PATTERNS = "$grammask:morePatterns"
 """Internal keyword of a merged ``allOf`` (``merge.py``): the ``pattern`` values
 beyond the first, a list of strings; a string must match every one."""
 
+NOT_MULTIPLES = "$grammask:notMultiples"
+"""Internal keyword of a complement (``applicators``: ``not: {multipleOf:
+s}``): a list of positive steps; a number must be a multiple of none."""
+
 
 def json_type_of(value: Any) -> str:
     if value is None:
@@ -116,6 +120,10 @@ def simple_constraints_hold(value: Any, schema: dict) -> bool:
                         return False
                 except re.error:
                     return True
+    if (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and any(to_fraction(value) % to_fraction(step) == 0
+                    for step in schema.get(NOT_MULTIPLES, ()))):
+        return False
     if (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
             and not _BOUND_KEYWORDS.isdisjoint(schema)):
         number = Fraction(value)
