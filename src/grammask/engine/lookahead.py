@@ -38,8 +38,9 @@ What it computes
 
 Bounded work
     One ``prune`` spends at most ``budget`` units
-    (``Config.canonical_lookahead_budget``): a node expansion or a single
-    ``is_allowed`` query costs one, a whole keep bitset ``APPLY_UNITS``.  Past
+    (``Config.canonical_lookahead_budget``): a node expansion, a witness
+    replay or a single ``is_allowed`` query costs one, a whole keep bitset
+    ``APPLY_UNITS``.  Past
     the budget the search stops; every verdict reached before stands (and
     stays cached), the candidates not yet decided stay in the mask, and
     ``prune`` says so (the engine counts it in ``stats()["lookahead_cutoffs"]``).
@@ -103,7 +104,7 @@ __all__ = ["CanonicalLookahead"]
 
 APPLY_UNITS = 64
 """Units charged for one whole keep bitset (``CanonicalFilter.apply``); a
-node expansion and a single ``is_allowed`` query cost one."""
+node expansion, a witness replay and a single ``is_allowed`` query cost one."""
 
 
 _NO_BYTES = bytes(32)
