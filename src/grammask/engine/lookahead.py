@@ -283,9 +283,11 @@ class CanonicalLookahead:
         which depends only on this state (the recognizer's exact key and the
         canonical state), is looked up or searched and cached.  When alive,
         ``self._suffix`` is the witness from here."""
-        witness_key = (after, next_bytes(recognizer, last_byte)[0])
+        byte_set, narrow = next_bytes(recognizer, last_byte)
+        witness_key = (after, byte_set)
         witness = self._witnesses.get(witness_key)
-        if witness is not None and self._witness_holds(recognizer, after, last_byte, depth, witness):
+        if witness is not None and self._witness_holds(recognizer, after, byte_set, narrow,
+                                                       depth, witness):
             self.n_replayed += 1
             self._suffix = witness[0]
             return True
@@ -294,7 +296,7 @@ class CanonicalLookahead:
         if found is not None and (not found[0] or found[1] >= depth):
             self._suffix = found[2]
             return found[0]
-        alive = self._live_after(recognizer, after, last_byte, depth)
+        alive = self._live_after(recognizer, after, byte_set, narrow, depth)
         if alive:
             self._witnesses[witness_key] = [self._suffix, b"".join(
                 [self.token_bytes[next_id] for next_id in self._suffix]), None]
@@ -305,11 +307,12 @@ class CanonicalLookahead:
             self._verdicts.popitem(last=False)
         return alive
 
-    def _witness_holds(self, recognizer, after, last_byte: int, depth: int, witness: list) -> bool:
+    def _witness_holds(self, recognizer, after, byte_set: bytes, narrow: bool, depth: int,
+                       witness: list) -> bool:
         """The witness ``[suffix, its bytes, the canonical state after it or
         None until needed]`` found from canonical state ``after`` shows the
-        recognizer's state (reached by a token ending in ``last_byte``,
-        ``depth`` tokens left to check) alive as ``_live_after`` defines it:
+        recognizer's state (``byte_set`` and ``narrow``: what ``next_bytes``
+        says of it; ``depth`` tokens left to check) alive as ``_live_after`` defines it:
         the grammar allows its bytes, and the state after them ends the
         search alive (output complete, grammar not narrow, or the depth
         bound passed with a byte allowed).  The search only follows tokens
@@ -322,16 +325,14 @@ class CanonicalLookahead:
         if data and not push_probe(recognizer, data):
             return False
         try:
-            if recognizer.is_accepting():
-                if end_state is None:
-                    end_state = after
-                    for next_id in suffix:
-                        end_state = self.canonical.advance(end_state, next_id)
-                    witness[2] = end_state
-                if self.canonical.is_complete_canonical(end_state):
-                    return True
-            byte_set, narrow = next_bytes(recognizer, data[-1] if data else last_byte)
-            return not narrow or (depth - len(suffix) < 0 and byte_set != _NO_BYTES)
+            if end_state is None and recognizer.is_accepting():
+                end_state = after
+                for next_id in suffix:
+                    end_state = self.canonical.advance(end_state, next_id)
+                witness[2] = end_state
+            if data:
+                byte_set, narrow = next_bytes(recognizer, data[-1])
+            return self._ends_alive(recognizer, end_state, byte_set, narrow, depth - len(suffix))
         finally:
             if data:
                 pop_probe(recognizer, len(data))
@@ -344,9 +345,19 @@ class CanonicalLookahead:
                 self.canonical.initial_state(), token_id)
         return after
 
-    def _live_after(self, recognizer, after, last_byte: int, depth: int) -> bool:
+    def _ends_alive(self, recognizer, after, byte_set: bytes, narrow: bool, depth: int) -> bool:
+        """The search ends alive at the recognizer's state without a next
+        token: the output may end here (grammar accepting, canonical state
+        ``after`` complete), the grammar is not narrow here (``byte_set``,
+        ``narrow``: ``next_bytes``), or the depth bound is passed with a byte
+        allowed."""
+        return ((recognizer.is_accepting() and self.canonical.is_complete_canonical(after))
+                or not narrow or (depth < 0 and byte_set != _NO_BYTES))
+
+    def _live_after(self, recognizer, after, byte_set: bytes, narrow: bool, depth: int) -> bool:
         """Some continuation of the recognizer's state is canonical after
-        canonical state ``after`` (reached by a token ending in ``last_byte``).
+        canonical state ``after`` (``byte_set`` and ``narrow``: what
+        ``next_bytes`` says of the state).
 
         Alive if the output may end here, or if what the grammar allows next
         is not narrow (taken as alive).  Otherwise a witness is looked for
@@ -369,14 +380,11 @@ class CanonicalLookahead:
         self.n_checked += 1
         self._spend(1)
         self._suffix = ()
-        canonical = self.canonical
-        if recognizer.is_accepting() and canonical.is_complete_canonical(after):
-            return True
-        byte_set, narrow = next_bytes(recognizer, last_byte)
-        if not narrow:
+        if self._ends_alive(recognizer, after, byte_set, narrow, depth):
             return True
         if depth < 0:
-            return byte_set != _NO_BYTES
+            return False
+        canonical = self.canonical
         one_byte = []
         for byte in byte_set_values(byte_set):
             next_id = self.byte_tokens[byte]
