@@ -10,6 +10,7 @@ import pytest
 import sentencepiece as spm
 import mistral_common
 
+from grammask import bitset
 from grammask.canonical import build_canonical_filter
 
 
@@ -104,6 +105,7 @@ def test_pair_test_matches_sentencepiece_on_sampled_pairs(model):
         expected = _oracle_canonical(processor, [first, second])
         state = flt.advance(flt.initial_state(), first)
         assert flt.is_allowed(state, second) == expected, (processor.id_to_piece(first), processor.id_to_piece(second))
+        assert bitset.has(flt.keep_bitset(state), second) == expected
         assert (second not in set(forbidden.tolist())) == expected
 
 
@@ -123,3 +125,32 @@ def test_random_walks_are_canonical(model):
             ids.append(token_id)
             state = flt.advance(state, token_id)
             assert flt.is_complete_canonical(state) == _oracle_canonical(processor, ids), ids
+
+
+def test_fresh_tokens_end_in_the_state_they_reach_from_the_start(model):
+    """``fresh_words``: the state after a fresh token is the one it reaches
+    from the initial state (what the lookahead's per-grammar-state verdicts
+    rely on), on states of random canonical walks, byte-spelled characters
+    included."""
+    processor, flt = model
+    rng = random.Random(5)
+    byte_ids = [int(i) for i in flt.backend.byte_token_ids if i >= 0]
+    is_byte = set(byte_ids)
+    start = flt.initial_state()
+    n_partial = 0
+    for _ in range(3):
+        state = start
+        for _ in range(40):
+            fresh = flt.fresh_bitset(state)
+            n_partial += fresh is None
+            if fresh is not None:
+                for token_id in rng.sample(range(flt.vocab_size), 200) + byte_ids[::16]:
+                    if bitset.has(fresh, token_id):
+                        assert flt.advance(state, token_id) == flt.advance(start, token_id)
+            allowed = bitset.token_ids(flt.keep_bitset(state), flt.vocab_size)
+            allowed = [t for t in allowed.tolist() if t not in flt.backend.never_filtered_ids]
+            # favour byte tokens so walks pass through open byte-spelled characters
+            bytes_allowed = [t for t in allowed if t in is_byte]
+            token_id = rng.choice(bytes_allowed if bytes_allowed and rng.random() < 0.5 else allowed)
+            state = flt.advance(state, token_id)
+    assert n_partial

@@ -25,7 +25,19 @@ Data layout
     ``last_is_byte`` (the last token closed a byte-spelled character),
     ``partial`` (bytes of a byte-spelled character still open).
     ``is_piece_char``: bool[0x110000] (single-character normal pieces);
-    ``byte_token_ids``: int32[256].
+    ``byte_token_ids``: int32[256].  Packed uint32 bitsets (bit t%32 of word
+    t//32) of the reachable normal pieces, of those starting with a space,
+    of the byte tokens that open a character, and of every id:
+    ``allowed_words`` combines them with the compiled pair test
+    (``MergeTable.forbidden_words``) instead of building a bool[V] mask.
+
+Fresh tokens
+    Outside a byte-spelled character the state after a token depends on the
+    token alone (``advance`` keeps nothing of the state before but
+    ``partial``), so ``fresh_words`` is every id there: the canonical
+    lookahead then keeps its verdicts per grammar state
+    (``engine.lookahead``), which repeats inside a string where the
+    canonical state does not.
 
 Invariants
     Control, unknown, unused and user-defined pieces are left to the engine
@@ -41,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from grammask import bitset
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.pretokenizer import N_CODE_POINTS, utf8_completion_range
 
@@ -104,6 +117,13 @@ class SentencePieceBPE:
         self.byte_value_of = {int(token_id): value for value, token_id in enumerate(self.byte_token_ids)
                               if token_id >= 0}
         self.byte_starts = np.array([self._opens_unknown(bytes([value])) for value in range(256)])
+        n_words = bitset.n_words(self.vocab_size)
+        self._normal_words = bitset.from_flags(self.normal_reachable)
+        self._first_words = bitset.from_flags(self.normal_reachable & self.starts_with_space)
+        byte_start_ids = self.byte_token_ids[self.byte_starts]
+        self._byte_start_ids = byte_start_ids[byte_start_ids >= 0]
+        self._byte_start_words = bitset.from_ids(self._byte_start_ids, n_words)
+        self._all_words = bitset.from_flags(np.ones(self.vocab_size, dtype=bool))
 
     def _opens_unknown(self, lead: bytes) -> bool:
         """Some character that is not a piece has UTF-8 starting with ``lead``."""
@@ -159,8 +179,26 @@ class SentencePieceBPE:
             allowed[:] = self.normal_reachable
             if not state.last_is_byte:
                 allowed[self.merges.forbidden_after(state.last_id)] = False
-        allowed[self.byte_token_ids[self.byte_starts]] = True
+        allowed[self._byte_start_ids] = True
         return allowed
+
+    def allowed_words(self, state: SentencePieceState) -> np.ndarray:
+        """``allowed_mask`` as a packed uint32 bitset."""
+        if state.partial:
+            return bitset.from_flags(self.allowed_mask(state))
+        if state.last_id < 0 and self.dummy_prefix:
+            return self._first_words.copy()
+        words = self._normal_words.copy()
+        if state.last_id >= 0 and not state.last_is_byte:
+            words &= ~self.merges.forbidden_words(state.last_id, len(words))
+        words |= self._byte_start_words
+        return words
+
+    def fresh_words(self, state: SentencePieceState):
+        """Packed bitset of the tokens t with ``advance(state, t) ==
+        advance(initial_state(), t)``: every id outside a byte-spelled
+        character, None inside one (see "Fresh tokens")."""
+        return None if state.partial else self._all_words
 
     def _continues_unknown(self, data: bytes) -> bool:
         try:
