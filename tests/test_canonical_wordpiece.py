@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tokenizers
 
+from grammask import bitset
 from grammask.canonical import build_canonical_filter
 
 
@@ -127,3 +128,32 @@ def test_random_walks_are_canonical_minilm(minilm):
             ids.append(token_id)
             state = flt.advance(state, token_id)
             assert _oracle(tokenizer, flt, ids), [backend.token_text[i] for i in ids]
+
+
+def test_fresh_tokens_end_in_the_state_they_reach_from_the_start(minilm):
+    """``fresh_words``: the state after a fresh token is the one it reaches
+    from the initial state, on the states of random canonical walks (the
+    lookahead's per-grammar-state verdicts rely on it); ``##`` tokens are
+    not fresh inside an open word, where their state depends on it."""
+    _, flt = minilm
+    backend = flt.backend
+    rng = random.Random(11)
+    start = flt.initial_state()
+    continuation_ids = np.flatnonzero(backend.continuation_ok).tolist()
+    n_open = 0
+    for _ in range(4):
+        state = start
+        for _ in range(20):
+            fresh = flt.fresh_bitset(state)
+            n_open += state.word_kind == 1
+            if state.word_kind == 1:
+                assert not bitset.has(fresh, continuation_ids[0])
+            for token_id in rng.sample(range(flt.vocab_size), 300) + rng.sample(continuation_ids, 50):
+                if bitset.has(fresh, token_id):
+                    assert flt.advance(state, token_id) == flt.advance(start, token_id)
+            allowed = [t for t in bitset.token_ids(flt.keep_bitset(state), flt.vocab_size).tolist()
+                       if t not in backend.never_filtered_ids]
+            continuing = [t for t in allowed if backend.token_kind[t] == 1]
+            token_id = rng.choice(continuing if continuing and rng.random() < 0.6 else allowed)
+            state = flt.advance(state, token_id)
+    assert n_open

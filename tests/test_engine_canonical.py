@@ -87,6 +87,17 @@ def test_mistral_sentencepiece_json_generations_are_canonical(mistral_v1_vocab, 
     _check("mistral v1 (SentencePiece)", run_generations(mistral_v1_vocab, encode, 4))
 
 
+def test_wordpiece_json_generations_are_canonical(bert_tokenizer):
+    import tokenizers
+    from grammask.vocab import Vocabulary
+    tokenizer = tokenizers.Tokenizer.from_str(bert_tokenizer.to_str())  # a copy: the fixture is shared
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    vocab = Vocabulary.from_tokenizer(tokenizer, eos_token_ids=[tokenizer.token_to_id("[SEP]")])
+    _check("all-MiniLM-L6-v2 (WordPiece)", run_generations(
+        vocab, lambda text: tokenizer.encode(text, add_special_tokens=False).ids, 5))
+
+
 def test_filter_off_is_often_non_canonical(tekken_vocab, tekken_encoding):
     """The same generation without the filter: the contrast the filter buys."""
     compiled = grammask.compile(builtin("json"), tekken_vocab, grammask.Config(canonical=False))

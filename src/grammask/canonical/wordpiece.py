@@ -33,6 +33,13 @@ Data layout
     1 open word, 2 closed single-character word), ``word_length`` (chars),
     ``live`` (tuple of (trie, node) pairs, trie 0 = initial, 1 = ``##``).
 
+Fresh tokens
+    A word-initial token (and an id without text) starts its state afresh,
+    and outside an open word so does a ``##`` token: ``fresh_words`` gives
+    these as a packed bitset (``_initial_words``, or every id), so the
+    canonical lookahead keeps their verdicts per grammar state
+    (``engine.lookahead``).
+
 Invariants
     Every word ends when the text ends, so ``is_complete`` holds for every
     state reached through allowed tokens.  Special tokens are never filtered.
@@ -47,6 +54,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from grammask import bitset
 
 INITIAL, CONTINUATION = 0, 1
 
@@ -155,6 +164,8 @@ class WordPiece:
         self.sorted_continuation_texts = [self.token_text[i] for i in continuation_ids]
         self.token_lengths = np.asarray([len(t) if t is not None else 0 for t in self.token_text], dtype=np.int64)
         self._suffix_cache: dict = {}
+        self._initial_words = bitset.from_flags(self.token_kind != CONTINUATION)
+        self._all_words = bitset.from_flags(np.ones(self.vocab_size, dtype=bool))
 
     # -- helpers ------------------------------------------------------------
     def _walk(self, trie: int, node: int, text: str):
@@ -237,6 +248,11 @@ class WordPiece:
             live.append((kind, own_node))
         word_kind = 2 if self.single_char_word[token_id] else 1
         return WordPieceState(token_id, word_kind, length, tuple(live))
+
+    def fresh_words(self, state: WordPieceState) -> np.ndarray:
+        """Packed bitset of the tokens t with ``advance(state, t) ==
+        advance(initial_state(), t)`` (see "Fresh tokens")."""
+        return self._initial_words if state.word_kind == 1 else self._all_words
 
     def is_complete(self, state: WordPieceState) -> bool:
         return True
