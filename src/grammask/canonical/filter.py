@@ -39,7 +39,9 @@ Backend protocol
     ``initial_state()``, ``advance(state, token_id)``,
     ``allowed_mask(state) -> bool[V]``, ``is_allowed(state, token_id)``,
     ``is_complete(state)``, ``vocab_size``, ``never_filtered_ids`` (ids left
-    alone: special and unused).
+    alone: special and unused).  Optional: ``allowed_words(state)`` (the
+    mask as a packed bitset), ``fresh_words(state)`` (see ``fresh_bitset``),
+    ``state_class(state)`` (see ``state_class``).
 """
 
 from __future__ import annotations
@@ -168,6 +170,18 @@ class CanonicalFilter:
             return None
         with self._lock:
             return fresh_words(state)
+
+    def state_class(self, state):
+        """A hashable class of ``state`` that states which usually allow the
+        same continuations share (the backend's ``state_class`` when it has
+        one, else the state itself).  A hint for caches of *candidates*
+        (the canonical lookahead's witnesses): whatever is concluded from it
+        must be checked on the state itself."""
+        state_class = getattr(self.backend, "state_class", None)
+        if state_class is None:
+            return state
+        with self._lock:
+            return state_class(state)
 
     def is_complete_canonical(self, state) -> bool:
         """The tokens so far are the canonical encoding of their text if the text ended here."""

@@ -93,6 +93,9 @@ from grammask.canonical.pretokenizer import Scanner, utf8_completion_range
 _MEMO_LIMIT = 1 << 14
 """Entries of a per-process memo (region trims, feasibility verdicts) before it is cleared."""
 
+_CLASS_CHARS = 3
+"""Characters at the end of a region that ``state_class`` keeps."""
+
 _REGION_WORDS_CACHE = 256
 """Regions whose (allowed, allowed-iff-pair) bitsets are kept (32 KB each at 131k tokens)."""
 
@@ -772,6 +775,16 @@ class PretokenizedBPE:
                 self._region_key_memo.clear()
             self._region_key_memo[plain] = found
         return found
+
+    def state_class(self, state: PretokenState) -> tuple:
+        """The filter's ``state_class``: the region's last ``_CLASS_CHARS``
+        characters (as character-class representatives), whether it holds
+        token cuts, and the pending partial character.  The pre-tokenizer
+        mostly decides the next boundary from the last few characters (a
+        whitespace run before structure, a word, digits), so states after
+        runs of different lengths meet; the last token, which the pair test
+        reads, is left out."""
+        return state.region[-_CLASS_CHARS:], bool(state.cuts), state.partial, state.partial_cut
 
     def _partial_words(self, state: PretokenState) -> tuple:
         """(no words, allowed-iff-pair words) after a pending partial character.

@@ -26,15 +26,16 @@ What it computes
     one-byte continuations (searched deeper when narrow), then the *wide*
     continuations of the whole mask (after which the grammar is not narrow,
     so one the filter allows ends the search at once), then the other
-    narrow ones.  Some states still need a large search: where a
+    narrow ones.  Some states need a large search: where a
     ``true``/``false`` value begins after flexible whitespace, every
     whitespace token is a candidate and the grammar's whitespace loop is
     searched down to the depth bound for each (about 230,000 work units,
-    11 s on Llama-3); the budget below cuts such a step short.  Looking at
-    wide tokens before the one-byte ones instead settles that state in
-    3,000 units but sends number states into a whole keep bitset per
-    candidate (20 s), which the budget does not bound; the one-byte-first
-    order is kept.
+    11 s on Llama-3, when each was searched; witness replays across
+    whitespace states of one class now settle it in about 10,700); the
+    budget below cuts such a step short.  Looking at wide tokens before the
+    one-byte ones instead settles that state in 3,000 units but sends
+    number states into a whole keep bitset per candidate (20 s), which the
+    budget does not bound; the one-byte-first order is kept.
 
 Bounded work
     One ``prune`` spends at most ``budget`` units
@@ -62,14 +63,16 @@ Witness replay
     object has its own future), so most verdicts would be searched again at
     every value.  Before the key is even computed (it hashes the new Earley
     sets, 60-200 µs on sets of a few hundred items), the witness found last
-    from the same canonical state and the same next allowed bytes is
-    replayed: one probe of its bytes (the filter allowed its tokens from
-    that canonical state when it was found, so that part is known).
+    from a canonical state of the same class (``CanonicalFilter.state_class``:
+    for pre-tokenized BPE the region's automaton signature, so the states
+    after whitespace runs of different lengths meet) and the same next
+    allowed bytes is replayed: the filter's verdict on each of its tokens
+    from this state (memoized per class) and one probe of its bytes.
     If it still ends the search alive there, the token is alive (every state
     on the path is alive by induction, so the search would find that path or
     another); otherwise nothing is concluded and the search runs.  Dead
-    verdicts always come from a search.  Witnesses are kept per (canonical
-    state, next bytes) in a bounded FIFO (``n_replayed`` counts the replays
+    verdicts always come from a search.  Witnesses are kept per (state
+    class, next bytes) in a bounded FIFO (``n_replayed`` counts the replays
     that held).  The candidates of one mask are probed in byte order, each
     probe extending the previous one by the bytes they do not share: the
     hundreds of whitespace-run tokens a JSON value start allows then cost a
@@ -150,9 +153,9 @@ class CanonicalLookahead:
         self._fresh_verdicts: OrderedDict = OrderedDict()
         self.fresh_cache_size = 256
         self._fresh_states: dict = {}
-        # Per (canonical state after a token, bytes the grammar allows next),
-        # the witness found last from there ([token ids, their bytes, the
-        # canonical state after them once needed]), in a bounded FIFO.
+        # Per (class of the canonical state after a token, bytes the grammar
+        # allows next), the witness found last from there ((token ids, their
+        # bytes)), in a bounded FIFO.
         self._witnesses: OrderedDict = OrderedDict()
         self._suffix: tuple = ()
         self.n_replayed = 0
@@ -277,14 +280,15 @@ class CanonicalLookahead:
         """The recognizer's state, reached by a token ending in ``last_byte``
         with canonical state ``after``, can be continued canonically within
         the grammar (checked ``depth`` more tokens deep).  First the witness
-        found last from the same canonical state and the same next allowed
-        bytes is replayed (``_witness_holds``: one probe, cheaper than the
+        found last from a canonical state of the same class
+        (``CanonicalFilter.state_class``) and the same next allowed bytes is
+        replayed (``_witness_holds``: one probe, cheaper than the
         recognizer's state key on large Earley sets); else the verdict,
         which depends only on this state (the recognizer's exact key and the
         canonical state), is looked up or searched and cached.  When alive,
         ``self._suffix`` is the witness from here."""
         byte_set, narrow = next_bytes(recognizer, last_byte)
-        witness_key = (after, byte_set)
+        witness_key = (self.canonical.state_class(after), byte_set)
         witness = self._witnesses.get(witness_key)
         if witness is not None and self._witness_holds(recognizer, after, byte_set, narrow,
                                                        depth, witness):
@@ -298,8 +302,8 @@ class CanonicalLookahead:
             return found[0]
         alive = self._live_after(recognizer, after, byte_set, narrow, depth)
         if alive:
-            self._witnesses[witness_key] = [self._suffix, b"".join(
-                [self.token_bytes[next_id] for next_id in self._suffix]), None]
+            self._witnesses[witness_key] = (self._suffix, b"".join(
+                [self.token_bytes[next_id] for next_id in self._suffix]))
             if len(self._witnesses) > self.cache_size:
                 self._witnesses.popitem(last=False)
         self._verdicts[key] = (alive, depth, self._suffix if alive else None)
@@ -308,31 +312,35 @@ class CanonicalLookahead:
         return alive
 
     def _witness_holds(self, recognizer, after, byte_set: bytes, narrow: bool, depth: int,
-                       witness: list) -> bool:
-        """The witness ``[suffix, its bytes, the canonical state after it or
-        None until needed]`` found from canonical state ``after`` shows the
-        recognizer's state (``byte_set`` and ``narrow``: what ``next_bytes``
-        says of it; ``depth`` tokens left to check) alive as ``_live_after`` defines it:
-        the grammar allows its bytes, and the state after them ends the
-        search alive (output complete, grammar not narrow, or the depth
-        bound passed with a byte allowed).  The search only follows tokens
-        the filter allows, so from the same ``after`` the filter's part
-        holds; every state on the path is then alive by induction, so the
-        intermediate ones need no check.  False says nothing (the search
-        decides)."""
-        suffix, data, end_state = witness
+                       witness: tuple) -> bool:
+        """The witness ``(suffix, its bytes)`` shows the recognizer's state
+        (canonical state ``after``; ``byte_set`` and ``narrow``: what
+        ``next_bytes`` says of it; ``depth`` tokens left to check) alive as
+        ``_live_after`` defines it: the filter allows each token of the
+        suffix in turn from ``after``, the grammar allows their bytes, and
+        the state after them ends the search alive (output complete, grammar
+        not narrow, or the depth bound passed with a byte allowed).  Every
+        state on the path is then alive by induction, so the intermediate
+        ones need no check.  The witness was found from another state of
+        ``after``'s class, so every part is checked here; the canonical
+        state after the last token is computed only when the output may end
+        there.  False says nothing (the search decides)."""
+        suffix, data = witness
         self._spend(1)
+        state = after
+        for position, next_id in enumerate(suffix):
+            if position:
+                state = self.canonical.advance(state, suffix[position - 1])
+            if not self._allowed(state, next_id):
+                return False
         if data and not push_probe(recognizer, data):
             return False
         try:
-            if end_state is None and recognizer.is_accepting():
-                end_state = after
-                for next_id in suffix:
-                    end_state = self.canonical.advance(end_state, next_id)
-                witness[2] = end_state
+            if suffix and recognizer.is_accepting():
+                state = self.canonical.advance(state, suffix[-1])
             if data:
                 byte_set, narrow = next_bytes(recognizer, data[-1])
-            return self._ends_alive(recognizer, end_state, byte_set, narrow, depth - len(suffix))
+            return self._ends_alive(recognizer, state, byte_set, narrow, depth - len(suffix))
         finally:
             if data:
                 pop_probe(recognizer, len(data))
