@@ -63,16 +63,19 @@ Witness replay
     object has its own future), so most verdicts would be searched again at
     every value.  Before the key is even computed (it hashes the new Earley
     sets, 60-200 µs on sets of a few hundred items), the witness found last
-    from a canonical state of the same class (``CanonicalFilter.state_class``:
-    for pre-tokenized BPE the region's automaton signature, so the states
-    after whitespace runs of different lengths meet) and the same next
-    allowed bytes is replayed: the filter's verdict on each of its tokens
-    from this state (memoized per class) and one probe of its bytes.
-    If it still ends the search alive there, the token is alive (every state
+    from the same canonical state and the same next allowed bytes is
+    replayed (the filter allowed its tokens from there: one probe of its
+    bytes), then the one found last from a canonical state of the same
+    class (``CanonicalFilter.state_class``: for pre-tokenized BPE the
+    region's last characters, so the states after whitespace runs of
+    different lengths meet), whose tokens the filter must allow from this
+    state as well (its verdicts are memoized per region signature).
+    If one still ends the search alive there, the token is alive (every state
     on the path is alive by induction, so the search would find that path or
     another); otherwise nothing is concluded and the search runs.  Dead
-    verdicts always come from a search.  Witnesses are kept per (state
-    class, next bytes) in a bounded FIFO (``n_replayed`` counts the replays
+    verdicts always come from a search.  Witnesses are kept per (state,
+    next bytes) and per (state class, next bytes) in bounded FIFOs
+    (``n_replayed`` counts the replays
     that held).  The candidates of one mask are probed in byte order, each
     probe extending the previous one by the bytes they do not share: the
     hundreds of whitespace-run tokens a JSON value start allows then cost a
@@ -153,10 +156,12 @@ class CanonicalLookahead:
         self._fresh_verdicts: OrderedDict = OrderedDict()
         self.fresh_cache_size = 256
         self._fresh_states: dict = {}
-        # Per (class of the canonical state after a token, bytes the grammar
-        # allows next), the witness found last from there ((token ids, their
-        # bytes)), in a bounded FIFO.
+        # Per (canonical state after a token, bytes the grammar allows next),
+        # and per (that state's class, the same bytes), the witness found
+        # last from there ((token ids, their bytes, the canonical state it
+        # was found from)), in two bounded FIFOs.
         self._witnesses: OrderedDict = OrderedDict()
+        self._class_witnesses: OrderedDict = OrderedDict()
         self._suffix: tuple = ()
         self.n_replayed = 0
         self._lock = threading.Lock()
@@ -280,20 +285,29 @@ class CanonicalLookahead:
         """The recognizer's state, reached by a token ending in ``last_byte``
         with canonical state ``after``, can be continued canonically within
         the grammar (checked ``depth`` more tokens deep).  First the witness
-        found last from a canonical state of the same class
-        (``CanonicalFilter.state_class``) and the same next allowed bytes is
-        replayed (``_witness_holds``: one probe, cheaper than the
-        recognizer's state key on large Earley sets); else the verdict,
+        found last from the same canonical state, then the one found last
+        from a state of the same class (``CanonicalFilter.state_class``),
+        each with the same next allowed bytes, is replayed
+        (``_witness_holds``: one probe, cheaper than the recognizer's state
+        key on large Earley sets); else the verdict,
         which depends only on this state (the recognizer's exact key and the
         canonical state), is looked up or searched and cached.  When alive,
         ``self._suffix`` is the witness from here."""
         byte_set, narrow = next_bytes(recognizer, last_byte)
-        witness_key = (self.canonical.state_class(after), byte_set)
-        witness = self._witnesses.get(witness_key)
-        if witness is not None and self._witness_holds(recognizer, after, byte_set, narrow,
-                                                       depth, witness):
+        exact_key = (after, byte_set)
+        exact = self._witnesses.get(exact_key)
+        if exact is not None and self._witness_holds(recognizer, after, byte_set, narrow, depth, exact):
             self.n_replayed += 1
-            self._suffix = witness[0]
+            self._suffix = exact[0]
+            return True
+        class_key = (self.canonical.state_class(after), byte_set)
+        similar = self._class_witnesses.get(class_key)
+        if similar is not None and similar is not exact and \
+                self._witness_holds(recognizer, after, byte_set, narrow, depth, similar):
+            self.n_replayed += 1
+            self._suffix = similar[0]
+            # checked from ``after`` now, so its filter part is known here
+            self._keep_witness(self._witnesses, exact_key, (similar[0], similar[1], after))
             return True
         key = (recognizer.state_key(), after, last_byte)
         found = self._verdicts.get(key)
@@ -302,18 +316,24 @@ class CanonicalLookahead:
             return found[0]
         alive = self._live_after(recognizer, after, byte_set, narrow, depth)
         if alive:
-            self._witnesses[witness_key] = (self._suffix, b"".join(
-                [self.token_bytes[next_id] for next_id in self._suffix]))
-            if len(self._witnesses) > self.cache_size:
-                self._witnesses.popitem(last=False)
+            witness = (self._suffix, b"".join([self.token_bytes[next_id] for next_id in self._suffix]), after)
+            self._keep_witness(self._witnesses, exact_key, witness)
+            self._keep_witness(self._class_witnesses, class_key, witness)
         self._verdicts[key] = (alive, depth, self._suffix if alive else None)
         if len(self._verdicts) > self.cache_size:
             self._verdicts.popitem(last=False)
         return alive
 
+    def _keep_witness(self, witnesses: OrderedDict, key: tuple, witness: tuple) -> None:
+        """Put ``witness`` under ``key`` in one of the bounded witness FIFOs."""
+        witnesses[key] = witness
+        if len(witnesses) > self.cache_size:
+            witnesses.popitem(last=False)
+
     def _witness_holds(self, recognizer, after, byte_set: bytes, narrow: bool, depth: int,
                        witness: tuple) -> bool:
-        """The witness ``(suffix, its bytes)`` shows the recognizer's state
+        """The witness ``(suffix, its bytes, the canonical state it was found
+        from)`` shows the recognizer's state
         (canonical state ``after``; ``byte_set`` and ``narrow``: what
         ``next_bytes`` says of it; ``depth`` tokens left to check) alive as
         ``_live_after`` defines it: the filter allows each token of the
@@ -321,23 +341,27 @@ class CanonicalLookahead:
         the state after them ends the search alive (output complete, grammar
         not narrow, or the depth bound passed with a byte allowed).  Every
         state on the path is then alive by induction, so the intermediate
-        ones need no check.  The witness was found from another state of
-        ``after``'s class, so every part is checked here; the canonical
-        state after the last token is computed only when the output may end
-        there.  False says nothing (the search decides)."""
-        suffix, data = witness
+        ones need no check.  A witness found from ``after`` itself has the
+        filter's part known; one found from another state of ``after``'s
+        class has it checked here.  The canonical state after the last token
+        is computed only when the output may end there.  False says nothing
+        (the search decides)."""
+        suffix, data, origin = witness
         self._spend(1)
-        state = after
-        for position, next_id in enumerate(suffix):
-            if position:
-                state = self.canonical.advance(state, suffix[position - 1])
-            if not self._allowed(state, next_id):
-                return False
+        state, n_advanced = after, 0         # the canonical state before suffix[n_advanced:]
+        if origin != after:
+            for position, next_id in enumerate(suffix):
+                if position:
+                    state = self.canonical.advance(state, suffix[position - 1])
+                if not self._allowed(state, next_id):
+                    return False
+            n_advanced = max(len(suffix) - 1, 0)
         if data and not push_probe(recognizer, data):
             return False
         try:
-            if suffix and recognizer.is_accepting():
-                state = self.canonical.advance(state, suffix[-1])
+            if recognizer.is_accepting():
+                for next_id in suffix[n_advanced:]:
+                    state = self.canonical.advance(state, next_id)
             if data:
                 byte_set, narrow = next_bytes(recognizer, data[-1])
             return self._ends_alive(recognizer, state, byte_set, narrow, depth - len(suffix))
