@@ -324,6 +324,21 @@ class PretokenMachine:
                                np.asarray(matches, dtype=np.uint8), np.asarray(ends, dtype=np.uint8))
         return found
 
+    def _table_rows(self):
+        """``table()`` as Python lists for ``run``: (thread tuple -> state,
+        state -> thread tuple, trans rows, matched rows), or None."""
+        rows = self.__dict__.get("_rows")
+        if rows is None and "_rows" not in self.__dict__:
+            table = self.table()
+            if table is not None:
+                index, trans, matched, _ends = table
+                order = [None] * len(index)
+                for threads, state in index.items():
+                    order[state] = threads
+                rows = (index, order, trans.tolist(), matched.tolist())
+            self._rows = rows
+        return rows
+
     def _step(self, pcs: list, class_id: int) -> tuple:
         program = self.program
         return tuple(pc + 1 for pc in pcs if (program[pc][1] >> class_id) & 1)
@@ -341,14 +356,28 @@ class PretokenMachine:
                 (threads, best), start = prefix, cut
                 break
         class_of = self.class_of
-        for offset in range(start, len(text)):
-            if not threads:
-                break
-            class_id = int(class_of[ord(text[offset])])
-            pcs, matched = self._closure(threads, class_id)
-            if matched:
-                best = offset
-            threads = self._step(pcs, class_id)
+        rows = self._table_rows()
+        if rows is not None and threads:
+            # the same steps through ``table()``: one lookup per character
+            index, order, trans, matched_at = rows
+            state = index[threads]
+            for offset in range(start, len(text)):
+                class_id = class_of[ord(text[offset])]
+                if matched_at[state][class_id]:
+                    best = offset
+                state = trans[state][class_id]
+                if state < 0:
+                    break
+            threads = order[state] if state >= 0 else ()
+        else:
+            for offset in range(start, len(text)):
+                if not threads:
+                    break
+                class_id = int(class_of[ord(text[offset])])
+                pcs, matched = self._closure(threads, class_id)
+                if matched:
+                    best = offset
+                threads = self._step(pcs, class_id)
         found = (threads, best)
         if len(self._threads_memo) >= 1 << 14:
             self._threads_memo.clear()
