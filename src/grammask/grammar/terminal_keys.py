@@ -42,8 +42,11 @@ SURROGATE_LOW, SURROGATE_HIGH = 0xD800, 0xDFFF
 CLASS_SPECIAL_CHARS = set("\\[]^-&~")
 _REGEX_SPECIAL = re.compile(r"[\\.+*?()|\[\]{}^$#&\-~]")
 """Characters ``regex_escape`` prefixes with a backslash."""
-_KBNF_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
-"""Characters ``kbnf_string`` spells as two-character escapes; every other
+_KBNF_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                               "\0": "\\u{0}", "\x01": "\\u{1}"})
+"""Characters ``kbnf_string`` spells as escapes: two-character ones, and the
+separators of multi-part regex terminals (NUL, U+0001) as ``\\u{X}`` at
+once, so a long key-exclusion text stays on the fast path; every other
 character it prints as itself, or as ``\\u{X}`` when not printable."""
 
 
