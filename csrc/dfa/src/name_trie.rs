@@ -35,7 +35,9 @@ use crate::error::{Failure, Limits};
 use crate::minimize::finish;
 use crate::table::{Table, DEAD};
 use crate::variants::{build_regex, relaxed, Kind};
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Separates the parts of a key-exclusion pattern text.
 pub const KEY_SEPARATOR: char = '\u{1}';
@@ -67,7 +69,7 @@ fn unminimized(text: &str, limits: &Limits) -> Result<(Table, usize, usize), Fai
     if names.iter().any(|name| name.contains(['"', '\\'])) {
         return Err(Failure::Unsupported { reason: "a key-exclusion name contains '\"' or '\\'".to_string() });
     }
-    let fallback = build_regex(fallback_pattern, Kind::Regex, false, &relaxed(limits))?;
+    let fallback = cached_fallback(fallback_pattern, limits)?;
     let (class_map, representatives) = classes(&fallback, prefix, blocked, &names);
     let n_classes = representatives.len();
     let other_states = 2 + prefix.len() + fallback.n_states();
@@ -94,8 +96,8 @@ fn equivalent_blocks(table: &Table, end: usize, n_fallback: usize) -> Vec<u32> {
     for state in 1..n_fallback {
         block_of[end + state] = state as u32;
     }
-    let mut blocks: HashMap<(bool, Vec<u32>), u32> = HashMap::new();
-    let mut row_of = |state: usize, block_of: &[u32]| -> (bool, Vec<u32>) {
+    let mut blocks: HashMap<(bool, Vec<u32>), u32, BuildHasherDefault<RowHasher>> = HashMap::default();
+    let row_of = |state: usize, block_of: &[u32]| -> (bool, Vec<u32>) {
         let row = &table.transitions[state * n_classes..(state + 1) * n_classes];
         (table.accepting[state], row.iter().map(|&target| block_of[target as usize]).collect())
     };
@@ -109,6 +111,51 @@ fn equivalent_blocks(table: &Table, end: usize, n_fallback: usize) -> Vec<u32> {
         block_of[state] = *blocks.entry(key).or_insert(next_id);
     }
     block_of
+}
+
+thread_local! {
+    /// The last fallback built on this thread: the terminals cut from one
+    /// trie share their fallback pattern.
+    static LAST_FALLBACK: RefCell<Option<(String, Limits, Table)>> = const { RefCell::new(None) };
+}
+
+/// The fallback's minimal table, built once for consecutive terminals of one trie.
+fn cached_fallback(pattern: &str, limits: &Limits) -> Result<Table, Failure> {
+    let cached = LAST_FALLBACK.with(|last| match &*last.borrow() {
+        Some((text, built_with, table)) if text == pattern && built_with == limits => Some(table.clone()),
+        _ => None,
+    });
+    if let Some(table) = cached {
+        return Ok(table);
+    }
+    let table = build_regex(pattern, Kind::Regex, false, &relaxed(limits))?;
+    LAST_FALLBACK.with(|last| *last.borrow_mut() = Some((pattern.to_string(), *limits, table.clone())));
+    Ok(table)
+}
+
+/// A multiplicative hash over 8-byte words (FNV-1a's step on words rather
+/// than bytes): rows of block ids hash several times faster than with the
+/// default SipHash, and nothing here is adversarial to a hash table (equal
+/// rows are what is looked for).
+#[derive(Default)]
+struct RowHasher(u64);
+
+impl Hasher for RowHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.0 = (self.0 ^ word).wrapping_mul(0x0000_0100_0000_01b3);
+    }
 }
 
 /// Byte classes: bytes share a class when the fallback does not tell them
