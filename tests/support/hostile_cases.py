@@ -84,6 +84,9 @@ CASES = (
          "names = [''.join(rng.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(8)) for _ in range(20000)]\n"
          + _schema("{'type': 'object', 'required': names, 'properties': {n: {'type': 'integer'} for n in names}}"),
          expect="result"),
+    Case("schema a 30,000-character property name",
+         _schema("{'type': 'object', 'properties': {'x' * 30000: {'type': 'integer'}, 'y': {}}}"),
+         expect="LimitExceeded"),
     Case("schema nested 5,000 deep",
          "s = {'type': 'string'}\nfor _ in range(5000): s = {'type': 'array', 'items': s}\n" + _schema("s"),
          expect="LimitExceeded"),

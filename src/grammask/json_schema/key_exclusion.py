@@ -26,9 +26,14 @@ on that count too, or, when only the count is too large (shared endings
 such as ``p0``..``p19999`` minimize far below it), on the built DFA (a trial
 build, which the terminal compiler's cache then reuses).  Otherwise the node
 gets a terminal of its own (every child blocked: the closing quote and the
-fallback right after the path) and each child is cut in turn.  A config with
-smaller limits than the defaults may still refuse a terminal
-(``LimitExceeded`` at compile time).
+fallback right after the path) and each child is cut in turn, except
+under a node with a name whose bytes alone reach ``max_dfa_states`` (a
+name of thousands of characters: the states along it are in whichever
+terminal holds its end, so no cut fits, and cutting on would write one
+terminal per character, each spelling the whole path).  The compiler then
+refuses that terminal under the config's limits, and a config with
+smaller limits than the defaults may refuse others (``LimitExceeded`` at
+compile time, naming the field).
 
 Invariants: the terminals' languages are disjoint (a string has one longest
 trie path, and exactly one terminal owns that path's node: the deepest cut
@@ -86,17 +91,27 @@ def _parts(names: list[str], fallback: str, n_fallback: int, n_classes: int) -> 
         depth = len(path.encode("utf-8"))
         trie_nodes = 1 + lengths[low] - depth + added[high] - added[low + 1]
         n_states = 2 + len(prefix.encode("utf-8")) + n_fallback + trie_nodes
-        if 256 + (4 * n_classes + 1) * n_states <= _DEFAULTS.max_dfa_bytes:
-            text = KEY_SEPARATOR.join([prefix, fallback, ""] + [name[len(path):] for name in names[low:high]])
-            if n_states <= _DEFAULTS.max_dfa_states or _fits(text):
-                parts.append(text)
-                continue
+        text = None
+        if 2 + max(lengths[low:high]) + n_fallback >= _DEFAULTS.max_dfa_states:
+            text = _whole(prefix, fallback, names, low, high, path)   # no cut fits: see the docstring
+        elif 256 + (4 * n_classes + 1) * n_states <= _DEFAULTS.max_dfa_bytes:
+            text = _whole(prefix, fallback, names, low, high, path)
+            if n_states > _DEFAULTS.max_dfa_states and not _fits(text):
+                text = None
+        if text is not None:
+            parts.append(text)
+            continue
         ends_name = names[low] == path
         children = _children(names, low + ends_name, high, len(path))
         blocked = "".join(names[start][len(path)] for start, _ in children)
         parts.append(KEY_SEPARATOR.join([prefix, fallback, blocked] + ([""] if ends_name else [])))
         pending.extend((start, end, path + names[start][len(path)]) for start, end in reversed(children))
     return parts
+
+
+def _whole(prefix: str, fallback: str, names: list[str], low: int, high: int, path: str) -> str:
+    """The text of one terminal for every name of ``names[low:high]`` (under ``path``)."""
+    return KEY_SEPARATOR.join([prefix, fallback, ""] + [name[len(path):] for name in names[low:high]])
 
 
 def _added_bytes(names: list[str]) -> list[int]:
