@@ -52,7 +52,7 @@ except ImportError:  # Python 3.10
 
 from grammask.json_schema.regex_text import (
     ALL_CHARACTERS, JSON_CHAR, MAX_CODE_POINT, CodePointSet, alternation, char_class,
-    complement_ranges, escape_char, group, intersect_ranges, json_char_regex,
+    complement_ranges, group, intersect_ranges, json_char_regex,
     normalize_ranges, repeat,
 )
 
