@@ -12,7 +12,12 @@ JSON Schema translator, e.g. a ``pattern`` with length bounds),
 ``difference`` (strings of an intersection, the text before the first
 ``DIFFERENCE_SEPARATOR``, U+0001, matching none of the patterns after it,
 separated by it: made by the translator for object keys, e.g. keys matching
-one ``patternProperties`` pattern and no other), ``literals`` (a set of strings)
+one ``patternProperties`` pattern and no other), ``key_exclusion`` (KBNF
+``#!``: JSON keys other than a set of names, built from the names' trie; the
+pattern text is a prefix, a fallback regex, blocked characters and the
+names, separated by ``KEY_SEPARATOR``, U+0001: made by the translator for
+``additionalProperties`` keys, see ``csrc/dfa/src/name_trie.rs``),
+``literals`` (a set of strings)
 and ``substrings`` (KBNF ``#substrs``: substrings of a text that start and
 end on character boundaries).
 
@@ -45,20 +50,23 @@ from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.source import Source, Span
 
-__all__ = ["DFA", "FORMAT_VERSION", "DIFFERENCE_SEPARATOR", "INTERSECTION_SEPARATOR",
+__all__ = ["DFA", "FORMAT_VERSION", "DIFFERENCE_SEPARATOR", "INTERSECTION_SEPARATOR", "KEY_SEPARATOR",
            "REGEX_KINDS", "compile_regex", "compile_literals",
            "compile_substrings"]
 
 FORMAT_VERSION = 1
 """Version of the table layout this module understands (the crate reports its own)."""
 
-REGEX_KINDS = ("regex", "early_end", "complement", "intersection", "difference")
+REGEX_KINDS = ("regex", "early_end", "complement", "intersection", "difference", "key_exclusion")
 
 INTERSECTION_SEPARATOR = "\0"
 """Separates the patterns of an ``intersection`` terminal in its pattern text."""
 
 DIFFERENCE_SEPARATOR = "\x01"
 """Separates the kept intersection of a ``difference`` terminal from each removed pattern."""
+
+KEY_SEPARATOR = "\x01"
+"""Separates the prefix, fallback, blocked characters and names of a ``key_exclusion`` terminal."""
 
 _DEFAULTS = Config()
 _CACHE_SIZE = 4096
@@ -244,7 +252,8 @@ def compile_regex(pattern: str, *, kind: str = "regex", case_insensitive: bool =
     match), ``"complement"`` (valid UTF-8 strings containing no match) or
     ``"intersection"`` (full matches of every ``INTERSECTION_SEPARATOR``-joined part)
     or ``"difference"`` (full matches of the intersection before the first
-    ``DIFFERENCE_SEPARATOR`` and of no pattern after it).
+    ``DIFFERENCE_SEPARATOR`` and of no pattern after it) or ``"key_exclusion"``
+    (see the module docstring; not case-insensitive).
     Raises ``RegexError`` (invalid or unsupported pattern, with ``position``
     as a character offset) or ``LimitExceeded`` (``max_dfa_states`` /
     ``max_dfa_bytes``).

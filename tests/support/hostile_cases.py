@@ -83,7 +83,10 @@ CASES = (
          "import random\nrng = random.Random(16)\n"
          "names = [''.join(rng.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(8)) for _ in range(20000)]\n"
          + _schema("{'type': 'object', 'required': names, 'properties': {n: {'type': 'integer'} for n in names}}"),
-         expect="result", bounded=False),
+         expect="result"),
+    Case("schema a 30,000-character property name",
+         _schema("{'type': 'object', 'properties': {'x' * 30000: {'type': 'integer'}, 'y': {}}}"),
+         expect="LimitExceeded"),
     Case("schema nested 5,000 deep",
          "s = {'type': 'string'}\nfor _ in range(5000): s = {'type': 'array', 'items': s}\n" + _schema("s"),
          expect="LimitExceeded"),

@@ -4,6 +4,7 @@
 //!
 //! Modules: `regex_build` (pattern -> regex-automata DFA -> table),
 //! `variants` (early end, complement, literal sets, substrings),
+//! `name_trie` (key-exclusion terminals built from a trie of names),
 //! `minimize` (trim + Hopcroft + canonical numbering), `table` (the table and
 //! intersection), `error` (failures and limits), `guard` (panics
 //! caught and reported), `python` (the pyo3 module,
@@ -13,6 +14,7 @@
 pub mod error;
 pub mod guard;
 pub mod minimize;
+pub mod name_trie;
 pub mod regex_build;
 pub mod table;
 pub mod variants;

@@ -28,7 +28,18 @@ pub fn normalize(table: &Table, limits: &Limits) -> Result<Table, Failure> {
         return Ok(Table::empty_language());
     }
     let block_of = hopcroft_blocks(table, &inverse, &viable);
-    let renumbered = renumber_blocks(table, &block_of);
+    finish(table, &block_of, limits)
+}
+
+/// Steps 3-4 and the limit checks, for a partition `block_of` of the states
+/// into blocks of equivalent states that the caller knows to be the
+/// coarsest one, with every non-viable state in state 0's block (a builder
+/// that minimizes by construction, `name_trie`, skips steps 1-2 with it).
+pub fn finish(table: &Table, block_of: &[u32], limits: &Limits) -> Result<Table, Failure> {
+    if block_of[table.start as usize] == block_of[DEAD as usize] {
+        return Ok(Table::empty_language());
+    }
+    let renumbered = renumber_blocks(table, block_of);
     let finished = merge_equal_classes(&renumbered);
     if finished.n_states() > limits.max_states {
         return Err(Failure::Limit {

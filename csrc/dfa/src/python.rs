@@ -89,7 +89,7 @@ fn build_regex_table(
     max_bytes: usize,
 ) -> PyResult<PyObject> {
     let kind = Kind::from_name(kind)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown regex kind {kind:?}: use regex, early_end, complement, intersection or difference")))?;
+        .ok_or_else(|| PyValueError::new_err(format!("unknown regex kind {kind:?}: use regex, early_end, complement, intersection, difference or key_exclusion")))?;
     let pattern = pattern.to_string();
     run_build(py, move || build_regex(&pattern, kind, case_insensitive, &limits(max_states, max_bytes)))
 }

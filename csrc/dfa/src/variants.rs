@@ -15,6 +15,8 @@
 //!   `DIFFERENCE_SEPARATOR` (SOH, U+0001, which no pattern may contain raw):
 //!   `A\0B\x01C\x01D` is (A and B) minus C minus D, each removal the product
 //!   with a complement (`table::subtract`) minimized before the next;
+//! - `Kind::KeyExclusion` (`#!`): JSON keys other than a set of names, built
+//!   from the names' trie (`name_trie`);
 //! - `literals`: a set of literal strings (a byte trie, or for
 //!   case-insensitive sets an escaped alternation through regex-automata);
 //! - `substrings` (`#substrs"..."`): every substring of a text that starts
@@ -25,6 +27,7 @@
 
 use crate::error::{Failure, Limits};
 use crate::minimize::normalize;
+use crate::name_trie::build_key_exclusion;
 use crate::regex_build::{full_match_table, no_match_inside_table, parse};
 use crate::table::{intersect, subtract, Table, DEAD};
 
@@ -36,6 +39,7 @@ pub enum Kind {
     Complement,
     Intersection,
     Difference,
+    KeyExclusion,
 }
 
 /// Separates the patterns of an `Intersection` terminal in its pattern text.
@@ -52,6 +56,7 @@ impl Kind {
             "complement" => Some(Kind::Complement),
             "intersection" => Some(Kind::Intersection),
             "difference" => Some(Kind::Difference),
+            "key_exclusion" => Some(Kind::KeyExclusion),
             _ => None,
         }
     }
@@ -62,6 +67,10 @@ pub fn build_regex(pattern: &str, kind: Kind, case_insensitive: bool, limits: &L
     match kind {
         Kind::Intersection => return build_intersection(pattern, case_insensitive, limits),
         Kind::Difference => return build_difference(pattern, case_insensitive, limits),
+        Kind::KeyExclusion if case_insensitive => {
+            return Err(Failure::Unsupported { reason: "a key-exclusion terminal is case-sensitive".to_string() })
+        }
+        Kind::KeyExclusion => return build_key_exclusion(pattern, limits),
         _ => {}
     }
     let hir = parse(pattern, case_insensitive)?;
@@ -75,7 +84,7 @@ pub fn build_regex(pattern: &str, kind: Kind, case_insensitive: bool, limits: &L
             let bytes_without_match = normalize(&no_match_inside_table(&hir, limits)?, &relaxed(limits))?;
             normalize(&intersect(&bytes_without_match, &utf8_validator(), limits)?, limits)
         }
-        Kind::Intersection | Kind::Difference => unreachable!("handled above"),
+        Kind::Intersection | Kind::Difference | Kind::KeyExclusion => unreachable!("handled above"),
     }
 }
 
@@ -110,7 +119,7 @@ fn build_difference(segments: &str, case_insensitive: bool, limits: &Limits) -> 
 }
 
 /// Intermediate tables may exceed the final state limit; only bytes bound them.
-fn relaxed(limits: &Limits) -> Limits {
+pub(crate) fn relaxed(limits: &Limits) -> Limits {
     Limits { max_states: usize::MAX, max_bytes: limits.max_bytes }
 }
 

@@ -19,7 +19,8 @@ Byte-level meaning:
   patterns; made by the JSON Schema translator), ``"difference"`` (strings
   in the NUL-separated intersection before the first U+0001 and matching
   none of the U+0001-separated patterns after it; made by the translator
-  for object keys).
+  for object keys), ``"key_exclusion"`` (KBNF ``#!``: JSON keys other than a
+  set of names, built from their trie; ``grammask.terminals``).
 - ``Substrings``: any substring of ``text`` (KBNF ``#substrs``).
 - ``TokenTerminal``: exactly one token of the model's vocabulary, matched at
   the token level (Koo et al.'s terminal labels): ``kind`` ``"paragraph"``

@@ -47,7 +47,8 @@ from grammask.grammar.syntax import ExpressionBuilder, Scanner, checked_code_poi
 from grammask.source import Source, Span
 
 REGEX_PREFIXES = (("#substrs", "substrings"), ("#ex", "complement"), ("#e", "early_end"),
-                  ("#&", "intersection"), ("#-", "difference"), ("#", "regex"))
+                  ("#&", "intersection"), ("#-", "difference"), ("#!", "key_exclusion"),
+                  ("#", "regex"))
 SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
 
 

@@ -10,7 +10,8 @@ key                                 meaning
 ``("class", ((lo, hi), ...))``      one code point in the ranges, as UTF-8; ranges
                                     sorted, disjoint, non-adjacent, surrogates removed
 ``("regex", pattern, kind, ci)``    a Rust regex, kind regex/early_end/complement/
-                                    intersection/difference
+                                    intersection/difference, or a key exclusion
+                                    (``terminals.KEY_SEPARATOR``)
 ``("substrs", text)``               any substring of ``text``
 ``("literals", (bytes, ...))``      any one of the sorted byte strings (made by
                                     ``compile_literal_alternations``)
@@ -41,8 +42,11 @@ SURROGATE_LOW, SURROGATE_HIGH = 0xD800, 0xDFFF
 CLASS_SPECIAL_CHARS = set("\\[]^-&~")
 _REGEX_SPECIAL = re.compile(r"[\\.+*?()|\[\]{}^$#&\-~]")
 """Characters ``regex_escape`` prefixes with a backslash."""
-_KBNF_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"})
-"""Characters ``kbnf_string`` spells as two-character escapes; every other
+_KBNF_ESCAPES = str.maketrans({"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                               "\0": "\\u{0}", "\x01": "\\u{1}"})
+"""Characters ``kbnf_string`` spells as escapes: two-character ones, and the
+separators of multi-part regex terminals (NUL, U+0001) as ``\\u{X}`` at
+once, so a long key-exclusion text stays on the fast path; every other
 character it prints as itself, or as ``\\u{X}`` when not printable."""
 
 
@@ -162,7 +166,7 @@ def key_to_kbnf(key: tuple) -> str:
         if case_insensitive:
             pattern = f"(?i:{pattern})"
         prefix = {"regex": "#", "early_end": "#e", "complement": "#ex",
-                  "intersection": "#&", "difference": "#-"}[regex_kind]
+                  "intersection": "#&", "difference": "#-", "key_exclusion": "#!"}[regex_kind]
         return prefix + kbnf_string(pattern)
     if kind == "substrs":
         return "#substrs" + kbnf_string(key[1])
@@ -182,6 +186,16 @@ def terminal_spelling(key: tuple) -> tuple[int, str]:
         return 1, key_to_kbnf(key)
     except GrammarError:
         return 2, repr(key)
+
+
+def _regex_part(key: tuple) -> str:
+    """The regex text of a regex key: a key exclusion's fallback pattern, else the pattern."""
+    if key[2] != "key_exclusion":
+        return key[1]
+    from grammask.terminals import KEY_SEPARATOR
+
+    parts = key[1].split(KEY_SEPARATOR)
+    return parts[1] if len(parts) > 1 else ""
 
 
 class TerminalCompiler:
@@ -233,7 +247,7 @@ class TerminalCompiler:
             if kind == "class":
                 return terminals.compile_regex(class_pattern(key[1]), **limits)
             if kind == "regex":
-                check_repetitions(key[1], self.config.max_repetition, limits["max_states"])
+                check_repetitions(_regex_part(key), self.config.max_repetition, limits["max_states"])
                 return terminals.compile_regex(key[1], kind=key[2], case_insensitive=key[3], **limits)
             if kind == "substrs":
                 return terminals.compile_substrings(key[1], **limits)

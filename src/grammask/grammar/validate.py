@@ -35,7 +35,7 @@ from grammask.grammar.ast import (
 )
 from grammask.grammar.syntax import syntax_error
 
-REGEX_KINDS = ("regex", "early_end", "complement", "intersection", "difference")
+REGEX_KINDS = ("regex", "early_end", "complement", "intersection", "difference", "key_exclusion")
 
 
 def _close_match(name: str, candidates) -> str:

@@ -116,6 +116,11 @@ class GrammarBuilder:
         self.count()
         return Regex(pattern)
 
+    def rx_keys(self, text: str) -> Node:
+        """A ``key_exclusion`` terminal (``key_exclusion.key_exclusion_patterns``)."""
+        self.count()
+        return Regex(text, "key_exclusion")
+
     def rx_all(self, patterns: list[str]) -> Node:
         """Strings fully matching every one of ``patterns`` (one terminal,
         the product of their DFAs: ``terminals.INTERSECTION_SEPARATOR``)."""

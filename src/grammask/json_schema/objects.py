@@ -51,7 +51,9 @@ terminal, ``terminals.DIFFERENCE_SEPARATOR``) under the merge of the
 subset's schemas; every cell also removes the declared names it would
 contain, in every JSON spelling.  ``additionalProperties`` keys are JSON
 strings minus every pattern's keys and the remaining names (without
-patterns: ``strings.string_not_in_parts``).  Still warned: larger groups,
+patterns: terminals built from the names' trie, ``key_exclusion``, cut so
+each fits the DFA limits; ``strings.string_not_in_parts`` for names with
+``"`` or ``\\``).  Still warned: larger groups,
 and key terminals past the default DFA limits (then a key may be accepted
 under one matching schema only).  Pattern semantics are ECMA-262 searches
 over the decoded key (``strings.translate_pattern``).
@@ -70,6 +72,7 @@ from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import strings
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
+from grammask.json_schema.key_exclusion import key_exclusion_patterns
 from grammask.json_schema.keywords import (
     child_pointer, count_keyword, has_constraints, pattern_matches,
 )
@@ -247,7 +250,12 @@ def _as_string_schema(names_schema: dict) -> dict:
 
 
 def _key_not_in(translator, names: list[str]) -> Any:
-    """Keys that are none of ``names`` (``strings.string_not_in_parts``)."""
+    """Keys that are none of ``names``: terminals built from the names' trie
+    (``key_exclusion``), or, for names JSON escapes characters of, the
+    regexes of ``strings.string_not_in_parts``."""
+    patterns = key_exclusion_patterns(names)
+    if patterns is not None:
+        return translator.alt([translator.rx_keys(text) for text in patterns])
     head, not_name = strings.string_not_in_parts(names)
     tail = translator.string_tail()
     alternatives = []

@@ -28,7 +28,10 @@ JSON string text, for constraints stated on the *decoded* string:
   patterns no string matches (``/^x$/``), ``\\p{..}`` classes.
 - ``string_not_in_parts(names)``: strings whose decoded value is none of
   ``names`` (the keys of ``additionalProperties``), built from the names'
-  trie (see the function for its shape and what it leaves out).
+  trie (see the function for its shape and what it leaves out).  The
+  translator uses it only for names containing ``"`` or ``\\``; other name
+  sets get the same language as ``key_exclusion`` terminals, which skip the
+  regex spelling and its determinization.
 
 Invariant: every function either returns a regex whose language is exactly
 the stated set of encoded strings, or raises ``PatternUnsupported``.
@@ -49,7 +52,7 @@ except ImportError:  # Python 3.10
 
 from grammask.json_schema.regex_text import (
     ALL_CHARACTERS, JSON_CHAR, MAX_CODE_POINT, CodePointSet, alternation, char_class,
-    complement_ranges, escape_char, group, intersect_ranges, json_char_regex,
+    complement_ranges, group, intersect_ranges, json_char_regex,
     normalize_ranges, repeat,
 )
 
