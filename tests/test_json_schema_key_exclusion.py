@@ -37,7 +37,7 @@ HAND_SETS = [
     ["a", "ab", "abc", "b", "", "é"],
     [f"property_{i}_name" for i in range(12)],
     [f"p{i}" for i in range(1200)] + ["p12x", "q", "q0"],
-    ["\u4e2d", "\u4e2d\u6587", "caf\u00e9", "\U0001F600x", "x\U0001F600", "tab\there"],
+    ["\u4e2d", "\u4e2d\u6587", "caf\u00e9", "\U0001F600x", "x\U0001F600", "tab-here"],
     ["!", "~", "/", " ", "a b"],
 ]
 
@@ -264,3 +264,32 @@ def test_kbnf_round_trip():
     text = grammar.to_ebnf()
     assert "#!" in text
     assert grammask.Grammar.from_ebnf(text).to_ebnf() == text
+
+
+ESCAPED_NAMES = ['a"b', "c\\d", "e\nf", "g\th", "plain"]
+
+
+def test_names_json_escapes_use_the_regex_construction():
+    assert key_exclusion.key_exclusion_patterns(ESCAPED_NAMES) is None
+    assert key_exclusion.key_exclusion_patterns(["plain", "x\x1fy"]) is None
+
+
+@pytest.mark.parametrize("key", [
+    '"a"', '"a\\""', '"a\\"b"', '"a\\u0022b"', '"a\\"c"', '"a""', '"a"x"', '"c\\\\d"', '"c\\\\"',
+    '"c\\d"', '"e\\nf"', '"e\\u000af"', '"e\nf"', '"e\nx"', '"e\\nx"', '"g\th"', '"g\tx"', '"g\\tx"',
+    '"plainx"', '"x"', '"\\u0022"'])
+def test_names_json_escapes_never_accept_invalid_json(key):
+    """Declared names holding ``"``, ``\\`` or control characters: an extra
+    key never holds them raw (invalid JSON) and never decodes to a declared
+    name; oracle ``json.loads`` + ``jsonschema``."""
+    schema = {"type": "object", "properties": {name: {"type": "integer"} for name in ESCAPED_NAMES},
+              "additionalProperties": {"type": "string"}}
+    matcher = SchemaMatcher(schema)
+    for value in ("1", '"s"'):
+        text = "{" + key + ":" + value + "}"
+        try:
+            valid = jsonschema.Draft202012Validator(schema).is_valid(json.loads(text))
+        except json.JSONDecodeError:
+            valid = False
+        if not valid:
+            assert not matcher.accepts(text), text

@@ -37,13 +37,15 @@ compile time, naming the field).
 
 Invariants: the terminals' languages are disjoint (a string has one longest
 trie path, and exactly one terminal owns that path's node: the deepest cut
-on it) and their union is the language above.  Names containing ``"`` or
-``\\`` (which JSON escapes, so the trie's raw steps would be wrong) give
-None: the caller keeps the regex construction.
+on it) and their union is the language above.  Names containing ``"``,
+``\\`` or a control character (which JSON escapes, so the trie's raw steps
+would be wrong) give None: the caller keeps the regex construction, which
+spells those characters escaped.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from grammask.config import Config
@@ -56,11 +58,14 @@ from grammask.terminals import KEY_SEPARATOR, compile_regex
 
 _DEFAULTS = Config()
 
+_MUST_ESCAPE = re.compile(r'["\\\x00-\x1f]')
+"""A character JSON strings must escape."""
+
 
 def key_exclusion_patterns(names: list[str]) -> Optional[list[str]]:
     """The terminals' pattern texts (see the module docstring), or None when
-    a name contains ``"`` or ``\\``."""
-    if any('"' in name or "\\" in name for name in names):
+    a name contains a character JSON must escape (``"``, ``\\``, controls)."""
+    if any(_MUST_ESCAPE.search(name) for name in names):
         return None
     unique = sorted(set(names))
     fallback = fallback_pattern(unique)

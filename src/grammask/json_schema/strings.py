@@ -51,8 +51,8 @@ except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 from grammask.json_schema.regex_text import (
-    ALL_CHARACTERS, JSON_CHAR, MAX_CODE_POINT, CodePointSet, alternation, char_class,
-    complement_ranges, group, intersect_ranges, json_char_regex,
+    ALL_CHARACTERS, JSON_CHAR, MAX_CODE_POINT, MUST_ESCAPE, CodePointSet, alternation, char_class,
+    complement_ranges, contains, group, intersect_ranges, json_char_regex,
     normalize_ranges, repeat,
 )
 
@@ -549,13 +549,19 @@ def _factored(children: tuple[tuple[str, int], ...], texts: list[str], nothing: 
     ``nothing``, children with equal text joined in one class (``[0-9]X`` for
     ``0X|1X|...|9X``): names sharing their endings (``p0`` .. ``p19999``)
     give a pattern of a few hundred characters instead of one spelling
-    every name."""
+    every name.  A character JSON must escape (``"``, ``\\``, controls)
+    is matched in every JSON spelling of it, never raw."""
     by_text: dict[str, list[tuple[int, int]]] = {}
+    escaped: list[str] = []
     for char, child in children:
         text = texts[child]
-        if text != nothing:
+        if text == nothing:
+            continue
+        if contains(MUST_ESCAPE, ord(char)):
+            escaped.append(group(json_char_regex(((ord(char), ord(char)),))) + text)
+        else:
             by_text.setdefault(text, []).append((ord(char), ord(char)))
-    return [char_class(chars) + text for text, chars in by_text.items()]
+    return [char_class(chars) + text for text, chars in by_text.items()] + escaped
 
 
 def _optional_paths(branches: list[str], may_end: bool) -> str:
