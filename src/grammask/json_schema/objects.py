@@ -53,7 +53,7 @@ contain, in every JSON spelling.  ``additionalProperties`` keys are JSON
 strings minus every pattern's keys and the remaining names (without
 patterns: terminals built from the names' trie, ``key_exclusion``, cut so
 each fits the DFA limits; ``strings.string_not_in_parts`` for names with
-``"`` or ``\\``).  Still warned: larger groups,
+a character JSON escapes: ``"``, ``\\`` or a control character).  Still warned: larger groups,
 and key terminals past the default DFA limits (then a key may be accepted
 under one matching schema only).  Pattern semantics are ECMA-262 searches
 over the decoded key (``strings.translate_pattern``).
