@@ -303,23 +303,28 @@ cdef class CompiledTables:
         state_can_continue = concat(continue_parts, np.uint8)
         state_allowed = concat(allowed_parts, np.uint64)
 
+        cdef const uint8_t[::1] kinds_view = terminal_kinds
+        cdef const int32_t[::1] literal_view = literal_offsets
+        cdef const int32_t[::1] dfa_id_view = dfa_ids
+        cdef int kind
+        cdef int32_t length
         for i in range(n_terminals):
-            kind = int(terminal_kinds[i])
-            length = int(literal_offsets[i + 1] - literal_offsets[i])
+            kind = kinds_view[i]
+            length = literal_view[i + 1] - literal_view[i]
             if kind == 0:
                 if length < 1:
                     raise GrammarError(f"LNF literal terminal {i} is empty")
                 self.terminal_infos[i].is_dfa = 0
-                self.terminal_infos[i].literal_start = literal_offsets[i]
+                self.terminal_infos[i].literal_start = literal_view[i]
                 self.terminal_infos[i].literal_len = length
                 self.terminal_infos[i].dfa_id = -1
             elif kind == 1:
-                if not 0 <= dfa_ids[i] < n_dfas:
-                    raise GrammarError(f"LNF DFA terminal {i} refers to DFA {int(dfa_ids[i])} of {n_dfas}")
+                if not 0 <= dfa_id_view[i] < n_dfas:
+                    raise GrammarError(f"LNF DFA terminal {i} refers to DFA {dfa_id_view[i]} of {n_dfas}")
                 self.terminal_infos[i].is_dfa = 1
                 self.terminal_infos[i].literal_start = 0
                 self.terminal_infos[i].literal_len = 0
-                self.terminal_infos[i].dfa_id = dfa_ids[i]
+                self.terminal_infos[i].dfa_id = dfa_id_view[i]
             else:
                 raise GrammarError(f"LNF terminal {i} has unknown kind {kind}")
 
