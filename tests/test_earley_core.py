@@ -204,6 +204,50 @@ def test_hopeless_dfa_states_are_dead():
     assert recognizer.push_byte(ord("a")) and recognizer.is_accepting()
 
 
+class _TableDFA:
+    """A bare DFA-shaped object (not hashed by content, so it is checked anew)."""
+
+    def __init__(self, transitions, accepting, class_map, start):
+        self.transitions, self.accepting, self.class_map, self.start = (
+            transitions, accepting, class_map, start)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_prepared_dfa_tables_match_a_plain_reachability_oracle(data):
+    """Random untrimmed tables (hopeless states, unused classes): the
+    prepared transitions send exactly the targets that cannot reach an
+    accepting state (plain-Python fixpoint) to 0, and each state's allowed
+    bytes and can-continue flag are the bytes whose class leads elsewhere."""
+    from grammask._core import earley_tables
+
+    n_states = data.draw(st.integers(2, 12))
+    n_classes = data.draw(st.integers(1, 5))
+    rows = [[0] * n_classes] + [data.draw(st.lists(st.integers(0, n_states - 1), min_size=n_classes,
+                                                   max_size=n_classes)) for _ in range(n_states - 1)]
+    accepting = [False] + data.draw(st.lists(st.booleans(), min_size=n_states - 1, max_size=n_states - 1))
+    class_map = data.draw(st.lists(st.integers(0, n_classes - 1), min_size=256, max_size=256))
+    start = data.draw(st.integers(1, n_states - 1))
+    alive = list(accepting)
+    changed = True
+    while changed:
+        changed = False
+        for state, row in enumerate(rows):
+            if not alive[state] and any(alive[target] for target in row):
+                alive[state] = changed = True
+    expected = [[target if alive[target] else 0 for target in row] for row in rows]
+    dfa = _TableDFA(np.array(rows, dtype=np.int32), np.array(accepting), np.array(class_map, dtype=np.uint8),
+                    start)
+    table, classes, accept, can_continue, allowed, start_out = earley_tables._prepared_dfa(dfa)
+    assert table.tolist() == expected and start_out == start
+    assert classes.tolist() == class_map and accept.tolist() == [int(flag) for flag in accepting]
+    for state in range(n_states):
+        live = [byte for byte in range(256) if expected[state][class_map[byte]] != 0]
+        words = [sum(1 << (byte & 63) for byte in live if byte >> 6 == word) for word in range(4)]
+        assert allowed[4 * state:4 * state + 4].tolist() == words
+        assert can_continue[state] == (1 if live else 0)
+
+
 def test_scan_items_and_terminal_end():
     lnf = build_lnf("S ::= /[0-9]+/ 'x' | 'ab' /[0-9]+/ 'y'")
     recognizer = EarleyRecognizer(lnf)

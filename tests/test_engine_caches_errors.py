@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import grammask
-from grammask._core import earley_tables
+from grammask._core import earley_tables, token_set_store
 from grammask.engine.vocab_tables import vocabulary_tables
 
 PIECES = [b"</s>", b"1", b"2", b"12", b"[", b"]", b","]
@@ -34,8 +34,10 @@ def test_clear_caches_forgets_compiled_grammars_and_vocabulary_tables(vocab, gra
     tables = vocabulary_tables(vocab)
     assert grammask.compile(grammar, vocab) is compiled
     assert earley_tables._cached_checked_dfa.cache_info().currsize > 0
+    assert token_set_store._cached_digest.cache_info().currsize > 0
     grammask.clear_caches(vocabularies=False)
     assert earley_tables._cached_checked_dfa.cache_info().currsize == 0
+    assert token_set_store._cached_digest.cache_info().currsize == 0
     recompiled = grammask.compile(grammar, vocab)
     assert recompiled is not compiled and vocabulary_tables(vocab) is tables
     grammask.clear_caches()

@@ -51,3 +51,12 @@ def test_a_rejected_pattern_is_rejected_again(pattern, limit):
             check_repetitions(pattern, 10_000, 10_000)
         assert info.value.limit == limit
     check_repetitions(pattern, 10**6, 10**7)
+
+
+@pytest.mark.parametrize("pattern", [r'"(?:n(?:a(?:m(?:e)?)?)?|[ \!\#-\[\]-\~]+)"', r"a*b+c?(?:d|e)*",
+                                     r"[{]+\{", r"x\{7\}y", r"[a-z{}]+"])
+def test_patterns_without_a_counted_repetition_pass_any_limit(pattern):
+    """No ``{m}``/``{m,}``/``{m,n}`` quantifier: nothing to multiply, so even
+    limits of 1 pass (such patterns skip the scan), and the DFA builds."""
+    check_repetitions(pattern, 1, 1)
+    assert compile_regex(pattern).n_states >= 2

@@ -133,6 +133,24 @@ def test_equal_languages_share_a_digest():
     assert sub_automaton_digest(body, inside_body, limit=1) is None
 
 
+def test_dfa_digests_are_of_the_tables_memoized_or_not():
+    """``dfa_digest`` of a content-hashed DFA (memoized) equals the digest of
+    a plain object holding the same tables (digested anew), and a DFA of
+    another language has another digest."""
+    from types import SimpleNamespace
+
+    from grammask._core.token_set_store import dfa_digest
+    from grammask.terminals import compile_regex
+
+    dfa = compile_regex("[0-9]+(?:[.][0-9]+)?")
+    plain = SimpleNamespace(transitions=np.array(dfa.transitions), class_map=np.array(dfa.class_map),
+                            accepting=np.array(dfa.accepting))
+    assert dfa_digest(dfa) == dfa_digest(dfa) == dfa_digest(plain)
+    plain.accepting = ~plain.accepting
+    plain.accepting[0] = False
+    assert dfa_digest(plain) != dfa_digest(dfa) != dfa_digest(compile_regex("[0-9]+"))
+
+
 def _reachable(dfa, state):
     """States reachable from ``state`` (dead state excluded), by ``DFA.run`` over every byte."""
     seen, stack = {state}, [state]

@@ -41,6 +41,7 @@ import numpy as np
 
 from grammask.errors import GrammarError
 
+cimport cython
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 
@@ -70,17 +71,78 @@ def _check_ids(ids, bound, name):
         raise GrammarError(f"LNF field {name!r}[{bad}] = {int(ids[bad])} is outside [0, {bound})")
 
 
-def _without_hopeless_states(table, accepting):
-    """Redirect transitions into states that cannot reach an accepting state
-    to the dead state 0, so "state != 0" means "still viable" even for an
-    untrimmed table."""
-    alive = accepting.copy()
-    while True:
-        grown = alive | alive[table].any(axis=1)
-        if np.array_equal(grown, alive):
-            break
-        alive = grown
-    return np.where(alive[table], table, 0).astype(np.int32)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _keep_alive_targets(const int32_t[:, ::1] table, const uint8_t[::1] accepting,
+                              int32_t[:, ::1] out, uint8_t[::1] alive, int32_t[::1] sources,
+                              int32_t[::1] offsets, int32_t[::1] queue) noexcept nogil:
+    """``out``: ``table`` with every transition into a state that cannot reach
+    an accepting state sent to the dead state 0, so "state != 0" means "still
+    viable" even for an untrimmed table.  The states that can (``alive``) are
+    the accepting ones closed under predecessors, found by one breadth-first
+    pass over the reversed transitions (``offsets``/``sources``: per target,
+    the source of each transition into it, with multiplicity)."""
+    cdef Py_ssize_t n_states = table.shape[0], n_classes = table.shape[1]
+    cdef Py_ssize_t state, column, target, head = 0, tail = 0
+    cdef int32_t position
+    for state in range(n_states + 1):
+        offsets[state] = 0
+    for state in range(n_states):
+        for column in range(n_classes):
+            offsets[table[state, column] + 1] += 1
+    for state in range(n_states):
+        offsets[state + 1] += offsets[state]
+    for state in range(n_states):
+        for column in range(n_classes):
+            target = table[state, column]
+            position = offsets[target]
+            sources[position] = <int32_t>state
+            offsets[target] = position + 1
+    # offsets[t] now ends t's sources; they start at offsets[t - 1] (0 for t = 0).
+    for state in range(n_states):
+        alive[state] = accepting[state]
+        if accepting[state]:
+            queue[tail] = <int32_t>state
+            tail += 1
+    while head < tail:
+        target = queue[head]
+        head += 1
+        for position in range(offsets[target - 1] if target > 0 else 0, offsets[target]):
+            state = sources[position]
+            if not alive[state]:
+                alive[state] = 1
+                queue[tail] = <int32_t>state
+                tail += 1
+    for state in range(n_states):
+        for column in range(n_classes):
+            target = table[state, column]
+            out[state, column] = <int32_t>target if alive[target] else 0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _live_bytes(const int32_t[:, ::1] table, const uint8_t[::1] class_map,
+                      uint8_t[::1] can_continue, uint64_t[::1] allowed,
+                      uint64_t[::1] class_bytes) noexcept nogil:
+    """Per state: ``allowed`` (4 x uint64, bit b set iff byte b leads to a
+    state other than 0) and ``can_continue`` (some byte does).  A state's set
+    is the union of the byte sets of its live classes (``class_bytes``, 4 x
+    uint64 per class, zeroed by the caller)."""
+    cdef Py_ssize_t n_states = table.shape[0], n_classes = table.shape[1]
+    cdef Py_ssize_t state, column, byte, word
+    cdef uint64_t bits, any_bits
+    for byte in range(256):
+        class_bytes[4 * class_map[byte] + (byte >> 6)] |= (<uint64_t>1) << (byte & 63)
+    for state in range(n_states):
+        any_bits = 0
+        for word in range(4):
+            bits = 0
+            for column in range(n_classes):
+                if table[state, column] != 0:
+                    bits |= class_bytes[4 * column + word]
+            allowed[4 * state + word] = bits
+            any_bits |= bits
+        can_continue[state] = any_bits != 0
 
 
 PREPARED_DFA_CACHE_SIZE = 4096
@@ -127,17 +189,22 @@ def _checked_dfa(dfa):
         raise GrammarError(f"class_map must have 256 entries < n_classes={n_classes}")
     if len(accepting) != n_states:
         raise GrammarError(f"accepting has {len(accepting)} entries, expected {n_states}")
-    if table.min() < 0 or table.max() >= n_states:
+    if not _targets_in_range(table):
         raise GrammarError(f"a transition is outside [0, {n_states})")
     if np.any(table[0] != 0) or accepting[0]:
         raise GrammarError("state 0 must be a dead, non-accepting sink")
     if not 1 <= start < n_states:
         raise GrammarError(f"start state {start} is outside [1, {n_states})")
-    table = _without_hopeless_states(table, accepting)
-    live = table[:, class_map.astype(np.intp)] != 0          # [n_states, 256]
-    allowed = np.ascontiguousarray(np.packbits(live, axis=1, bitorder="little")).view("<u8").reshape(-1)
-    parts = (table, class_map.copy(), accepting.astype(np.uint8), live.any(axis=1).astype(np.uint8),
-             allowed)
+    accepting_bytes = accepting.astype(np.uint8)
+    viable = np.empty_like(table)
+    _keep_alive_targets(table, accepting_bytes, viable, np.empty(n_states, dtype=np.uint8),
+                        np.empty(n_states * n_classes, dtype=np.int32),
+                        np.empty(n_states + 1, dtype=np.int32), np.empty(n_states, dtype=np.int32))
+    class_map = class_map.copy()
+    can_continue = np.empty(n_states, dtype=np.uint8)
+    allowed = np.empty(4 * n_states, dtype=np.uint64)
+    _live_bytes(viable, class_map, can_continue, allowed, np.zeros(4 * n_classes, dtype=np.uint64))
+    parts = (viable, class_map, accepting_bytes, can_continue, allowed)
     for array in parts:
         array.setflags(write=False)
     return parts + (start,)
@@ -236,23 +303,28 @@ cdef class CompiledTables:
         state_can_continue = concat(continue_parts, np.uint8)
         state_allowed = concat(allowed_parts, np.uint64)
 
+        cdef const uint8_t[::1] kinds_view = terminal_kinds
+        cdef const int32_t[::1] literal_view = literal_offsets
+        cdef const int32_t[::1] dfa_id_view = dfa_ids
+        cdef int kind
+        cdef int32_t length
         for i in range(n_terminals):
-            kind = int(terminal_kinds[i])
-            length = int(literal_offsets[i + 1] - literal_offsets[i])
+            kind = kinds_view[i]
+            length = literal_view[i + 1] - literal_view[i]
             if kind == 0:
                 if length < 1:
                     raise GrammarError(f"LNF literal terminal {i} is empty")
                 self.terminal_infos[i].is_dfa = 0
-                self.terminal_infos[i].literal_start = literal_offsets[i]
+                self.terminal_infos[i].literal_start = literal_view[i]
                 self.terminal_infos[i].literal_len = length
                 self.terminal_infos[i].dfa_id = -1
             elif kind == 1:
-                if not 0 <= dfa_ids[i] < n_dfas:
-                    raise GrammarError(f"LNF DFA terminal {i} refers to DFA {int(dfa_ids[i])} of {n_dfas}")
+                if not 0 <= dfa_id_view[i] < n_dfas:
+                    raise GrammarError(f"LNF DFA terminal {i} refers to DFA {dfa_id_view[i]} of {n_dfas}")
                 self.terminal_infos[i].is_dfa = 1
                 self.terminal_infos[i].literal_start = 0
                 self.terminal_infos[i].literal_len = 0
-                self.terminal_infos[i].dfa_id = dfa_ids[i]
+                self.terminal_infos[i].dfa_id = dfa_id_view[i]
             else:
                 raise GrammarError(f"LNF terminal {i} has unknown kind {kind}")
 
@@ -312,6 +384,20 @@ cdef class CompiledTables:
 
     def __reduce__(self):
         return (CompiledTables, (self.lnf,))
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _targets_in_range(const int32_t[:, ::1] table) noexcept:
+    """Every transition target is a state: in [0, n_states)."""
+    cdef Py_ssize_t state, column, n_states = table.shape[0]
+    cdef int32_t target
+    for state in range(n_states):
+        for column in range(table.shape[1]):
+            target = table[state, column]
+            if target < 0 or target >= n_states:
+                return False
+    return True
 
 
 cdef const int32_t* _int32_pointer(const int32_t[::1] view):

@@ -186,16 +186,24 @@ def state_classes_by_depth(transitions, accepting, Py_ssize_t depth):
     cdef Py_ssize_t n_states = table.shape[0], n_classes = table.shape[1]
     rows = np.empty((depth + 1, n_states), dtype=np.int32)
     cdef int32_t[:, ::1] out = rows
+    cdef Py_ssize_t state
     first = np.asarray(accepting).astype(np.int32) + 1
     first[0] = 0
     rows[0] = first
-    cdef Py_ssize_t n_labels = len(np.unique(first)), n_refined
+    cdef Py_ssize_t n_labels, n_refined
+    cdef bint any_rejecting = False, any_accepting = False
+    for state in range(1, n_states):
+        if out[0, state] == 1:
+            any_rejecting = True
+        else:
+            any_accepting = True
+    n_labels = 1 + any_rejecting + any_accepting
     cdef Py_ssize_t n_slots = 1
     while n_slots < 2 * n_states:
         n_slots *= 2
     slots = np.empty(n_slots, dtype=np.int32)
     cdef int32_t[::1] slot = slots
-    cdef Py_ssize_t d, state, c, position, other
+    cdef Py_ssize_t d, c, position, other
     cdef uint64_t key
     cdef bint same, stable = n_labels == n_states
     with nogil:
@@ -250,10 +258,21 @@ def _classes_and_representatives(dfa, Py_ssize_t depth):
 
 def _representatives_of(classes):
     """Each state's smallest state with the same label."""
-    n_states = classes.shape[0]
-    smallest = np.full(int(classes.max()) + 1, n_states, dtype=np.int64)
-    np.minimum.at(smallest, classes, np.arange(n_states))
-    return smallest[classes].astype(np.int32)
+    cdef const int32_t[::1] labels = np.ascontiguousarray(classes, dtype=np.int32)
+    cdef Py_ssize_t n_states = labels.shape[0], state
+    cdef int32_t label, n_labels = 0
+    for state in range(n_states):
+        if labels[state] >= n_labels:
+            n_labels = labels[state] + 1
+    smallest_of = np.full(n_labels, -1, dtype=np.int32)
+    result = np.empty(n_states, dtype=np.int32)
+    cdef int32_t[::1] smallest = smallest_of, out = result
+    for state in range(n_states):
+        label = labels[state]
+        if smallest[label] < 0:
+            smallest[label] = <int32_t>state
+        out[state] = smallest[label]
+    return result
 
 
 def sub_automaton_digest(dfa, Py_ssize_t state, Py_ssize_t limit=SUB_AUTOMATON_LIMIT):

@@ -42,6 +42,7 @@ Invariants
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import threading
 import time
@@ -77,9 +78,34 @@ def _classes_bytes(value) -> int:
     return sum(part.nbytes for part in value) if isinstance(value, tuple) else value.nbytes
 
 
+DIGEST_CACHE_SIZE = 4096
+"""DFAs whose digest ``dfa_digest`` keeps (as many as ``grammask.terminals``
+keeps compiled DFAs): the string, number and whitespace DFAs of every grammar
+translated from JSON Schema are digested once per process."""
+
+
 def dfa_digest(dfa) -> bytes:
     """Digest of a DFA's tables (class map, transitions, acceptance):
-    equal digests mean equal automata with equal state numbers."""
+    equal digests mean equal automata with equal state numbers.  Memoized
+    for DFAs hashed and compared by content (``grammask.terminals.DFA``:
+    a hit is exact); other objects are digested anew."""
+    kind = type(dfa)
+    if kind.__eq__ is object.__eq__ or kind.__hash__ is None or kind.__hash__ is object.__hash__:
+        return _digest_of(dfa)
+    return _cached_digest(dfa)
+
+
+@functools.lru_cache(maxsize=DIGEST_CACHE_SIZE)
+def _cached_digest(dfa) -> bytes:
+    return _digest_of(dfa)
+
+
+def clear_digests() -> None:
+    """Forget the memoized DFA digests (``grammask.clear_caches``)."""
+    _cached_digest.cache_clear()
+
+
+def _digest_of(dfa) -> bytes:
     digest = hashlib.blake2b(digest_size=20)
     transitions = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
     digest.update(np.asarray(transitions.shape, dtype=np.int64).tobytes())

@@ -40,6 +40,7 @@ import numpy as np
 from grammask._core.earley import compiled_tables
 from grammask._core.earley_tables import clear_prepared_dfas
 from grammask._core.mask_computer import MaskComputer, MaskStep
+from grammask._core.token_set_store import clear_digests
 from grammask.bitset import n_words, word_masks
 from grammask.config import Config
 from grammask.engine import vocab_tables
@@ -125,11 +126,12 @@ def clear_caches(vocabularies: bool = True) -> None:
     """Forget every process-wide cache, so the next ``compile`` starts cold.
 
     Always: compiled grammars, terminal DFAs (and their prepared Earley
-    tables) and the token sets grammars share per vocabulary.  With ``vocabularies`` (the
-    default), also the per-vocabulary tables (token trie, canonical filter)
-    and the canonical filters built per tokenizer; ``vocabularies=False``
-    keeps them (they take seconds for a large vocabulary).  The canonical
-    filters' and the token sets' disk caches are left alone.  Existing
+    tables and digests) and the token sets grammars share per vocabulary.
+    With ``vocabularies`` (the default), also the per-vocabulary tables
+    (token trie, canonical filter) and the canonical filters built per
+    tokenizer; ``vocabularies=False`` keeps them (they take seconds for a
+    large vocabulary).  The canonical filters' and the token sets' disk
+    caches are left alone.  Existing
     engines and compiled grammars keep working: they hold what they use."""
     _COMPILED.clear()
     terminals = sys.modules.get("grammask.terminals")
@@ -138,6 +140,7 @@ def clear_caches(vocabularies: bool = True) -> None:
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
     clear_prepared_dfas()
+    clear_digests()
     vocab_tables.clear_token_sets()
     if vocabularies:
         vocab_tables.clear()

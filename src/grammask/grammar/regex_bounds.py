@@ -16,7 +16,8 @@ Data layout
     quantifier is read, so the product is taken when the group closes).
 
 Invariants
-    Only quantifiers outside character classes and escapes count.  A
+    Only quantifiers outside character classes and escapes count; a
+    pattern with no ``{m...}`` text anywhere is not scanned.  A
     pattern that passes is remembered per (pattern, limits) for the process
     (4,096 entries): every grammar translated from JSON Schema checks the
     same string, number and whitespace patterns again.  A pattern that
@@ -47,6 +48,8 @@ def _bound(match: re.Match) -> int:
 @functools.lru_cache(maxsize=4096)
 def check_repetitions(pattern: str, max_repetition: int, max_states: int) -> None:
     """Raise ``LimitExceeded`` (see the module docstring) before a DFA is built."""
+    if _QUANTIFIER.search(pattern) is None:
+        return   # no counted repetition anywhere (a property-key pattern, say)
     # products[i]: product of the bounds of the groups enclosing depth i's
     # current atom; inner[i]: largest product reached inside the open group.
     inner = [1]

@@ -1,0 +1,144 @@
+"""Compile time of two grammask trees in lockstep, and whether they compile the same grammars.
+
+What it measures
+    The schemas of ``bench_maskbench.py``'s stratified sample (``--sample``,
+    ``--seed``; Llama-3 vocabulary, ``Config(canonical=False)``), each compiled
+    by an *old* and a *new* interpreter (two virtual environments, each with
+    its own grammask: e.g. the main checkout's and a branch's), one after the
+    other, which one first alternating per schema, so both see the same load.
+    Per schema and side: CPU time (``process_time_ns``) of
+    ``Grammar.from_json_schema`` and of ``grammask.compile``, and an identity
+    digest: sha256 over the grammar's fingerprint (LNF arrays, names,
+    terminal spellings), every terminal DFA's tables and the per-DFA arrays
+    ``CompiledTables`` is built from (``earley_tables._prepared_dfa``).
+    Each side is one long-lived worker process with its own per-process
+    caches, as in ``bench_maskbench.py``, warmed up on a small schema.
+
+Output: p50 of each phase and of their sum, the sum over the schemas, the
+median per-schema ratio new/old, the load average, and the schemas whose
+identity digests differ (an exit status of 1 when any does) or whose outcome
+(compiled or which error) differs.
+
+Usage: python benchmarks/bench_compile_ab.py --old /work/main/.venv/bin/python
+       [--new PYTHON] [--sample 150] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def identity(grammar) -> str:
+    from grammask._core import earley_tables
+
+    digest = hashlib.sha256(grammar.fingerprint.encode("ascii"))
+    for dfa in grammar.lnf.dfas:
+        digest.update(repr((dfa.start, dfa.n_classes)).encode("ascii"))
+        for array in (dfa.class_map, dfa.transitions, dfa.accepting):
+            digest.update(array.tobytes())
+        for part in earley_tables._prepared_dfa(dfa)[:-1]:
+            digest.update(part.tobytes())
+    return digest.hexdigest()
+
+
+def worker() -> None:
+    """Read schema names from stdin, one a line; answer one JSON line each."""
+    sys.path.insert(0, str(HERE))
+    import bench_maskbench
+    import tokenizers
+
+    import grammask
+
+    warnings.simplefilter("ignore")
+    vocab = grammask.Vocabulary.from_tokenizer(tokenizers.Tokenizer.from_file(bench_maskbench.tokenizer_path()))
+    config = grammask.Config(canonical=False)
+    grammask.compile(grammask.Grammar.from_json_schema({"type": "object", "properties": {"warm": {"type": "string"}}}),
+                     vocab, config)
+    print(json.dumps({"ready": grammask.__file__}), flush=True)
+    for line in sys.stdin:
+        path = bench_maskbench.DATA / line.strip()
+        schema = json.loads(path.read_text(encoding="utf-8"))["schema"]
+        started = time.process_time_ns()
+        try:
+            grammar = grammask.Grammar.from_json_schema(schema)
+            translated = time.process_time_ns()
+            grammask.compile(grammar, vocab, config)
+            compiled = time.process_time_ns()
+        except grammask.GrammaskError as error:
+            print(json.dumps({"error": type(error).__name__}), flush=True)
+            continue
+        print(json.dumps({"from_json_schema": (translated - started) / 1e6,
+                          "compile": (compiled - translated) / 1e6, "identity": identity(grammar)}),
+              flush=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--old", required=True, help="Python of the old tree's environment")
+    parser.add_argument("--new", default=sys.executable, help="Python of the new tree's environment")
+    parser.add_argument("--sample", type=int, default=150)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker()
+        return 0
+    sys.path.insert(0, str(HERE))
+    import bench_maskbench
+
+    names = bench_maskbench.stratified_sample((path.name for path in bench_maskbench.DATA.glob("*.json")),
+                                              args.sample, args.seed)
+    sides = {}
+    for side, python in (("old", args.old), ("new", args.new)):
+        sides[side] = subprocess.Popen([python, str(pathlib.Path(__file__).resolve()), "--worker", "--old", python],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        print(f"{side}: {json.loads(sides[side].stdout.readline())['ready']}")
+    rows = {"old": [], "new": []}
+    differ, outcome_differs = [], []
+    for index, name in enumerate(names):
+        answers = {}
+        for side in (("old", "new") if index % 2 == 0 else ("new", "old")):
+            sides[side].stdin.write(name + "\n")
+            sides[side].stdin.flush()
+            answers[side] = json.loads(sides[side].stdout.readline())
+        old, new = answers["old"], answers["new"]
+        if old.get("error") != new.get("error"):
+            outcome_differs.append(name)
+        elif "error" not in old:
+            if old["identity"] != new["identity"]:
+                differ.append(name)
+            for side in rows:
+                rows[side].append((answers[side]["from_json_schema"], answers[side]["compile"]))
+    for process in sides.values():
+        process.stdin.close()
+        process.wait()
+    print(f"load average {os.getloadavg()}; {len(rows['old'])} schemas compiled by both")
+    for side in ("old", "new"):
+        translate = [row[0] for row in rows[side]]
+        compiled = [row[1] for row in rows[side]]
+        both = [row[0] + row[1] for row in rows[side]]
+        print(f"{side}: from_json_schema p50 {statistics.median(translate):.2f} ms, compile() p50 "
+              f"{statistics.median(compiled):.2f} ms, both p50 {statistics.median(both):.2f} ms, "
+              f"sum {sum(both) / 1e3:.2f} s (CPU)")
+    ratios = [sum(new) / sum(old) for old, new in zip(rows["old"], rows["new"])]
+    compile_ratios = [new[1] / old[1] for old, new in zip(rows["old"], rows["new"])]
+    print(f"median per-schema ratio new/old: both {statistics.median(ratios):.3f}, "
+          f"compile() {statistics.median(compile_ratios):.3f}")
+    print(f"identity digests differ: {len(differ)} {differ[:5]}; outcomes differ: "
+          f"{len(outcome_differs)} {outcome_differs[:5]}")
+    return 1 if differ or outcome_differs else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
