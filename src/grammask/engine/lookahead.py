@@ -348,26 +348,32 @@ class CanonicalLookahead:
         (the search decides)."""
         suffix, data, origin = witness
         self._spend(1)
-        state, n_advanced = after, 0         # the canonical state before suffix[n_advanced:]
-        if origin != after:
-            for position, next_id in enumerate(suffix):
-                if position:
-                    state = self.canonical.advance(state, suffix[position - 1])
-                if not self._allowed(state, next_id):
-                    return False
-            n_advanced = max(len(suffix) - 1, 0)
+        if origin != after and not self._filter_allows(after, suffix):
+            return False
         if data and not push_probe(recognizer, data):
             return False
         try:
+            end_state = None
             if recognizer.is_accepting():
-                for next_id in suffix[n_advanced:]:
-                    state = self.canonical.advance(state, next_id)
+                end_state = after
+                for next_id in suffix:
+                    end_state = self.canonical.advance(end_state, next_id)
             if data:
                 byte_set, narrow = next_bytes(recognizer, data[-1])
-            return self._ends_alive(recognizer, state, byte_set, narrow, depth - len(suffix))
+            return self._ends_alive(recognizer, end_state, byte_set, narrow, depth - len(suffix))
         finally:
             if data:
                 pop_probe(recognizer, len(data))
+
+    def _filter_allows(self, state, suffix: tuple) -> bool:
+        """The canonical filter allows each token of ``suffix`` in turn from
+        ``state`` (one unit of work per token)."""
+        for position, next_id in enumerate(suffix):
+            if position:
+                state = self.canonical.advance(state, suffix[position - 1])
+            if not self._allowed(state, next_id):
+                return False
+        return True
 
     def _fresh_after(self, token_id: int):
         """The canonical state after ``token_id`` from a fixed boundary (memoized)."""

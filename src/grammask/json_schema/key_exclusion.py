@@ -51,15 +51,15 @@ from typing import Optional
 from grammask.config import Config
 from grammask.errors import LimitExceeded
 from grammask.json_schema.regex_text import (
-    PRINTABLE_ASCII, complement_ranges, group, json_char_regex, normalize_ranges,
+    MUST_ESCAPE, PRINTABLE_ASCII, complement_ranges, group, json_char_regex, normalize_ranges,
 )
 from grammask.json_schema.strings import STRING_TAIL
 from grammask.terminals import KEY_SEPARATOR, compile_regex
 
 _DEFAULTS = Config()
 
-_MUST_ESCAPE = re.compile(r'["\\\x00-\x1f]')
-"""A character JSON strings must escape."""
+_MUST_ESCAPE = re.compile("[" + "".join(f"\\u{low:04x}-\\u{high:04x}" for low, high in MUST_ESCAPE) + "]")
+"""A character JSON strings must escape (``regex_text.MUST_ESCAPE``)."""
 
 
 def key_exclusion_patterns(names: list[str]) -> Optional[list[str]]:
