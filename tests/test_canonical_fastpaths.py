@@ -320,6 +320,50 @@ def test_incremental_trim_matches_full_scans(encoding_and_filter):
         backend._trim_memo[(region, b"", True)] = expected
 
 
+def _complete_by_pattern(backend, region: str, cuts: tuple) -> bool:
+    """End-of-text canonicality of a region at its cuts from the pattern's own matches."""
+    boundaries = backend.scanner.boundaries_by_finditer(region)
+    offsets = {offset for offset, _ in cuts}
+    return (all(boundary in offsets for boundary in boundaries[:-1])
+            and all(offset in boundaries or holds for offset, holds in cuts))
+
+
+def test_compiled_trim_and_end_check_match_the_pattern(encoding_and_filter):
+    """The trim and the end-of-text check walked on the pre-tokenizer machine's table
+    (``_region_scan.common_boundary`` / ``complete_verdict``) equal the regex references
+    (``_common_boundary_by_scans``; ``finditer`` boundaries against the cuts) on random class
+    strings with random cuts and on the regions met along real encodings, and the table
+    decides every one of them (no fallback)."""
+    from grammask.canonical._region_scan import common_boundary, complete_verdict
+
+    encoding, flt = encoding_and_filter
+    backend = flt.backend
+    (_index, trans, matched, end_match), class_of, probes = backend._compiled_scans()
+    rng = random.Random(29)
+    representatives = backend.classes.representatives.replace("\ufffd", "")
+    regions = [backend.classes.represent("".join(rng.choice(representatives + "'  aa\n1")
+                                                 for _ in range(rng.randint(1, 14)))) for _ in range(2500)]
+    for text in TEXTS:
+        state = backend.initial_state()
+        for token_id in encoding.encode_ordinary(text):
+            lead, body, tail = backend._token_parts(token_id) or (b"", "", b"")
+            if not state.partial and not lead:
+                regions.append(state.region + body)
+            state = backend.advance(state, token_id)
+    n_complete = 0
+    for region in regions:
+        cut = common_boundary(trans, matched, end_match, class_of, region, probes)
+        assert cut == backend._common_boundary_by_scans(region, b"", True), region
+        boundaries = backend.scanner.boundaries_by_finditer(region)
+        inner = [offset for offset in range(1, len(region))
+                 if offset in boundaries or rng.random() < 0.3]
+        cuts = tuple((offset, rng.random() < 0.8) for offset in inner)
+        verdict = complete_verdict(trans, matched, end_match, class_of, region, cuts)
+        assert verdict == _complete_by_pattern(backend, region, cuts), (region, cuts)
+        n_complete += verdict
+    assert 0 < n_complete < len(regions)
+
+
 @pytest.mark.parametrize("pattern, expected", [
     (r"[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|\s+(?!\S)|\s+", True),
     (r"\s++$|[^\s]+", True), (r"[\^x]+|a", True), (r"^a|b", False), (r"(?<=a)b|.", False),

@@ -41,12 +41,21 @@ character from its body).  Region: ``tail`` (class ids of T), the state
 (``cut_offsets``, ascending) with ``cut_holds`` (1: BPE keeps the pair
 apart, 0: it merges), the start cut at offset len(T).
 
+``common_boundary`` and ``complete_verdict`` are ``PretokenizedBPE``'s
+region trim (the last boundary every probe puts inside a region) and its
+end-of-text check on the same table: the region's consecutive matches run
+in C over its class ids, and only the match still running at the region's
+end reads a probe.
+
 Invariants
 ----------
 Exact against ``_verdict`` for regions whose every cut before e holds (the
 caller's precondition); tested on random regions of real tokenizers.  Work
 per group: len(T) + len(S) table steps plus a few per probe; one buffer
-of ``_MAX_TEXT`` ids per call (a longer group gives -1).
+of ``_MAX_TEXT`` ids per call (a longer group gives -1).  The trim and the
+end check take len(region) table steps plus one per probe; they give -1
+where the table does not decide (an empty match or no match where text
+remains) and the caller scans with the pattern instead.
 
 Seeds: docs/design.md section 5; Tran-Thien 2024 (docs/references.md) for the
 pre-tokenizer's part in canonicality; Cox 2009 (docs/references.md) for the
@@ -227,3 +236,123 @@ def shape_group_verdicts(const int[:, ::1] trans, const unsigned char[:, ::1] ma
                 out[g] = best_verdict
     finally:
         free(text)
+
+
+cdef int* _region_classes(str region, const short[::1] class_of) except NULL:
+    """The class ids of ``region``'s characters in a new buffer (the caller frees it)."""
+    cdef Py_ssize_t n = len(region), k = 0
+    cdef Py_UCS4 char
+    cdef int* text = <int*> malloc((n + 1) * sizeof(int))
+    if text == NULL:
+        raise MemoryError()
+    for char in region:
+        text[k] = class_of[char]
+        k += 1
+    return text
+
+
+cdef int _common_boundary(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                          const unsigned char[::1] end_match, const int* text, int n,
+                          const int[::1] probes) noexcept nogil:
+    """``common_boundary`` on the region's class ids."""
+    cdef int cut = 0, best, alive, agreed, end, state, p, probe
+    while cut < n:
+        best = _run(trans, matched, text, n, cut, 0, -1, &alive)
+        if alive < 0:
+            if best <= cut:
+                return -1
+            cut = best
+            continue
+        agreed = -2
+        for p in range(probes.shape[0]):
+            probe = probes[p]
+            end = best
+            if probe < 0:
+                if end_match[alive]:
+                    end = n
+            else:
+                if matched[alive, probe]:
+                    end = n
+                state = trans[alive, probe]
+                if state >= 0 and end_match[state]:
+                    end = n + 1
+            if agreed == -2:
+                agreed = end
+            elif end != agreed:
+                return cut
+        if agreed <= cut or agreed > n:
+            return cut
+        cut = agreed
+    return cut
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def common_boundary(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                    const unsigned char[::1] end_match, const short[::1] class_of, str region,
+                    const int[::1] probes):
+    """The last pre-token boundary inside ``region`` that every continuation among ``probes``
+    (class ids, -1 = the end of the text) puts there, 0 if none; -1 where the table does not
+    decide.  Matches that end before the region's end are the same for every probe; the one
+    running at the end is resumed with each probe, and a boundary counts when every probe
+    ends it at the same offset within the region."""
+    cdef int n = <int> len(region), cut
+    cdef int* text = _region_classes(region, class_of)
+    with nogil:
+        cut = _common_boundary(trans, matched, end_match, text, n, probes)
+    free(text)
+    return cut
+
+
+cdef int _complete_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                           const unsigned char[::1] end_match, const int* text, int n,
+                           const int* cut_offsets, const unsigned char* cut_holds,
+                           int n_cuts) noexcept nogil:
+    """``complete_verdict`` on the region's class ids and the cuts as two arrays."""
+    cdef int position = 0, best, k = 0
+    while position < n:
+        best = _resume(trans, matched, end_match, text, n, position, 0, -1)
+        if best <= position:
+            return -1
+        if best < n:
+            while k < n_cuts and cut_offsets[k] < best:
+                if not cut_holds[k]:
+                    return 0
+                k += 1
+            if k == n_cuts or cut_offsets[k] != best:
+                return 0
+            k += 1
+        position = best
+    while k < n_cuts:
+        if not cut_holds[k]:
+            return 0
+        k += 1
+    return 1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def complete_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                     const unsigned char[::1] end_match, const short[::1] class_of, str region,
+                     tuple cuts):
+    """1 if ``region`` ended here is tokenized canonically at its ``cuts`` ((offset, pair
+    verdict) pairs, ascending, strictly inside; verdict True: BPE keeps the pair there
+    apart): every boundary before the end is a cut and every cut that is not a boundary
+    holds; else 0; -1 where the table does not decide."""
+    cdef int n = <int> len(region), n_cuts = <int> len(cuts), verdict, k
+    cdef int* text = _region_classes(region, class_of)
+    cdef int* offsets = <int*> malloc((n_cuts + 1) * sizeof(int))
+    cdef unsigned char* holds = <unsigned char*> malloc(n_cuts + 1)
+    try:
+        if offsets == NULL or holds == NULL:
+            raise MemoryError()
+        for k in range(n_cuts):
+            offsets[k] = cuts[k][0]
+            holds[k] = cuts[k][1] is True
+        with nogil:
+            verdict = _complete_verdict(trans, matched, end_match, text, n, offsets, holds, n_cuts)
+    finally:
+        free(text)
+        free(offsets)
+        free(holds)
+    return verdict

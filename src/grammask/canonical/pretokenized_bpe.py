@@ -34,8 +34,13 @@ What it computes
     microseconds) instead of a scan per shape and probe; a new signature's
     verdicts come from the automaton's table walked over every shape group
     and probe in compiled code (``_region_scan``, a few hundred
-    microseconds at 128k tokens).  The regex scans remain for patterns
-    without a machine and as the reference the tests compare with.
+    microseconds at 128k tokens), and kept per signature, so a single
+    token's verdict (``token_verdict``, the canonical lookahead's question)
+    is a lookup.  The region trim after a token (``_common_boundary``) and
+    the end-of-text check (``is_complete_text``) walk the same table in
+    compiled code too (``_region_scan.common_boundary`` /
+    ``complete_verdict``).  The regex scans remain for patterns without a
+    machine and as the reference the tests compare with.
 
 Data layout
     ``PretokenState`` (frozen, hashable): ``last_id``, ``region`` (class
@@ -85,7 +90,7 @@ import numpy as np
 
 from grammask import bitset
 from grammask.canonical._bpe_pairs import combine_words
-from grammask.canonical._region_scan import shape_group_verdicts
+from grammask.canonical._region_scan import common_boundary, complete_verdict, shape_group_verdicts
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.pretoken_machine import PretokenMachine
 from grammask.canonical.pretokenizer import Scanner, utf8_completion_range
@@ -97,10 +102,14 @@ _CLASS_CHARS = 3
 """Characters at the end of a region that ``state_class`` keeps."""
 
 _REGION_WORDS_CACHE = 256
-"""Regions whose (allowed, allowed-iff-pair) bitsets are kept (32 KB each at 131k tokens)."""
+"""Regions (or signatures) whose (allowed, allowed-iff-pair) bitsets, and signatures whose shape
+verdicts, are kept (32 KB and one byte per shape each at 131k tokens)."""
 
 _NO_MATCH = object()
 """Marker of 'no probe scanned yet' in ``_common_boundary`` (None means: the pattern found no match)."""
+
+_ABSENT = object()
+"""Marker of a key missing from a cache whose values may be None."""
 
 _PAIR_WORDS_CACHE = 256
 """Per-last-token pair bitsets kept (16 KB each at 131k tokens)."""
@@ -243,6 +252,7 @@ class PretokenizedBPE:
         self._trim_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
         self._words_cache: OrderedDict = OrderedDict()
+        self._codes_cache: OrderedDict = OrderedDict()
         self._pair_words_cache: OrderedDict = OrderedDict()
 
     def __getstate__(self) -> dict:
@@ -251,8 +261,8 @@ class PretokenizedBPE:
         for name in ("_shape_index", "_generic_probes", "_machine", "_probes_by_end", "_verdict_groups",
                      "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_pair_ok_memo", "_trim_memo",
                      "_pair_cache",
-                     "_scan_group_arrays",
-                     "_words_cache", "_pair_words_cache",
+                     "_scan_group_arrays", "_compiled_scan_parts",
+                     "_words_cache", "_codes_cache", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
         return state
@@ -440,8 +450,25 @@ class PretokenizedBPE:
         """
         if not state.region:
             return self._alone_codes
-        codes = self._shape_codes_by_table(state)
+        codes = self._signature_codes(state, self._region_key(state))
         return codes if codes is not None else self._shape_codes_by_scans(state)
+
+    def _signature_codes(self, state: PretokenState, key: tuple) -> Optional[np.ndarray]:
+        """``_shape_codes_by_table`` of a state whose region key is ``key``, kept per
+        signature in an LRU of ``_REGION_WORDS_CACHE`` (a failed walk too, as None):
+        a single token's verdict is then one lookup, and a region of a known
+        signature never scans."""
+        if key[0] != "signature":
+            return None
+        found = self._codes_cache.get(key, _ABSENT)
+        if found is _ABSENT:
+            found = self._shape_codes_by_table(state)
+            self._codes_cache[key] = found
+            if len(self._codes_cache) > _REGION_WORDS_CACHE:
+                self._codes_cache.popitem(last=False)
+        else:
+            self._codes_cache.move_to_end(key)
+        return found
 
     def _shape_codes_by_table(self, state: PretokenState) -> Optional[np.ndarray]:
         """``_shape_codes`` from the region's ``PretokenMachine`` signature, the automaton's
@@ -568,10 +595,13 @@ class PretokenizedBPE:
         lead_bytes, text, tail = token_parts
         if lead_bytes:
             return 0
-        key = (self._region_key(state), self._shape_index[token_id])
+        region_key = self._region_key(state)
+        key = (region_key, self._shape_index[token_id])
         found = self._token_verdict_memo.get(key)
         if found is None:
-            found = self._verdict(state, "", text, tail, False)
+            codes = self._signature_codes(state, region_key) if state.region else self._alone_codes
+            found = (int(codes[key[1]]) if codes is not None
+                     else self._verdict(state, "", text, tail, False))
             if len(self._token_verdict_memo) >= _MEMO_LIMIT:
                 self._token_verdict_memo.clear()
             self._token_verdict_memo[key] = found
@@ -643,6 +673,12 @@ class PretokenizedBPE:
         reference, which tests compare it with)."""
         if partial or not self.scanner.restartable:
             return self._common_boundary_by_scans(region, partial, partial_inside)
+        compiled = self._compiled_scans()
+        if compiled is not None:
+            (_index, trans, matched, end_match), class_of, probe_classes = compiled
+            cut = common_boundary(trans, matched, end_match, class_of, region, probe_classes)
+            if cut >= 0:
+                return cut
         cut = 0
         rest = region
         first_end = self.scanner.first_end
@@ -663,6 +699,22 @@ class PretokenizedBPE:
             cut += agreed
             rest = rest[agreed:]
         return cut
+
+    def _compiled_scans(self) -> Optional[tuple]:
+        """(``PretokenMachine.table()``, the class of each code point, every probe's class id
+        with -1 for the end of the text) for the compiled trim and end check, or None when
+        the pattern has no machine table."""
+        found = self.__dict__.get("_compiled_scan_parts", _ABSENT)
+        if found is _ABSENT:
+            table = self._machine.table() if self._machine is not None else None
+            found = None
+            if table is not None:
+                class_of = self.classes.class_of
+                probes = np.asarray([int(class_of[ord(probe)]) if probe else -1 for probe in self.probes],
+                                    dtype=np.int32)
+                found = (table, np.ascontiguousarray(class_of, dtype=np.int16), probes)
+            self._compiled_scan_parts = found
+        return found
 
     def _common_boundary_by_scans(self, region: str, partial: bytes, partial_inside: bool) -> int:
         """``_common_boundary`` from a full scan of the region followed by each probe.
@@ -692,6 +744,12 @@ class PretokenizedBPE:
         """The text so far, ended here, is canonically tokenized by these tokens (end-of-text probe)."""
         if state.partial:
             return False
+        compiled = self._compiled_scans()
+        if compiled is not None:
+            (_index, trans, matched, end_match), class_of, _probes = compiled
+            verdict = complete_verdict(trans, matched, end_match, class_of, state.region, state.cuts)
+            if verdict >= 0:
+                return bool(verdict)
         boundaries = self.scanner.boundaries(state.region)
         cut_offsets = {offset for offset, _ in state.cuts}
         if any(boundary not in cut_offsets for boundary in boundaries[:-1]):

@@ -169,6 +169,10 @@ class CanonicalLookahead:
         # ``is_allowed``; more, and the canonical state's whole keep bitset
         # is computed instead.
         self.max_tested_tokens = 512
+        # Of those, at most this many are tested one by one (wide ones
+        # first) before the keep bitset is computed anyway: a bitset of a
+        # known region signature costs about as much as a dozen tests.
+        self.max_single_tests = 16
         self.n_checked = 0
         self.budget = budget
         self._work = 0
@@ -389,8 +393,8 @@ class CanonicalLookahead:
         ``after`` complete), the grammar is not narrow here (``byte_set``,
         ``narrow``: ``next_bytes``), or the depth bound is passed with a byte
         allowed."""
-        return ((recognizer.is_accepting() and self.canonical.is_complete_canonical(after))
-                or not narrow or (depth < 0 and byte_set != _NO_BYTES))
+        return (not narrow or (depth < 0 and byte_set != _NO_BYTES)
+                or (recognizer.is_accepting() and self.canonical.is_complete_canonical(after)))
 
     def _live_after(self, recognizer, after, byte_set: bytes, narrow: bool, depth: int) -> bool:
         """Some continuation of the recognizer's state is canonical after
@@ -408,8 +412,10 @@ class CanonicalLookahead:
            tokens deeper (cheap: no mask, usually enough inside numbers,
            keys and keywords);
         2. every wide token of the grammar mask (one ``MaskComputer.fill``
-           with its narrow bitset; tested one by one, or through the
-           canonical state's whole keep bitset above ``max_tested_tokens``);
+           with its narrow bitset; up to ``max_single_tests`` tokens, wide
+           ones first, are tested one by one, and past that, or when the
+           mask holds over ``max_tested_tokens``, the canonical state's
+           whole keep bitset decides);
         3. the other narrow tokens the canonical filter allows, searched
            ``depth - 1`` tokens deeper.
 
@@ -440,6 +446,18 @@ class CanonicalLookahead:
         self.mask_computer.fill(recognizer, bits, narrow_bits)
         narrow_bits &= bits
         filtered = count_bits(bits) > self.max_tested_tokens
+        tests_left = self.max_single_tests
+        if not filtered:
+            for next_id in set_bit_ids(np.bitwise_and(bits, ~narrow_bits)):
+                if not tests_left:
+                    filtered = True
+                    break
+                tests_left -= 1
+                if self._allowed(after, next_id):
+                    self._suffix = (next_id,)
+                    return True
+        if not filtered and count_bits(narrow_bits) > tests_left:
+            filtered = True
         if filtered:
             self._spend(APPLY_UNITS)
             canonical.apply(after, bits)
@@ -448,11 +466,6 @@ class CanonicalLookahead:
             if wide_id >= 0:
                 self._suffix = (wide_id,)
                 return True
-        else:
-            for next_id in set_bit_ids(np.bitwise_and(bits, ~narrow_bits)):
-                if self._allowed(after, next_id):
-                    self._suffix = (next_id,)
-                    return True
         tried = set(one_byte)
         for next_id in set_bit_ids(narrow_bits):
             if next_id in tried or not (filtered or self._allowed(after, next_id)):
