@@ -108,6 +108,9 @@ verdicts, are kept (32 KB and one byte per shape each at 131k tokens)."""
 _NO_MATCH = object()
 """Marker of 'no probe scanned yet' in ``_common_boundary`` (None means: the pattern found no match)."""
 
+_WALK_AFTER = 3
+"""Single-token verdicts asked of one region signature before all its shapes' verdicts are walked."""
+
 _ABSENT = object()
 """Marker of a key missing from a cache whose values may be None."""
 
@@ -253,6 +256,7 @@ class PretokenizedBPE:
         self._pair_cache: OrderedDict = OrderedDict()
         self._words_cache: OrderedDict = OrderedDict()
         self._codes_cache: OrderedDict = OrderedDict()
+        self._codes_asked: dict = {}
         self._pair_words_cache: OrderedDict = OrderedDict()
 
     def __getstate__(self) -> dict:
@@ -262,7 +266,7 @@ class PretokenizedBPE:
                      "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_pair_ok_memo", "_trim_memo",
                      "_pair_cache",
                      "_scan_group_arrays", "_compiled_scan_parts",
-                     "_words_cache", "_codes_cache", "_pair_words_cache",
+                     "_words_cache", "_codes_cache", "_codes_asked", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
         return state
@@ -453,6 +457,23 @@ class PretokenizedBPE:
         codes = self._signature_codes(state, self._region_key(state))
         return codes if codes is not None else self._shape_codes_by_scans(state)
 
+    def _known_codes(self, state: PretokenState, key: tuple) -> Optional[np.ndarray]:
+        """Every shape's verdict after ``state`` (region key ``key``) when it is cheap to have:
+        an empty region's, a signature's already walked, or one asked about for the
+        ``_WALK_AFTER``-th time (a walk costs as much as a few single-token scans); else None."""
+        if not state.region:
+            return self._alone_codes
+        if key[0] != "signature":
+            return None
+        if key not in self._codes_cache:
+            asked = self._codes_asked.get(key, 0) + 1
+            if asked < _WALK_AFTER:
+                if len(self._codes_asked) >= _MEMO_LIMIT:
+                    self._codes_asked.clear()
+                self._codes_asked[key] = asked
+                return None
+        return self._signature_codes(state, key)
+
     def _signature_codes(self, state: PretokenState, key: tuple) -> Optional[np.ndarray]:
         """``_shape_codes_by_table`` of a state whose region key is ``key``, kept per
         signature in an LRU of ``_REGION_WORDS_CACHE`` (a failed walk too, as None):
@@ -599,7 +620,7 @@ class PretokenizedBPE:
         key = (region_key, self._shape_index[token_id])
         found = self._token_verdict_memo.get(key)
         if found is None:
-            codes = self._signature_codes(state, region_key) if state.region else self._alone_codes
+            codes = self._known_codes(state, region_key)
             found = (int(codes[key[1]]) if codes is not None
                      else self._verdict(state, "", text, tail, False))
             if len(self._token_verdict_memo) >= _MEMO_LIMIT:

@@ -293,11 +293,15 @@ class CanonicalLookahead:
         from a state of the same class (``CanonicalFilter.state_class``),
         each with the same next allowed bytes, is replayed
         (``_witness_holds``: one probe, cheaper than the recognizer's state
-        key on large Earley sets); else the verdict,
+        key on large Earley sets), unless the search would end alive here at
+        once (``_ends_alive``); else the verdict,
         which depends only on this state (the recognizer's exact key and the
         canonical state), is looked up or searched and cached.  When alive,
         ``self._suffix`` is the witness from here."""
         byte_set, narrow = next_bytes(recognizer, last_byte)
+        if self._ends_alive(recognizer, after, byte_set, narrow, depth):
+            self._suffix = ()
+            return True
         exact_key = (after, byte_set)
         exact = self._witnesses.get(exact_key)
         if exact is not None and self._witness_holds(recognizer, after, byte_set, narrow, depth, exact):
