@@ -123,9 +123,9 @@ def _probe_to(recognizer, probe: bytes, target: bytes) -> bytes:
     returns the probe now in place (``target``, or its common prefix with
     ``probe`` when the grammar refuses the rest)."""
     limit = min(len(probe), len(target))
-    common = 0
-    while common < limit and probe[common] == target[common]:
-        common += 1
+    # the first differing byte, from the highest set bit of the XOR of both prefixes
+    difference = int.from_bytes(probe[:limit], "big") ^ int.from_bytes(target[:limit], "big")
+    common = limit - ((difference.bit_length() + 7) >> 3)
     if len(probe) > common:
         pop_probe(recognizer, len(probe) - common)
     if len(target) > common and not push_probe(recognizer, target[common:]):
