@@ -41,7 +41,8 @@ character from its body).  Region: ``tail`` (class ids of T), the state
 (``cut_offsets``, ascending) with ``cut_holds`` (1: BPE keeps the pair
 apart, 0: it merges), the start cut at offset len(T).
 
-``common_boundary`` and ``complete_verdict`` are ``PretokenizedBPE``'s
+``table_run`` is ``PretokenMachine.run`` on the table (the state after a
+text and its best match end).  ``common_boundary`` and ``complete_verdict`` are ``PretokenizedBPE``'s
 region trim (the last boundary every probe puts inside a region) and its
 end-of-text check on the same table: the region's consecutive matches run
 in C over its class ids, and only the match still running at the region's
@@ -356,3 +357,17 @@ def complete_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matche
         free(offsets)
         free(holds)
     return verdict
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def table_run(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+              const short[::1] class_of, str text):
+    """(state after ``text`` from the start state, -1 once every thread died; end of the
+    best match so far, -1 if none): ``PretokenMachine.run`` on the table."""
+    cdef int n = <int> len(text), alive, best
+    cdef int* classes = _region_classes(text, class_of)
+    with nogil:
+        best = _run(trans, matched, classes, n, 0, 0, -1, &alive)
+    free(classes)
+    return alive, best

@@ -69,6 +69,7 @@ from typing import Optional
 import numpy as np
 import regex
 
+from grammask.canonical._region_scan import table_run
 from grammask.canonical.pretokenizer import _bracket_end
 
 _END = -1
@@ -325,8 +326,8 @@ class PretokenMachine:
         return found
 
     def _table_rows(self):
-        """``table()`` as Python lists for ``run``: (thread tuple -> state,
-        state -> thread tuple, trans rows, matched rows), or None."""
+        """``table()`` for ``run``: (thread tuple -> state, state -> thread tuple,
+        trans, matched), or None."""
         rows = self.__dict__.get("_rows")
         if rows is None and "_rows" not in self.__dict__:
             table = self.table()
@@ -335,7 +336,8 @@ class PretokenMachine:
                 order = [None] * len(index)
                 for threads, state in index.items():
                     order[state] = threads
-                rows = (index, order, trans.tolist(), matched.tolist())
+                rows = (index, order, trans, matched)
+                self._class_codes = np.ascontiguousarray(self.class_of, dtype=np.int16)
             self._rows = rows
         return rows
 
@@ -344,7 +346,14 @@ class PretokenMachine:
         return tuple(pc + 1 for pc in pcs if (program[pc][1] >> class_id) & 1)
 
     def run(self, text: str):
-        """(threads after ``text`` before their closure, end of the best match so far or None)."""
+        """(threads after ``text`` before their closure, end of the best match so far or None).
+
+        With a table, one compiled walk (``_region_scan.table_run``); else the Pike
+        machine, memoized per text and resumed after a memoized prefix."""
+        rows = self._table_rows()
+        if rows is not None:
+            state, best = table_run(rows[2], rows[3], self._class_codes, text)
+            return (rows[1][state] if state >= 0 else ()), (best if best >= 0 else None)
         memo = self._threads_memo
         found = memo.get(text)
         if found is not None:
@@ -356,28 +365,14 @@ class PretokenMachine:
                 (threads, best), start = prefix, cut
                 break
         class_of = self.class_of
-        rows = self._table_rows()
-        if rows is not None and threads:
-            # the same steps through ``table()``: one lookup per character
-            index, order, trans, matched_at = rows
-            state = index[threads]
-            for offset in range(start, len(text)):
-                class_id = class_of[ord(text[offset])]
-                if matched_at[state][class_id]:
-                    best = offset
-                state = trans[state][class_id]
-                if state < 0:
-                    break
-            threads = order[state] if state >= 0 else ()
-        else:
-            for offset in range(start, len(text)):
-                if not threads:
-                    break
-                class_id = int(class_of[ord(text[offset])])
-                pcs, matched = self._closure(threads, class_id)
-                if matched:
-                    best = offset
-                threads = self._step(pcs, class_id)
+        for offset in range(start, len(text)):
+            if not threads:
+                break
+            class_id = int(class_of[ord(text[offset])])
+            pcs, matched = self._closure(threads, class_id)
+            if matched:
+                best = offset
+            threads = self._step(pcs, class_id)
         found = (threads, best)
         if len(self._threads_memo) >= 1 << 14:
             self._threads_memo.clear()
