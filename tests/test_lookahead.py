@@ -237,3 +237,38 @@ def test_fresh_tokens_reach_the_same_state_whatever_came_before(cl100k_vocab, cl
                     n_checked += 1
             state = canonical.advance(state, token_id)
     assert n_checked > 500
+
+
+def test_candidate_bits_equal_the_numpy_expressions():
+    """``_core.candidate_bits`` (the lookahead's per-mask split of its candidates, the removal
+    of dead fresh ones, bit setting) equals the numpy expressions over the same bitsets, read
+    bit by bit."""
+    from grammask._core.candidate_bits import add_ids, clear_dead, has_candidates, split_candidates
+
+    rng = np.random.default_rng(11)
+
+    def words(n):
+        return (rng.integers(0, 1 << 32, n, dtype=np.uint64) & rng.integers(0, 1 << 32, n, dtype=np.uint64)
+                ).astype(np.uint32)
+
+    def ids(bits):
+        return [index * 32 + bit for index in range(len(bits)) for bit in range(32) if (int(bits[index]) >> bit) & 1]
+
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        bits, narrow, fresh, checked, dead = (words(n) for _ in range(5))
+        if rng.random() < 0.2:
+            narrow[:] = 0
+        unknown, others, n_fresh = split_candidates(bits, narrow, fresh, checked)
+        assert unknown == ids(bits & narrow & fresh & ~checked)
+        assert others == ids(bits & narrow & ~fresh)
+        assert n_fresh == len(ids(bits & narrow & fresh))
+        assert split_candidates(bits, narrow, None, None) == ([], ids(bits & narrow), 0)
+        assert has_candidates(bits, narrow) == bool((bits & narrow).any())
+        cleared = bits.copy()
+        assert clear_dead(cleared, narrow, fresh, dead) == len(ids(bits & narrow & fresh & dead))
+        assert np.array_equal(cleared, bits & ~(narrow & fresh & dead))
+        target = np.zeros(n, np.uint32)
+        chosen = [int(token_id) for token_id in rng.integers(0, 32 * n, 6)]
+        add_ids(target, chosen)
+        assert ids(target) == sorted(set(chosen))

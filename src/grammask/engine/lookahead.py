@@ -102,8 +102,9 @@ from collections import OrderedDict
 
 import numpy as np
 
+from grammask._core.candidate_bits import add_ids, clear_dead, has_candidates, split_candidates
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
-from grammask.bitset import byte_set_values, count_bits, discard, first_bit_id, from_ids, set_bit_ids
+from grammask.bitset import byte_set_values, count_bits, discard, first_bit_id, set_bit_ids
 from grammask.errors import InvalidArgument
 
 __all__ = ["CanonicalLookahead"]
@@ -154,6 +155,7 @@ class CanonicalLookahead:
         self._verdicts: OrderedDict = OrderedDict()
         self.cache_size = cache_size
         self._fresh_verdicts: OrderedDict = OrderedDict()
+        self._none_checked = np.zeros(n_words, np.uint32)
         self.fresh_cache_size = 256
         self._fresh_states: dict = {}
         # Per (canonical state after a token, bytes the grammar allows next),
@@ -186,21 +188,20 @@ class CanonicalLookahead:
         ``canonical_state`` (``CanonicalFilter.fresh_bitset``) have verdicts
         that depend on the recognizer's state alone: they are kept as two
         bitsets (checked, dead) per recognizer state key, so a repeated
-        grammar state costs a few vectorized operations."""
-        candidates = np.bitwise_and(bits, narrow)
-        if not candidates.any():
+        grammar state costs a compiled pass over the mask
+        (``_core.candidate_bits``)."""
+        if not has_candidates(bits, narrow):
             return 0, False
         with self._lock:
-            return self._prune(recognizer, canonical_state, bits, candidates)
-
-    def _prune(self, recognizer, canonical_state, bits: np.ndarray, candidates: np.ndarray) -> tuple:
-        self._work = 0
-        try:
-            return self._prune_within_budget(recognizer, canonical_state, bits, candidates), False
-        except _BudgetSpent:
-            return self._n_removed, True
-        finally:
-            self.max_work = max(self.max_work, self._work)
+            self._work = 0
+            self._n_removed = 0
+            try:
+                self._prune_within_budget(recognizer, canonical_state, bits, narrow)
+                return self._n_removed, False
+            except _BudgetSpent:
+                return self._n_removed, True
+            finally:
+                self.max_work = max(self.max_work, self._work)
 
     def _spend(self, units: int) -> None:
         """Count ``units`` of work; raise ``_BudgetSpent`` past the budget."""
@@ -208,48 +209,42 @@ class CanonicalLookahead:
         if self._work > self.budget:
             raise _BudgetSpent
 
-    def _prune_within_budget(self, recognizer, canonical_state, bits: np.ndarray,
-                             candidates: np.ndarray) -> int:
-        """``_prune``'s work; ``self._n_removed`` counts cleared tokens as they
+    def _prune_within_budget(self, recognizer, canonical_state, bits: np.ndarray, narrow: np.ndarray) -> None:
+        """``prune``'s work; ``self._n_removed`` counts cleared tokens as they
         go, so a cutoff keeps every verdict reached before it."""
-        self._n_removed = 0
         fresh = self.canonical.fresh_bitset(canonical_state)
-        if fresh is not None:
-            fresh_candidates = np.bitwise_and(candidates, fresh)
-            if fresh_candidates.any():
-                self._prune_fresh(recognizer, bits, fresh_candidates)
-                candidates &= ~fresh
-        for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state,
-                                                            set_bit_ids(candidates)):
+        unknown, others, n_fresh = split_candidates(bits, narrow, fresh, self._none_checked)
+        if n_fresh:
+            self._prune_fresh(recognizer, bits, narrow, fresh, unknown)
+        for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state, others):
             if not alive:
                 discard(bits, token_id)
                 self._n_removed += 1
-        return self._n_removed
 
-    def _prune_fresh(self, recognizer, bits: np.ndarray, candidates: np.ndarray) -> None:
+    def _prune_fresh(self, recognizer, bits: np.ndarray, narrow: np.ndarray, fresh: np.ndarray,
+                     candidate_ids: list) -> None:
+        """Settle the fresh candidates (``candidate_ids``, all of them) from
+        the verdicts kept for the recognizer's state key, searching the
+        unchecked ones."""
         state_key = recognizer.state_key()
         entry = self._fresh_verdicts.get(state_key)
-        if entry is None:
+        if entry is not None:
+            candidate_ids = split_candidates(bits, narrow, fresh, entry[0])[0]
+        elif candidate_ids:
             entry = self._fresh_verdicts[state_key] = (np.zeros_like(bits), np.zeros_like(bits))
             if len(self._fresh_verdicts) > self.fresh_cache_size:
                 self._fresh_verdicts.popitem(last=False)
         checked, dead = entry
-        unknown = candidates & ~checked
         decided, dead_ids = [], []
         try:
-            for token_id, alive in self._verdicts_in_byte_order(recognizer, None, set_bit_ids(unknown)):
+            for token_id, alive in self._verdicts_in_byte_order(recognizer, None, candidate_ids):
                 if not alive:
                     dead_ids.append(token_id)
                 decided.append(token_id)
         finally:
-            if decided:
-                checked |= from_ids(decided, len(checked))
-            if dead_ids:
-                dead |= from_ids(dead_ids, len(dead))
-            removed = candidates & dead
-            if removed.any():
-                bits &= ~removed
-                self._n_removed += count_bits(removed)
+            add_ids(checked, decided)
+            add_ids(dead, dead_ids)
+            self._n_removed += clear_dead(bits, narrow, fresh, dead)
 
     def _verdicts_in_byte_order(self, recognizer, canonical_state, token_ids: list):
         """Yields (token id, alive) for ``token_ids`` after the current state
