@@ -55,7 +55,9 @@ Invariants
     ``match_end(text)`` equals ``regex.match(pattern, text).end()`` on class
     strings (tested with hypothesis on the real patterns), and equal
     signatures give equal verdicts (tested against the filter's scans).
-    Work per signature is O(len(region) x program length).
+    Work per signature is one compiled table step per character of the
+    region (``_region_scan.table_run``), or O(len(region) x program length)
+    in the Pike machine where the table is not built.
 
 Seeds: Cox 2009 (docs/references.md: Thompson's construction and Pike's
 machine with leftmost-first priorities); docs/design.md section 5 and
