@@ -294,6 +294,23 @@ def test_generic_probes_give_the_verdicts_of_all_probes(encoding_and_filter):
             assert np.array_equal(reduced.allowed_words(state), full.allowed_words(state))
 
 
+def _trim_regions(backend, encoding, rng, extra: str, max_length: int) -> list:
+    """2,500 random class strings (the class representatives plus ``extra``, up to
+    ``max_length`` characters) and every region met along the encodings of ``TEXTS``."""
+    representatives = backend.classes.representatives.replace("\ufffd", "")
+    regions = [backend.classes.represent("".join(rng.choice(representatives + extra)
+                                                 for _ in range(rng.randint(1, max_length))))
+               for _ in range(2500)]
+    for text in TEXTS:
+        state = backend.initial_state()
+        for token_id in encoding.encode_ordinary(text):
+            lead, body, tail = backend._token_parts(token_id) or (b"", "", b"")
+            if not state.partial and not lead:
+                regions.append(state.region + body)
+            state = backend.advance(state, token_id)
+    return regions
+
+
 def test_incremental_trim_matches_full_scans(encoding_and_filter):
     """``_common_boundary`` (first matches, level by level, memoized suffixes) equals the reference
     that scans the whole region followed by every probe, on random class strings and on the
@@ -303,18 +320,7 @@ def test_incremental_trim_matches_full_scans(encoding_and_filter):
     encoding, flt = encoding_and_filter
     backend = pickle.loads(pickle.dumps(flt.backend))
     assert backend.scanner.restartable
-    rng = random.Random(23)
-    representatives = backend.classes.representatives.replace("\ufffd", "")
-    regions = [backend.classes.represent("".join(rng.choice(representatives + "'  aa\n")
-                                                 for _ in range(rng.randint(1, 12)))) for _ in range(2500)]
-    for text in TEXTS:
-        state = backend.initial_state()
-        for token_id in encoding.encode_ordinary(text):
-            lead, body, tail = backend._token_parts(token_id) or (b"", "", b"")
-            if not state.partial and not lead:
-                regions.append(state.region + body)
-            state = backend.advance(state, token_id)
-    for region in regions:
+    for region in _trim_regions(backend, encoding, random.Random(23), "'  aa\n", 12):
         expected = backend._common_boundary_by_scans(region, b"", True)
         assert backend._common_boundary(region, b"", True) == expected, region
         backend._trim_memo[(region, b"", True)] = expected
@@ -340,16 +346,7 @@ def test_compiled_trim_and_end_check_match_the_pattern(encoding_and_filter):
     backend = flt.backend
     (_index, trans, matched, end_match), class_of, probes = backend._compiled_scans()
     rng = random.Random(29)
-    representatives = backend.classes.representatives.replace("\ufffd", "")
-    regions = [backend.classes.represent("".join(rng.choice(representatives + "'  aa\n1")
-                                                 for _ in range(rng.randint(1, 14)))) for _ in range(2500)]
-    for text in TEXTS:
-        state = backend.initial_state()
-        for token_id in encoding.encode_ordinary(text):
-            lead, body, tail = backend._token_parts(token_id) or (b"", "", b"")
-            if not state.partial and not lead:
-                regions.append(state.region + body)
-            state = backend.advance(state, token_id)
+    regions = _trim_regions(backend, encoding, rng, "'  aa\n1", 14)
     n_complete = 0
     for region in regions:
         cut = common_boundary(trans, matched, end_match, class_of, region, probes)

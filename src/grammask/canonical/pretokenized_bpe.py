@@ -135,6 +135,19 @@ class PretokenState(NamedTuple):
     partial_cut: Optional[bool] = None
 
 
+def _lru_lookup(cache: OrderedDict, key, compute):
+    """``cache[key]``, computed by ``compute()`` on a miss (None is a value too), in an
+    LRU of ``_REGION_WORDS_CACHE`` entries."""
+    found = cache.get(key, _ABSENT)
+    if found is _ABSENT:
+        found = cache[key] = compute()
+        if len(cache) > _REGION_WORDS_CACHE:
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
+    return found
+
+
 def _utf8_length(lead: int) -> int:
     if lead < 0x80:
         return 1
@@ -481,15 +494,7 @@ class PretokenizedBPE:
         signature never scans."""
         if key[0] != "signature":
             return None
-        found = self._codes_cache.get(key, _ABSENT)
-        if found is _ABSENT:
-            found = self._shape_codes_by_table(state)
-            self._codes_cache[key] = found
-            if len(self._codes_cache) > _REGION_WORDS_CACHE:
-                self._codes_cache.popitem(last=False)
-        else:
-            self._codes_cache.move_to_end(key)
-        return found
+        return _lru_lookup(self._codes_cache, key, lambda: self._shape_codes_by_table(state))
 
     def _shape_codes_by_table(self, state: PretokenState) -> Optional[np.ndarray]:
         """``_shape_codes`` from the region's ``PretokenMachine`` signature, the automaton's
@@ -822,15 +827,7 @@ class PretokenizedBPE:
 
     def _cached_words(self, key: tuple, compute) -> tuple:
         """(allowed words, allowed-iff-pair words) for ``key``, from an LRU of ``_REGION_WORDS_CACHE``."""
-        found = self._words_cache.get(key)
-        if found is None:
-            found = compute()
-            self._words_cache[key] = found
-            if len(self._words_cache) > _REGION_WORDS_CACHE:
-                self._words_cache.popitem(last=False)
-        else:
-            self._words_cache.move_to_end(key)
-        return found
+        return _lru_lookup(self._words_cache, key, compute)
 
     def _region_words(self, state: PretokenState) -> tuple:
         """(allowed words, allowed-iff-pair words) of a region without a pending partial character."""
