@@ -23,11 +23,12 @@
 //! Data layout: `concatenate` is the subset construction over states
 //! `(state of a, sorted set of states of b)`, state 0 the dead pair
 //! `(dead, {})`, state 1 the start; classes are the common refinement of
-//! the two class maps.  `PIECES` caches minimal piece tables by the piece's
-//! parsed form (its `Debug` text, which spells every class and flag), for at
-//! most `PIECE_CACHE_SIZE` pieces per process (cleared when full).
+//! the two class maps.  `PIECES` caches minimal piece and prefix tables by
+//! the pieces' parsed form (their `Debug` text, which spells every class and
+//! flag), at most `PIECE_CACHE_BYTES` of tables per process (cleared when a
+//! table would not fit; a table larger than a quarter of it is not kept).
 
-use crate::error::{Failure, Limits};
+use crate::error::{table_bytes, Failure, Limits};
 use crate::minimize::normalize;
 use crate::regex_build::full_match_table;
 use crate::table::{Table, DEAD};
@@ -40,10 +41,11 @@ use std::sync::{Arc, Mutex};
 /// A repetition whose lower or upper bound reaches this is its own piece.
 pub const COUNTED_BOUND: u32 = 16;
 
-/// Most piece tables kept per process.
-const PIECE_CACHE_SIZE: usize = 4096;
+/// Most bytes of tables (`error::table_bytes`) the cache holds per process.
+const PIECE_CACHE_BYTES: u64 = 32 << 20;
 
-static PIECES: Mutex<Option<HashMap<String, Arc<Table>>>> = Mutex::new(None);
+/// The cached tables by key, and their total size in bytes.
+static PIECES: Mutex<Option<(HashMap<String, Arc<Table>>, u64)>> = Mutex::new(None);
 
 /// The minimal table of `hir` built piece by piece, or `None` when `hir` is
 /// not a concatenation with a counted repetition and other items, or when
@@ -108,18 +110,31 @@ fn build_piece(piece: &Hir, limits: &Limits) -> Option<Table> {
 /// The table cached under `key` (a piece's, or a prefix's: its pieces' keys
 /// joined by NUL), else `build`'s, cached when built.
 fn cached(key: &str, limits: &Limits, build: impl FnOnce() -> Option<Table>) -> Option<Arc<Table>> {
-    if let Some(table) = PIECES.lock().ok()?.as_ref().and_then(|cache| cache.get(key)) {
+    if let Some(table) = PIECES.lock().ok()?.as_ref().and_then(|(cache, _)| cache.get(key)) {
         limits.check_table_bytes(table.n_states(), table.n_classes).ok()?;
         return Some(Arc::clone(table));
     }
     let table = Arc::new(build()?);
-    let mut guard = PIECES.lock().ok()?;
-    let cache = guard.get_or_insert_with(HashMap::new);
-    if cache.len() >= PIECE_CACHE_SIZE {
-        cache.clear();
+    let bytes = table_bytes(table.n_states(), table.n_classes);
+    if bytes <= PIECE_CACHE_BYTES / 4 {
+        let mut guard = PIECES.lock().ok()?;
+        let (cache, total) = guard.get_or_insert_with(|| (HashMap::new(), 0));
+        if *total + bytes > PIECE_CACHE_BYTES {
+            cache.clear();
+            *total = 0;
+        }
+        if cache.insert(key.to_string(), Arc::clone(&table)).is_none() {
+            *total += bytes;
+        }
     }
-    cache.insert(key.to_string(), Arc::clone(&table));
     Some(table)
+}
+
+/// Empties `PIECES` (`grammask.clear_caches` calls it through `terminals`).
+pub fn clear_cache() {
+    if let Ok(mut guard) = PIECES.lock() {
+        *guard = None;
+    }
 }
 
 /// The table of the strings `xy` with `x` accepted by `a` and `y` by `b`
