@@ -56,14 +56,16 @@ pub fn concatenation_table(hir: &Hir, limits: &Limits) -> Option<Table> {
     let last = pieces.len() - 1;
     let mut prefix_key = keys[0].clone();
     let mut result = cached(&prefix_key, limits, || build_piece(&pieces[0], limits))?;
-    for index in 1..=last {
+    for index in 1..last {
         prefix_key.push('\0');
         prefix_key.push_str(&keys[index]);
         let piece = cached(&keys[index], limits, || build_piece(&pieces[index], limits))?;
-        let step = || normalize(&concatenate(&result, &piece, &relaxed(limits)).ok()?, &relaxed(limits)).ok();
-        result = if index == last { Arc::new(step()?) } else { cached(&prefix_key, limits, step)? };
+        result = cached(&prefix_key, limits, || {
+            normalize(&concatenate(&result, &piece, &relaxed(limits)).ok()?, &relaxed(limits)).ok()
+        })?;
     }
-    normalize(&result, limits).ok()
+    let piece = cached(&keys[last], limits, || build_piece(&pieces[last], limits))?;
+    normalize(&concatenate(&result, &piece, &relaxed(limits)).ok()?, limits).ok()
 }
 
 /// The pieces of a concatenation holding a counted repetition beside other
@@ -103,6 +105,7 @@ fn split(hir: &Hir) -> Option<Vec<Hir>> {
     (pieces.len() > 1).then_some(pieces)
 }
 
+/// A piece's minimal table through regex-automata (only `max_bytes` bounds it).
 fn build_piece(piece: &Hir, limits: &Limits) -> Option<Table> {
     normalize(&full_match_table(piece, &relaxed(limits)).ok()?, &relaxed(limits)).ok()
 }
