@@ -35,7 +35,10 @@ tables (``==`` and ``hash`` compare table content, which the front end uses
 to deduplicate terminals).  Bytes that are not valid UTF-8 lead to state 0.
 An empty language is the one-state table with ``start == 0``.
 
-Compiled DFAs are cached by their arguments, since grammars reuse patterns.
+Compiled DFAs are cached by their arguments, since grammars reuse patterns;
+the crate also keeps, per process, the pieces it builds a concatenation
+from (``PIECE_CACHE``: JSON's member separator ``[ \t\n\r]{0,256}:...``
+joined with each schema's value pattern, csrc/dfa/src/concat.rs).
 """
 
 from __future__ import annotations
@@ -338,3 +341,16 @@ def _compile_substrings_cached(text: str, max_states: int, max_bytes: int) -> DF
     except _dfa_builder.DfaBuildError as error:
         _raise_build_error(error, source, source)
     return DFA._from_tables("substrings", source, tables)
+
+
+class _PieceCache:
+    """The crate's cache of concatenation pieces, exposed with a ``cache_clear``
+    like the caches above, so ``clear_caches`` (which calls every one in this
+    module) makes the next build of a joined pattern start cold too."""
+
+    @staticmethod
+    def cache_clear() -> None:
+        _dfa_builder.clear_piece_cache()
+
+
+PIECE_CACHE = _PieceCache()

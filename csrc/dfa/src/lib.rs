@@ -3,6 +3,7 @@
 //! invariants, `README.md` for the table contract with the Python side).
 //!
 //! Modules: `regex_build` (pattern -> regex-automata DFA -> table),
+//! `concat` (a concatenation from its pieces' cached minimal tables),
 //! `variants` (early end, complement, literal sets, substrings),
 //! `name_trie` (key-exclusion terminals built from a trie of names),
 //! `minimize` (trim + Hopcroft + canonical numbering), `table` (the table and
@@ -11,6 +12,7 @@
 //! only with the default `python` feature so `cargo test
 //! --no-default-features` needs no Python).
 
+pub mod concat;
 pub mod error;
 pub mod guard;
 pub mod minimize;

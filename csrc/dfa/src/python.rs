@@ -113,6 +113,12 @@ fn build_substrings_table(py: Python<'_>, text: &str, max_states: usize, max_byt
     run_build(py, move || build_substrings(&text, &limits(max_states, max_bytes)))
 }
 
+/// Empties the per-process cache of concatenation pieces (`concat.rs`).
+#[pyfunction]
+fn clear_piece_cache() {
+    crate::concat::clear_cache();
+}
+
 #[pymodule]
 fn _dfa_builder(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FORMAT_VERSION", FORMAT_VERSION)?;
@@ -120,5 +126,6 @@ fn _dfa_builder(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_regex_table, m)?)?;
     m.add_function(wrap_pyfunction!(build_literals_table, m)?)?;
     m.add_function(wrap_pyfunction!(build_substrings_table, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_piece_cache, m)?)?;
     Ok(())
 }

@@ -114,7 +114,7 @@ impl Table {
 /// Class map of the common refinement of two class maps: byte b's class is
 /// determined by the pair (a[b], b[b]); classes are numbered by first byte.
 /// Returns the map, the number of classes and, per class, its pair.
-fn refine_classes(a: &[u8; 256], b: &[u8; 256]) -> ([u8; 256], Vec<(usize, usize)>) {
+pub(crate) fn refine_classes(a: &[u8; 256], b: &[u8; 256]) -> ([u8; 256], Vec<(usize, usize)>) {
     let mut class_map = [0u8; 256];
     let mut pairs: Vec<(usize, usize)> = Vec::new();
     let mut pair_ids: HashMap<(usize, usize), u8> = HashMap::new();

@@ -25,11 +25,13 @@
 //! `utf8_validator` is the 9-state automaton of well-formed UTF-8 (Unicode
 //! Table 3-7: no overlongs, no surrogates, nothing above U+10FFFF).
 
+use crate::concat::concatenation_table;
 use crate::error::{Failure, Limits};
 use crate::minimize::normalize;
 use crate::name_trie::build_key_exclusion;
 use crate::regex_build::{full_match_table, no_match_inside_table, parse};
 use crate::table::{intersect, subtract, Table, DEAD};
+use regex_syntax::hir::Hir;
 
 /// What a regex terminal means.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,9 +77,9 @@ pub fn build_regex(pattern: &str, kind: Kind, case_insensitive: bool, limits: &L
     }
     let hir = parse(pattern, case_insensitive)?;
     match kind {
-        Kind::Regex => normalize(&full_match_table(&hir, limits)?, limits),
+        Kind::Regex => minimal_full_match(&hir, limits),
         Kind::EarlyEnd => {
-            let minimal = normalize(&full_match_table(&hir, limits)?, limits)?;
+            let minimal = minimal_full_match(&hir, limits)?;
             normalize(&minimal.early_end(), limits)
         }
         Kind::Complement => {
@@ -85,6 +87,16 @@ pub fn build_regex(pattern: &str, kind: Kind, case_insensitive: bool, limits: &L
             normalize(&intersect(&bytes_without_match, &utf8_validator(), limits)?, limits)
         }
         Kind::Intersection | Kind::Difference | Kind::KeyExclusion => unreachable!("handled above"),
+    }
+}
+
+/// The minimal table of the strings fully matching `hir`: from its pieces
+/// when it is a concatenation with a counted repetition (`concat`, the same
+/// table), else through one regex-automata DFA.
+fn minimal_full_match(hir: &Hir, limits: &Limits) -> Result<Table, Failure> {
+    match concatenation_table(hir, limits) {
+        Some(table) => Ok(table),
+        None => normalize(&full_match_table(hir, limits)?, limits),
     }
 }
 

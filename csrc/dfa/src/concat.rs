@@ -1,0 +1,310 @@
+//! Full-match tables of concatenations built from their pieces' minimal
+//! tables, so that a piece many patterns share is determinized once per
+//! process.
+//!
+//! What it computes: for a pattern whose parsed form is a concatenation
+//! holding a counted repetition (`x{m,n}` with a bound of at least
+//! `COUNTED_BOUND`), the minimal table of the whole pattern, as the
+//! left-to-right concatenation of its pieces' minimal tables (each maximal
+//! run of other items is one piece, each counted repetition another) and
+//! `minimize::normalize` after every step.  The motivating case is JSON
+//! Schema's member separator `[ \t\n\r]{0,256}:[ \t\n\r]{0,256}` joined with
+//! a schema's own value pattern: the two whitespace counts are most of the
+//! states, and regex-automata rebuilt them for every joined pattern.
+//!
+//! Why the result is identical to `regex_build::full_match_table` followed by
+//! `normalize`: both accept the same language (the concatenation of the
+//! pieces' languages is the pattern's), and `normalize` maps equal languages
+//! to equal tables (`minimize.rs`).  Limits: every intermediate table is
+//! bounded by `max_bytes`; any failure of this path (a piece past a limit,
+//! a product too large) returns `None` and the caller builds the pattern as
+//! a whole, so errors are exactly the whole-pattern build's.
+//!
+//! Data layout: `concatenate` is the subset construction over states
+//! `(state of a, sorted set of states of b)`, state 0 the dead pair
+//! `(dead, {})`, state 1 the start; classes are the common refinement of
+//! the two class maps.  `PIECES` caches minimal piece and prefix tables by
+//! the pieces' parsed form (their `Debug` text, which spells every class and
+//! flag), at most `PIECE_CACHE_BYTES` of tables per process (cleared when a
+//! table would not fit; a table larger than a quarter of it is not kept).
+
+use crate::error::{table_bytes, Failure, Limits};
+use crate::minimize::normalize;
+use crate::regex_build::full_match_table;
+use crate::table::{Table, DEAD};
+use crate::variants::relaxed;
+use regex_syntax::hir::{Hir, HirKind};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, Mutex};
+
+/// A repetition whose lower or upper bound reaches this is its own piece.
+pub const COUNTED_BOUND: u32 = 16;
+
+/// Most bytes of tables (`error::table_bytes`) the cache holds per process.
+const PIECE_CACHE_BYTES: u64 = 32 << 20;
+
+/// The cached tables by key, and their total size in bytes.
+static PIECES: Mutex<Option<(HashMap<String, Arc<Table>>, u64)>> = Mutex::new(None);
+
+/// The minimal table of `hir` built piece by piece, or `None` when `hir` is
+/// not a concatenation with a counted repetition and other items, or when
+/// any step fails (the caller then builds it whole).
+pub fn concatenation_table(hir: &Hir, limits: &Limits) -> Option<Table> {
+    let pieces = split(hir)?;
+    let keys: Vec<String> = pieces.iter().map(|piece| format!("{piece:?}")).collect();
+    let last = pieces.len() - 1;
+    let mut prefix_key = keys[0].clone();
+    let mut result = cached(&prefix_key, limits, || build_piece(&pieces[0], limits))?;
+    for index in 1..last {
+        prefix_key.push('\0');
+        prefix_key.push_str(&keys[index]);
+        let piece = cached(&keys[index], limits, || build_piece(&pieces[index], limits))?;
+        result = cached(&prefix_key, limits, || {
+            normalize(&concatenate(&result, &piece, &relaxed(limits)).ok()?, &relaxed(limits)).ok()
+        })?;
+    }
+    let piece = cached(&keys[last], limits, || build_piece(&pieces[last], limits))?;
+    normalize(&concatenate(&result, &piece, &relaxed(limits)).ok()?, limits).ok()
+}
+
+/// The pieces of a concatenation holding a counted repetition beside other
+/// items: each counted repetition alone, each run of other items as one
+/// concatenation.  `None` when there is nothing to split, or when the
+/// pattern has a look-around assertion (`^`, `$`, `\b`: its meaning depends
+/// on the bytes beside it, which a piece built alone does not see).
+fn split(hir: &Hir) -> Option<Vec<Hir>> {
+    let items = match hir.kind() {
+        HirKind::Concat(items) if hir.properties().look_set().is_empty() => items,
+        _ => return None,
+    };
+    let counted = |item: &Hir| match item.kind() {
+        HirKind::Repetition(repetition) => {
+            repetition.min >= COUNTED_BOUND || repetition.max.is_some_and(|max| max >= COUNTED_BOUND)
+        }
+        _ => false,
+    };
+    if !items.iter().any(counted) {
+        return None;
+    }
+    let mut pieces: Vec<Hir> = Vec::new();
+    let mut run: Vec<Hir> = Vec::new();
+    for item in items {
+        if counted(item) {
+            if !run.is_empty() {
+                pieces.push(Hir::concat(std::mem::take(&mut run)));
+            }
+            pieces.push(item.clone());
+        } else {
+            run.push(item.clone());
+        }
+    }
+    if !run.is_empty() {
+        pieces.push(Hir::concat(run));
+    }
+    (pieces.len() > 1).then_some(pieces)
+}
+
+/// A piece's minimal table through regex-automata (only `max_bytes` bounds it).
+fn build_piece(piece: &Hir, limits: &Limits) -> Option<Table> {
+    normalize(&full_match_table(piece, &relaxed(limits)).ok()?, &relaxed(limits)).ok()
+}
+
+/// The table cached under `key` (a piece's, or a prefix's: its pieces' keys
+/// joined by NUL), else `build`'s, cached when built.
+fn cached(key: &str, limits: &Limits, build: impl FnOnce() -> Option<Table>) -> Option<Arc<Table>> {
+    if let Some(table) = PIECES.lock().ok()?.as_ref().and_then(|(cache, _)| cache.get(key)) {
+        limits.check_table_bytes(table.n_states(), table.n_classes).ok()?;
+        return Some(Arc::clone(table));
+    }
+    let table = Arc::new(build()?);
+    let bytes = table_bytes(table.n_states(), table.n_classes);
+    if bytes <= PIECE_CACHE_BYTES / 4 {
+        let mut guard = PIECES.lock().ok()?;
+        let (cache, total) = guard.get_or_insert_with(|| (HashMap::new(), 0));
+        if *total + bytes > PIECE_CACHE_BYTES {
+            cache.clear();
+            *total = 0;
+        }
+        if cache.insert(key.to_string(), Arc::clone(&table)).is_none() {
+            *total += bytes;
+        }
+    }
+    Some(table)
+}
+
+/// Empties `PIECES` (`grammask.clear_caches` calls it through `terminals`).
+pub fn clear_cache() {
+    if let Ok(mut guard) = PIECES.lock() {
+        *guard = None;
+    }
+}
+
+/// The table of the strings `xy` with `x` accepted by `a` and `y` by `b`
+/// (subset construction, see the module docstring); only `max_bytes`
+/// bounds it.
+pub fn concatenate(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failure> {
+    if a.start == DEAD || b.start == DEAD {
+        return Ok(Table::empty_language());
+    }
+    let (class_map, class_pairs) = crate::table::refine_classes(&a.class_map, &b.class_map);
+    let n_classes = class_pairs.len();
+    // A state's key: its state of `a`, then its sorted set of states of `b`.
+    let key_of = |state_a: u32, set: &mut Vec<u32>| {
+        if a.accepting[state_a as usize] && !set.contains(&b.start) {
+            set.push(b.start);
+        }
+        set.sort_unstable();
+        set.insert(0, state_a);
+    };
+    let mut start = Vec::new();
+    key_of(a.start, &mut start);
+    let mut ids: HashMap<Box<[u32]>, u32, BuildHasherDefault<WordHasher>> = HashMap::default();
+    let mut keys: Vec<Box<[u32]>> = vec![Box::new([DEAD]), start.clone().into_boxed_slice()];
+    ids.insert(start.into_boxed_slice(), 1);
+    let mut transitions: Vec<u32> = vec![DEAD; n_classes];
+    let mut accepting = vec![false];
+    let mut current: Vec<u32> = Vec::new();
+    let mut next: Vec<u32> = Vec::new();
+    let mut state_id = 1;
+    while state_id < keys.len() {
+        current.clear();
+        current.extend_from_slice(&keys[state_id]);
+        state_id += 1;
+        accepting.push(current[1..].iter().any(|&state_b| b.accepting[state_b as usize]));
+        for &(class_a, class_b) in &class_pairs {
+            next.clear();
+            for &state_b in &current[1..] {
+                let next_b = b.next_by_class(state_b, class_b);
+                if next_b != DEAD && !next.contains(&next_b) {
+                    next.push(next_b);
+                }
+            }
+            let next_a = a.next_by_class(current[0], class_a);
+            if next_a == DEAD && next.is_empty() {
+                transitions.push(DEAD);
+                continue;
+            }
+            key_of(next_a, &mut next);
+            let next_id = match ids.get(&next[..]) {
+                Some(&next_id) => next_id,
+                None => {
+                    let next_id = keys.len() as u32;
+                    limits.check_table_bytes(keys.len() + 1, n_classes)?;
+                    ids.insert(next.clone().into_boxed_slice(), next_id);
+                    keys.push(next.clone().into_boxed_slice());
+                    next_id
+                }
+            };
+            transitions.push(next_id);
+        }
+    }
+    Ok(Table { class_map, n_classes, transitions, accepting, start: 1 })
+}
+
+/// Multiply-rotate hashing of `u32` words (the keys are short and not
+/// adversarial: their values are state numbers of tables the crate built).
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(4) {
+            let mut word = [0u8; 4];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u32(u32::from_le_bytes(word));
+        }
+    }
+
+    fn write_u32(&mut self, word: u32) {
+        self.0 = (self.0.rotate_left(5) ^ word as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.0 = (self.0.rotate_left(5) ^ word as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::regex_build::parse;
+
+    fn limits() -> Limits {
+        Limits { max_states: 100_000, max_bytes: 1 << 26 }
+    }
+
+    fn whole(pattern: &str) -> Table {
+        normalize(&full_match_table(&parse(pattern, false).unwrap(), &limits()).unwrap(), &limits()).unwrap()
+    }
+
+    #[test]
+    fn pieces_give_the_whole_patterns_table() {
+        for pattern in [
+            r"[ \t\n\r]{0,256}:[ \t\n\r]{0,256}",
+            r#"(?:[ \t\n\r]{0,256}:[ \t\n\r]{0,256})(?:"[0-9]{4}-[0-9]{2}-[0-9]{2}")"#,
+            r#"(?:[ \t\n\r]{0,20}:[ \t\n\r]{0,20})(?:"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}){0,20}")"#,
+            r"a{0,16}a{16,}b?",
+            r"(?:ab|a){16}(?:b|ba){0,17}a*",
+            r"x{16}|y",
+            r"é{16,20}[^a]{3}",
+            r"a{0,20}(?-u:\b)b|a{0,20}(?-u:\b)",
+            r"a{0,20}$b?",
+            r"(?-u:\B)a{0,20}b",
+        ] {
+            let hir = parse(pattern, false).unwrap();
+            let built = concatenation_table(&hir, &limits());
+            let expected = whole(pattern);
+            match built {
+                Some(table) => assert_eq!(table, expected, "{pattern}"),
+                None => assert!(split(&hir).is_none(), "{pattern}: split but not built"),
+            }
+        }
+    }
+
+    #[test]
+    fn combinations_of_fragments_give_the_whole_patterns_tables() {
+        let mut checked = 0;
+        let fragments = ["a{0,16}", "b{16}", "(?:ab|b){2,18}", "b", "a?", "(?:a|bb)*", "x{17,}", "[^b]", "é"];
+        for first in fragments {
+            for second in fragments {
+                for third in ["", ":", "[^b]{2}"] {
+                    let pattern = format!("{first}{third}{second}");
+                    let hir = parse(&pattern, false).unwrap();
+                    let Ok(expected) = full_match_table(&hir, &limits()).and_then(|t| normalize(&t, &limits())) else {
+                        continue;
+                    };
+                    checked += 1;
+                    match concatenation_table(&hir, &limits()) {
+                        Some(table) => assert_eq!(table, expected, "{pattern}"),
+                        None => assert!(split(&hir).is_none(), "{pattern}: split but not built"),
+                    }
+                }
+            }
+        }
+        assert!(checked > 230, "{checked}");
+    }
+
+    #[test]
+    fn concatenation_accepts_exactly_the_products() {
+        let a = whole("a|ab");
+        let b = whole("b*c?");
+        let table = concatenate(&a, &b, &limits()).unwrap();
+        for (text, expected) in [("a", true), ("ab", true), ("abb", true), ("abc", true), ("ac", true),
+                                 ("", false), ("b", false), ("aca", false), ("abcb", false)] {
+            assert_eq!(table.fullmatch(text.as_bytes()), expected, "{text}");
+        }
+        let empty = Table::empty_language();
+        assert_eq!(concatenate(&a, &empty, &limits()).unwrap(), Table::empty_language());
+    }
+
+    #[test]
+    fn a_piece_past_the_byte_limit_falls_back() {
+        let tight = Limits { max_states: 100, max_bytes: 2_000 };
+        assert!(concatenation_table(&parse("a{0,300}b", false).unwrap(), &tight).is_none());
+    }
+}
