@@ -121,7 +121,8 @@ class Translator(GrammarBuilder):
 
     def translate(self) -> GrammarAST:
         try:
-            value = self.node(self.root, "")
+            # The resolver's root URI already holds the root's own ``$id``.
+            value = self.node(self.root, "", based=True)
         except RecursionError:
             raise LimitExceeded("max_schema_depth", None, self.options.max_schema_depth,
                                 "schema nesting too deep for the translator") from None
