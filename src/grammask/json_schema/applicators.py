@@ -287,7 +287,7 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
                                                 and has_constraints(others)):
             return None  # items after a prefix: not a contains
         if not positional and has_constraints(others) and "contains" in translator.newer_keywords:
-            return None  # drafts 3 and 4 have no contains to say "an item fails"
+            return None  # a draft 3 or 4 document that spells contains (ignored there)
         members.extend(positional + [others])
     for keyword in ("properties", "patternProperties"):
         if isinstance(own.get(keyword), dict):
