@@ -29,7 +29,9 @@ keywords: other types; values other than the excluded ones (null and
 booleans by the values left, numbers as the open intervals between excluded
 numbers, strings as a ``difference`` terminal minus every JSON spelling of
 the excluded strings); objects lacking one required name (``properties:
-{name: false}``); strings outside the pattern's language (a ``difference``
+{name: false}``); objects holding one of the keys a ``propertyNames`` of
+the forms ``false`` / ``{not: {enum: E}}`` / ``{not: {const: c}}`` fails on
+(``_names_complements``; any other ``propertyNames`` is not negated); strings outside the pattern's language (a ``difference``
 terminal); numbers that are no multiple of a ``multipleOf`` step
 (``values.NOT_MULTIPLES``, read by ``number_nodes``: listed within narrow
 bounds, else one remainder automaton; in a schema's own ``not`` only, not
@@ -269,6 +271,8 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
     asserting = _asserting(schema, own)
     if "multipleOf" in asserting and not multiples:
         return None
+    if "propertyNames" in asserting and _failing_names(translator, own["propertyNames"]) is not None:
+        asserting = asserting - {"propertyNames"}
     if not asserting <= NEGATABLE_KEYWORDS or not all(
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own):
@@ -419,6 +423,9 @@ def _complements(translator, rest: dict, negated: dict, pointer: str,
     alternatives = []
     if not _POSITION_KEYWORDS.isdisjoint(negated):
         alternatives.extend(_position_complements(translator, rest, negated, pointer))
+    if "propertyNames" in negated:
+        alternatives.extend(_names_complements(translator, rest, negated["propertyNames"],
+                                               pointer))
     for keyword in [k for k in negated if k in NEGATABLE_KEYWORDS - _POSITION_KEYWORDS]:
         value = negated[keyword]
         if keyword == "type":
@@ -488,6 +495,42 @@ def _complements(translator, rest: dict, negated: dict, pointer: str,
                 continue
             alternatives.append(_strings_minus(translator, rest, ['"' + content + '"'], pointer))
     return alternatives
+
+
+def _failing_names(translator, names_schema: Any) -> Optional[list]:
+    """For a ``propertyNames`` schema that fails exactly on finitely many key
+    strings (``false``: every key, returned as ``[None]``; ``{"not": {"enum":
+    E}}`` or ``{"not": {"const": c}}``, annotations aside: the strings of E
+    or c), those keys; None for any other form, or where the declared draft
+    has no ``propertyNames``."""
+    if "propertyNames" in translator.newer_keywords:
+        return None
+    if names_schema is False:
+        return [None]
+    if not isinstance(names_schema, dict) or set(names_schema) - ANNOTATION_KEYWORDS != {"not"}:
+        return None
+    inner = names_schema["not"]
+    if not isinstance(inner, dict) or len(set(inner) - ANNOTATION_KEYWORDS) != 1:
+        return None
+    if isinstance(inner.get("enum"), list):
+        members = inner["enum"]
+    elif "const" in inner:
+        members = [inner["const"]]
+    else:
+        return None
+    return list(dict.fromkeys(member for member in members if isinstance(member, str)))
+
+
+def _names_complements(translator, rest: dict, names_schema: Any, pointer: str) -> list:
+    """The objects of ``rest`` failing ``propertyNames: names_schema`` (a form
+    ``_failing_names`` reads): an object fails it iff one of its keys does,
+    so one alternative per failing key, required (any key at all for
+    ``false``)."""
+    extras = [{"type": "object", "minProperties": 1} if name is None else
+              {"type": "object", "required": [name]}
+              for name in _failing_names(translator, names_schema)]
+    return [translator.node(merge_schemas(translator, [rest, extra], pointer, owner=0), pointer)
+            for extra in extras]
 
 
 def _format_regex(name: str) -> str:
