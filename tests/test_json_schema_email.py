@@ -161,3 +161,18 @@ def test_generated_strings(matchers, text):
 def test_edited_mailboxes(matchers, text, position, piece):
     position %= len(text) + 1
     _check(matchers, text[:position] + piece + text[position + 1:])
+
+
+def test_long_length_bound_counts_beside_the_plain_subset():
+    """``maxLength: 1024`` beside the whole format passes the DFA limits: the
+    bound is counted beside the plain subset (``formats.PLAIN_SUBSETS``),
+    silently stricter (quoted local parts and address literals refused),
+    never looser; a bound that fits keeps the whole format."""
+    long_bound = SchemaMatcher({"type": "string", "format": "email", "maxLength": 1024})
+    short_bound = SchemaMatcher({"type": "string", "format": "email", "maxLength": 20})
+    assert long_bound.warnings == [] and short_bound.warnings == []
+    for text in HAND_WRITTEN + ["a" * 1020 + "@b.c", "a" * 1021 + "@b.c", "a" * 16 + "@b.c"]:
+        plain = rfc5321_mailbox(text) and '"' not in text and "[" not in text
+        assert long_bound.accepts(json.dumps(text)) == (plain and len(text) <= 1024), text
+        assert short_bound.accepts(json.dumps(text)) == (rfc5321_mailbox(text)
+                                                         and len(text) <= 20), text

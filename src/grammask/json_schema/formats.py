@@ -293,6 +293,14 @@ what is refused: exact enough to assert (never looser), but their
 complement would accept those strings as failing the format, so a ``not``
 of them is not built (``negatable``)."""
 
+PLAIN_SUBSETS = {"email": f"^{_DOT_STRING}@{_LDH_LABEL}(?:\\.{_LDH_LABEL})*$"}
+"""Formats with a pattern of a plain subset of their strings (mailboxes
+without quoted local parts or address literals: 8 DFA states where the whole
+format has about 300), which a length bound too large to count beside the
+whole format (``maxLength: 1024``) is counted beside instead
+(``string_nodes``): stricter than the format there, never looser, as
+``STRICTER`` formats are."""
+
 UNCOUNTED_MAX_LENGTH = {"hostname": HOSTNAME_MAX_LENGTH}
 """Asserted formats with a most-characters limit their pattern does not
 count (a hostname's 253 characters with its 63-character labels make a DFA
