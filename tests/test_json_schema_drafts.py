@@ -15,6 +15,8 @@ declared draft 4/6/7 (``NEWER``) are ignored there, silently.
 
 from __future__ import annotations
 
+import json
+
 import jsonschema
 import pytest
 
@@ -130,3 +132,49 @@ def test_keywords_newer_than_the_draft_are_ignored(case, declared):
     assert SchemaMatcher(schema).warnings == []
     modern = declared_oracle(schema | {"$schema": MODERN[0]})
     assert any(modern.is_valid(x) != declared_oracle(schema).is_valid(x) for x in pool), case
+
+
+DRAFT_4 = "http://json-schema.org/draft-04/schema#"
+ITEMS_ONE_OF = {
+    "$schema": DRAFT_4, "type": "object",
+    "properties": {"coordinates": {"oneOf": [
+        {"type": "array", "items": {"type": "number"}},
+        {"type": "array", "items": {"type": "array", "items": {"type": "number"}}},
+        {"type": "array", "items": {"type": "integer", "maximum": 3}, "maxItems": 2}]}}}
+ITEMS_POOL = [{"coordinates": value} for value in (
+    [], [1], [1.5], [5], [1, 2], [1, 2, 3], [[1]], [[1], 2], [["a"]], [[]], [[], []], ["a"],
+    [1, [2]], [2.5, 1], [3, 3], [4, 1], [1, 2.0], [[1, 2], [3.5]], "x", 1, None)] + [{}, []]
+
+
+def test_draft_4_items_negated_without_contains():
+    """Draft 4 has no ``contains``; the complement of ``items`` ("some item
+    fails") is still built when the document does not spell ``contains``,
+    so oneOf branches over arrays are subtracted exactly, silently."""
+    _, _, n_valid = assert_exact_and_silent(ITEMS_ONE_OF, ITEMS_POOL)
+    assert 0 < n_valid < len(ITEMS_POOL)
+
+
+def test_draft_4_document_spelling_contains_still_warns():
+    """A draft-4 document that spells ``contains`` (ignored there) keeps the
+    key ignored everywhere, and the oneOf that needs the complement warns."""
+    schema = dict(ITEMS_ONE_OF, properties=dict(ITEMS_ONE_OF["properties"],
+                                                other={"contains": {"type": "string"}}))
+    matcher = SchemaMatcher(schema)
+    assert any("'oneOf'" in str(warning) for warning in matcher.warnings)
+    assert matcher.accepts('{"other": [1]}') and declared_oracle(schema).is_valid({"other": [1]})
+
+
+@pytest.mark.parametrize("declared", [DRAFT_4, "http://json-schema.org/draft-03/schema#"])
+def test_draft_4_integer_enum_members_are_integer_spellings(declared):
+    """Drafts 3 and 4: ``type: integer`` beside an enum rejects ``1.0`` (a
+    number there), while the enum alone accepts it (1.0 equals 1)."""
+    pool_texts = ["1", "1.0", "3", "3.00", "2.5", "0", "-0", "-0.0", '"a"', "true", "7"]
+    for schema in ({"type": "integer", "enum": [1, 3.0, 2.5, 0, "a", True]},
+                   {"type": ["integer", "string"], "enum": [1, 3.0, 2.5, 0, "a", True]},
+                   {"enum": [1, 3.0, 0]}):
+        schema = dict(schema, **{"$schema": declared})
+        matcher = SchemaMatcher(schema)
+        assert matcher.warnings == []
+        oracle = declared_oracle(schema)
+        for text in pool_texts:
+            assert matcher.accepts(text) == oracle.is_valid(json.loads(text)), (schema, text)

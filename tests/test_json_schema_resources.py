@@ -62,6 +62,23 @@ def test_remote_references_are_exact(schema, instances):
         assert matcher.accepts(json.dumps(instance)) == oracle.is_valid(instance), instance
 
 
+RELATIVE_ROOT = {"$schema": "http://json-schema.org/draft-07/schema#",
+                 "$id": "example.org/schemas/configuration.json", "type": "object",
+                 "additionalProperties": {"$ref": "#/definitions/entry"},
+                 "definitions": {"entry": {"type": "array", "items": {"$ref": "#/definitions/id"}},
+                                 "id": {"type": "string", "maxLength": 2}}}
+
+
+def test_relative_root_id_applied_once():
+    """A relative ``$id`` at the root is the root's base once: ``#/...``
+    references resolve inside the document (they warned as unresolved)."""
+    matcher = SchemaMatcher(RELATIVE_ROOT)
+    assert matcher.warnings == []
+    oracle = jsonschema.Draft7Validator(RELATIVE_ROOT)
+    for instance in [{"a": ["x", "yz"]}, {"a": ["xyz"]}, {"a": [1]}, {"a": "x"}, {}, []]:
+        assert matcher.accepts(json.dumps(instance)) == oracle.is_valid(instance), instance
+
+
 def test_unknown_document_warns():
     with pytest.warns(GrammarWarning, match="not inside"):
         translate_schema({"$ref": "http://example.com/missing.json"}, resources=DOCUMENTS)

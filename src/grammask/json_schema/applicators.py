@@ -29,7 +29,9 @@ keywords: other types; values other than the excluded ones (null and
 booleans by the values left, numbers as the open intervals between excluded
 numbers, strings as a ``difference`` terminal minus every JSON spelling of
 the excluded strings); objects lacking one required name (``properties:
-{name: false}``); strings outside the pattern's language (a ``difference``
+{name: false}``); objects holding one of the keys a ``propertyNames`` of
+the forms ``false`` / ``{not: {enum: E}}`` / ``{not: {const: c}}`` fails on
+(``_names_complements``; any other ``propertyNames`` is not negated); strings outside the pattern's language (a ``difference``
 terminal); numbers that are no multiple of a ``multipleOf`` step
 (``values.NOT_MULTIPLES``, read by ``number_nodes``: listed within narrow
 bounds, else one remainder automaton; in a schema's own ``not`` only, not
@@ -101,7 +103,7 @@ from typing import Any, Optional
 
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
-from grammask.json_schema.disjoint import disjoint
+from grammask.json_schema.disjoint import VALUE_CLASSES, accepts_class, disjoint
 from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, MORE_CONDITIONS,
                                            VALIDATION_KEYWORDS, allowed_types, array_positions,
                                            count_keyword, has_constraints, pattern_matches)
@@ -147,12 +149,15 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
         raise translator.error(pointer, f"{keyword} must be a non-empty array")
     rest = {k: v for k, v in schema.items() if k != keyword}
     unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
-    excluded = (_one_of_exclusions(translator, rest, branches, unevaluated, pointer)
-                if keyword == "oneOf" else {})
+    excluded, kept_types = (_one_of_exclusions(translator, rest, branches, unevaluated, pointer)
+                            if keyword == "oneOf" else ({}, None))
     alternatives = []
     for index, branch in enumerate(branches):
         branch_pointer = f"{pointer}/{keyword}/{index}"
-        if has_constraints(rest):
+        if kept_types is not None:
+            branch = merge_schemas(translator, [rest, {"type": kept_types}, branch],
+                                   branch_pointer, owner=0)
+        elif has_constraints(rest):
             branch = merge_schemas(translator, [rest, branch], branch_pointer, owner=0)
         if index in excluded and branch is not False:
             alternatives.append(negation_node(translator, {} if branch is True else branch,
@@ -179,14 +184,17 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
 
 
 def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool,
-                       pointer: str) -> dict[int, list]:
+                       pointer: str) -> tuple[dict[int, list], Optional[list[str]]]:
     """For oneOf's "exactly one": branch index -> the branches it may overlap
     (not proven disjoint, ``disjoint.disjoint``, each branch read together
     with ``rest``, the schema's other keywords, which every instance meets
     too), which its alternative must fail (``negation_node`` of their
     anyOf).  Exact when every such branch is read by ``negated_conjuncts``;
     otherwise (or beside unevaluated*, or past ``MAX_ONE_OF_EXCLUSIONS``)
-    nothing is excluded and a warning says oneOf is translated as anyOf."""
+    nothing is excluded and a warning says oneOf is translated as anyOf.
+
+    Second: None, or the types every branch is restricted to
+    (``_types_matched_once``) when that alone makes the branches disjoint."""
     # rest's $id is already the translator's base URI.
     context = {k: v for k, v in rest.items() if k != "$id"}
     within = [{"allOf": [context, branch]} for branch in branches]
@@ -197,7 +205,13 @@ def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool
                 overlaps.setdefault(index, []).append(other_index)
                 overlaps.setdefault(other_index, []).append(index)
     if not overlaps:
-        return {}
+        return {}, None
+    kept_types = None if unevaluated else _types_matched_once(translator, branches, overlaps)
+    if kept_types is not None:
+        typed = [{"allOf": [context, {"type": kept_types}, branch]} for branch in branches]
+        if all(disjoint(translator, typed[index], typed[other])
+               for index, others in overlaps.items() for other in others if other < index):
+            return {}, kept_types
     first_pair = min((other, index) for index, others in overlaps.items() for other in others
                      if other < index)
     reason = None
@@ -219,9 +233,28 @@ def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool
         translator.warn("oneOf", pointer, f"translated as anyOf ({reason}): branches "
                                           f"{first_pair[0]} and {first_pair[1]} may overlap, "
                                           f"and an instance matching several is accepted")
-        return {}
+        return {}, None
     return {index: [branches[other] for other in sorted(others)]
-            for index, others in overlaps.items()}
+            for index, others in overlaps.items()}, None
+
+
+def _types_matched_once(translator, branches: list, overlaps: dict[int, list[int]]
+                        ) -> Optional[list[str]]:
+    """The types whose values may match exactly one branch: all but the
+    value classes that two branches of an overlapping pair each accept
+    entirely (``disjoint.accepts_class``: a branch of object keywords only
+    holds every string, say), whose values match both and so fail oneOf.
+    None when no class is so excluded, or when one of integer / fraction is
+    and the other is not (no ``type`` says "numbers but not integers")."""
+    shared = {value_class for value_class in VALUE_CLASSES
+              if any(accepts_class(translator, branches[index], value_class)
+                     and accepts_class(translator, branches[other], value_class)
+                     for index, others in overlaps.items() for other in others)}
+    if not shared or ("integer" in shared) != ("fraction" in shared):
+        return None
+    kept = [value_class for value_class in sorted(VALUE_CLASSES - shared)
+            if value_class not in ("integer", "fraction")]
+    return kept + ["number"] * ("integer" not in shared)
 
 
 _BOUND_COMPLEMENTS = {
@@ -269,6 +302,8 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
     asserting = _asserting(schema, own)
     if "multipleOf" in asserting and not multiples:
         return None
+    if "propertyNames" in asserting and _failing_names(translator, own["propertyNames"]) is not None:
+        asserting = asserting - {"propertyNames"}
     if not asserting <= NEGATABLE_KEYWORDS or not all(
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own):
@@ -287,7 +322,7 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
                                                 and has_constraints(others)):
             return None  # items after a prefix: not a contains
         if not positional and has_constraints(others) and "contains" in translator.newer_keywords:
-            return None  # drafts 3 and 4 have no contains to say "an item fails"
+            return None  # a draft 3 or 4 document that spells contains (ignored there)
         members.extend(positional + [others])
     for keyword in ("properties", "patternProperties"):
         if isinstance(own.get(keyword), dict):
@@ -419,6 +454,9 @@ def _complements(translator, rest: dict, negated: dict, pointer: str,
     alternatives = []
     if not _POSITION_KEYWORDS.isdisjoint(negated):
         alternatives.extend(_position_complements(translator, rest, negated, pointer))
+    if "propertyNames" in negated:
+        alternatives.extend(_names_complements(translator, rest, negated["propertyNames"],
+                                               pointer))
     for keyword in [k for k in negated if k in NEGATABLE_KEYWORDS - _POSITION_KEYWORDS]:
         value = negated[keyword]
         if keyword == "type":
@@ -488,6 +526,42 @@ def _complements(translator, rest: dict, negated: dict, pointer: str,
                 continue
             alternatives.append(_strings_minus(translator, rest, ['"' + content + '"'], pointer))
     return alternatives
+
+
+def _failing_names(translator, names_schema: Any) -> Optional[list]:
+    """For a ``propertyNames`` schema that fails exactly on finitely many key
+    strings (``false``: every key, returned as ``[None]``; ``{"not": {"enum":
+    E}}`` or ``{"not": {"const": c}}``, annotations aside: the strings of E
+    or c), those keys; None for any other form, or where the declared draft
+    has no ``propertyNames``."""
+    if "propertyNames" in translator.newer_keywords:
+        return None
+    if names_schema is False:
+        return [None]
+    if not isinstance(names_schema, dict) or set(names_schema) - ANNOTATION_KEYWORDS != {"not"}:
+        return None
+    inner = names_schema["not"]
+    if not isinstance(inner, dict) or len(set(inner) - ANNOTATION_KEYWORDS) != 1:
+        return None
+    if isinstance(inner.get("enum"), list):
+        members = inner["enum"]
+    elif "const" in inner:
+        members = [inner["const"]]
+    else:
+        return None
+    return list(dict.fromkeys(member for member in members if isinstance(member, str)))
+
+
+def _names_complements(translator, rest: dict, names_schema: Any, pointer: str) -> list:
+    """The objects of ``rest`` failing ``propertyNames: names_schema`` (a form
+    ``_failing_names`` reads): an object fails it iff one of its keys does,
+    so one alternative per failing key, required (any key at all for
+    ``false``)."""
+    extras = [{"type": "object", "minProperties": 1} if name is None else
+              {"type": "object", "required": [name]}
+              for name in _failing_names(translator, names_schema)]
+    return [translator.node(merge_schemas(translator, [rest, extra], pointer, owner=0), pointer)
+            for extra in extras]
 
 
 def _format_regex(name: str) -> str:

@@ -20,7 +20,10 @@ so the cost is linear in the members' text, not one terminal per member:
   spelling each) and the ``json.dumps`` exponent spelling of a number (such
   as ``1e-07``): one literal set;
 
-each literal set by ``literal_sets.literal_set_regexes``.  These are the
+each literal set by ``literal_sets.literal_set_regexes``.  Under drafts 3
+and 4 with ``integer`` but not ``number`` among the types, the numeric
+members are their plain integer spellings only (``-0`` with ``0``): 1.0 is
+no integer there.  These are the
 spellings ``values.scalar_node`` accepts for each member, so both encodings
 accept the same texts.  Strings needing escapes and containers stay one
 ``const_node`` each.  ``const_node(translator, value, pointer)``
@@ -85,10 +88,27 @@ def enum_node(translator, schema: dict, types: list[str], pointer: str) -> Any:
             translator.warn(other_keywords[0], pointer, "not checked against enum/const members")
         else:
             kept = [value for value, valid in zip(kept, verdicts) if valid]
+    integers = []
+    if not translator.integer_zero_fraction and "integer" in types and "number" not in types:
+        # Drafts 3 and 4: an integer is spelled without fraction or exponent
+        # (1.0 is a number there, not an integer), so the integral members
+        # keep only their plain spellings.
+        numbers = [value for value in kept if _is_number(value)]
+        kept = [value for value in kept if not _is_number(value)]
+        integral = sorted({int(fraction) for fraction in map(to_fraction, numbers)
+                           if fraction.denominator == 1})
+        integers = [translator.lit(text) for text in
+                    [str(number) for number in integral] + ["-0"] * (0 in integral)]
     if len(kept) < LITERAL_SET_MIN:
-        return translator.alt([const_node(translator, value, pointer) for value in kept])
+        return translator.alt(integers + [const_node(translator, value, pointer)
+                                          for value in kept])
     pooled, others = _pooled_scalars(translator, kept)
-    return translator.alt(pooled + [const_node(translator, value, pointer) for value in others])
+    return translator.alt(integers + pooled + [const_node(translator, value, pointer)
+                                               for value in others])
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _pooled_scalars(translator, values: list) -> tuple[list, list]:

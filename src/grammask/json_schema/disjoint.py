@@ -4,7 +4,9 @@ What it computes: ``disjoint(translator, first, second)`` is True only when
 no JSON value is valid against both schemas, so that ``oneOf`` of pairwise
 disjoint branches accepts exactly what their ``anyOf`` accepts; False means
 "not proven", never "overlapping".  ``rejects(translator, schema, base,
-value)`` is True only when ``value`` is invalid against ``schema``.
+value)`` is True only when ``value`` is invalid against ``schema``;
+``accepts_class(translator, schema, value_class)`` only when every value of
+the class is valid against it (keywords of other classes only).
 
 Reading of a schema: the conjunction of its conjuncts (``_conjuncts``): its
 own keywords (less those newer than the declared draft,
@@ -60,7 +62,10 @@ from typing import Any, Optional
 
 from grammask.errors import GrammarError
 from grammask.json_schema import formats, strings
-from grammask.json_schema.keywords import ANNOTATION_KEYWORDS, array_positions
+from grammask.json_schema.keywords import (
+    ANNOTATION_KEYWORDS, ARRAY_KEYWORDS, NUMBER_KEYWORDS, OBJECT_KEYWORDS, STRING_KEYWORDS,
+    VALIDATION_KEYWORDS, array_positions,
+)
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.values import json_equal, json_type_of
@@ -108,6 +113,48 @@ def _disjoint(translator, first: Any, first_base: str, second: Any, second_base:
                     return True
     return _parts_disjoint(translator, first_parts, first, first_base, second_parts, second,
                            second_base, depth)
+
+
+_CLASS_KEYWORDS = {"null": frozenset(), "boolean": frozenset(),
+                   "integer": frozenset(NUMBER_KEYWORDS), "fraction": frozenset(NUMBER_KEYWORDS),
+                   "string": frozenset(STRING_KEYWORDS), "array": frozenset(ARRAY_KEYWORDS),
+                   "object": frozenset(OBJECT_KEYWORDS)}
+"""The keywords that constrain values of each class (and no other class)."""
+_TYPED_KEYWORDS = frozenset().union(*_CLASS_KEYWORDS.values())
+
+
+def accepts_class(translator, schema: Any, value_class: str) -> bool:
+    """True only when every value of ``value_class`` is valid against
+    ``schema``: each conjunct (``_conjuncts``; every ``$ref`` resolved) holds
+    only annotations, unknown keywords, keywords of other classes and a
+    ``type`` naming the class (``number`` for integer and fraction, so that
+    1.0 counts under every draft).  False means "not proven"."""
+    if schema is True:
+        return True
+    if not isinstance(schema, dict):
+        return False
+    parts = _conjuncts(translator, schema, translator.base_uri)
+    if parts is None:
+        return False
+    for part, part_base in parts:
+        if not isinstance(part.get("allOf", []), list):
+            return False
+        if isinstance(part.get("$ref"), str):
+            try:
+                translator.resolver.resolve(part["$ref"], part_base)
+            except UnresolvedRef:
+                return False
+        for keyword, value in part.items():
+            if keyword == "type":
+                names = [value] if isinstance(value, str) else value
+                wanted = "number" if value_class in _TYPE_CLASSES["number"] else value_class
+                if not isinstance(names, list) or wanted not in names:
+                    return False
+            elif keyword in _CLASS_KEYWORDS[value_class] or (
+                    keyword in VALIDATION_KEYWORDS and keyword not in _TYPED_KEYWORDS
+                    and keyword not in _POINTERS):
+                return False
+    return True
 
 
 def _conjuncts(translator, schema: dict, base: str) -> Optional[Parts]:

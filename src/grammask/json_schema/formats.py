@@ -25,9 +25,11 @@ pattern can be checked against its RFC line by line:
   leap years.  Second 60 is refused: a leap second is only valid at
   23:59:60 UTC, which an offset makes non-regular to state.
 - duration: RFC 3339 appendix A (``P`` then date or time parts, or weeks).
-- email: RFC 5321 ``Mailbox`` restricted to a dot-atom local part and a
-  domain of RFC 1123 labels (no quoted local parts, no address literals:
-  stricter; RFC 5321's size limits, section 4.5.3.1, are not counted).
+- email: RFC 5321 ``Mailbox``: a dot-string or quoted-string local part,
+  a domain of RFC 1123 labels or an address literal (IPv4, or ``IPv6:``
+  with RFC 5321's ``IPv6-addr``; a General-address-literal needs a tag
+  registered with IANA, and IPv6 is the only one); RFC 5321's size
+  limits, section 4.5.3.1, are not counted, as in the ABNF.
 - hostname: RFC 1123 labels (letters, digits, inner hyphens) of 1..63
   characters (RFC 1034 section 3.1; a DFA of 128 states, 6 when labels
   were not counted), dot-separated, no trailing dot (the
@@ -127,8 +129,40 @@ def _ipv6() -> str:
 
 _IPV6 = _ipv6()
 
+# RFC 5321 section 4.1.2 (Mailbox) and 4.1.3 (address literals).
 _ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\-]"
-_EMAIL = f"{_ATEXT}+(?:\\.{_ATEXT}+)*@{_LDH_LABEL}(?:\\.{_LDH_LABEL})*"
+_DOT_STRING = f"{_ATEXT}+(?:\\.{_ATEXT}+)*"
+# qtextSMTP = %d32-33 / %d35-91 / %d93-126; quoted-pairSMTP = %d92 %d32-126.
+_QUOTED_STRING = '"(?:[ !#-\\[\\]-~]|\\\\[ -~])*"'
+_SNUM = "(?:25[0-5]|2[0-4][0-9]|[01][0-9]{2}|[0-9]{1,2})"
+_IPV4_ADDRESS_LITERAL = f"{_SNUM}(?:\\.{_SNUM}){{3}}"
+_IPV6_HEX = "[0-9A-Fa-f]{1,4}"
+
+
+def _hex_groups(count: int) -> str:
+    """``count`` IPv6-hex groups separated by ":" (empty for 0)."""
+    return f"{_IPV6_HEX}(?::{_IPV6_HEX}){{{count - 1}}}" if count else ""
+
+
+def _ipv6_addr() -> str:
+    """RFC 5321 ``IPv6-addr``: IPv6-full, IPv6-comp (at most 6 groups beside
+    "::"), IPv6v4-full and IPv6v4-comp (at most 4 groups beside "::" and the
+    IPv4 part), each compressed form one alternative per split of its groups."""
+    branches = [_hex_groups(8), f"{_hex_groups(6)}:{_IPV4_ADDRESS_LITERAL}"]
+    for total, tail in ((6, ""), (4, _IPV4_ADDRESS_LITERAL)):
+        for before in range(total + 1):
+            for after in range(total + 1 - before):
+                right = _hex_groups(after) + (":" if after and tail else "")
+                branches.append(f"{_hex_groups(before)}::{right}{tail}")
+    return "(?:" + "|".join(branches) + ")"
+
+
+# address-literal: the IPv4 form, or the "IPv6:" tag (an ABNF string: any
+# case) with its address; General-address-literal tags must be registered
+# with IANA (section 4.1.3), and IPv6 is the only one there.
+_ADDRESS_LITERAL = f"\\[(?:{_IPV4_ADDRESS_LITERAL}|[Ii][Pp][Vv]6:{_ipv6_addr()})\\]"
+_EMAIL = (f"(?:{_DOT_STRING}|{_QUOTED_STRING})@"
+          f"(?:{_LDH_LABEL}(?:\\.{_LDH_LABEL})*|{_ADDRESS_LITERAL})")
 
 # ------------------------------------------------------------- RFC 3986 / RFC 3987
 
@@ -251,7 +285,6 @@ LOOSER = {
 what is not checked (the ``GrammarWarning`` text)."""
 
 STRICTER = {
-    "email": "quoted local parts and address literals are refused",
     "time": "a leap second (second 60) is refused",
     "date-time": "a leap second (second 60) is refused",
 }
@@ -259,6 +292,14 @@ STRICTER = {
 what is refused: exact enough to assert (never looser), but their
 complement would accept those strings as failing the format, so a ``not``
 of them is not built (``negatable``)."""
+
+PLAIN_SUBSETS = {"email": f"^{_DOT_STRING}@{_LDH_LABEL}(?:\\.{_LDH_LABEL})*$"}
+"""Formats with a pattern of a plain subset of their strings (mailboxes
+without quoted local parts or address literals: 8 DFA states where the whole
+format has about 300), which a length bound too large to count beside the
+whole format (``maxLength: 1024``) is counted beside instead
+(``string_nodes``): stricter than the format there, never looser, as
+``STRICTER`` formats are."""
 
 UNCOUNTED_MAX_LENGTH = {"hostname": HOSTNAME_MAX_LENGTH}
 """Asserted formats with a most-characters limit their pattern does not

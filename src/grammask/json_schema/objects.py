@@ -57,9 +57,11 @@ a character JSON escapes: ``"``, ``\\`` or a control character).  Still warned: 
 and key terminals past the default DFA limits (then a key may be accepted
 under one matching schema only).  Pattern semantics are ECMA-262 searches
 over the decoded key (``strings.translate_pattern``).
-``propertyNames`` (pattern, lengths, enum, const, false) is checked on
-declared names in Python and becomes the key grammar of additional
-properties when no names are declared.  With ``any_order=True`` see
+``propertyNames`` (pattern, lengths, enum, const, false; a ``$ref`` to
+such a schema is followed) is checked on declared names in Python and
+becomes the key grammar of additional properties when no names are
+declared; an ``enum`` / ``const`` lists every key, so each allowed one is
+declared with the schema the object gives it and no other key is accepted.  With ``any_order=True`` see
 ``_any_order`` (required members tracked as a subset in the rule names).
 """
 
@@ -74,9 +76,10 @@ from grammask.json_schema import strings
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
 from grammask.json_schema.key_exclusion import key_exclusion_patterns
 from grammask.json_schema.keywords import (
-    child_pointer, count_keyword, has_constraints, pattern_matches,
+    ANNOTATION_KEYWORDS, child_pointer, count_keyword, has_constraints, pattern_matches,
 )
 from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import alternation, json_string_literal_regex
 from grammask.json_schema.values import json_equal, simple_constraints_hold, string_literal_node
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
@@ -126,8 +129,19 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
                 if name not in properties:
                     properties[name] = True
     extra_patterns = {p: sub for p, sub in patterns.items() if finite[p] is None}
-    names_schema = schema.get("propertyNames", True)
+    names_schema = _resolved_names_schema(translator, schema.get("propertyNames", True))
     name_allowed = _name_check(translator, names_schema, pointer)
+    listed = _listed_names(names_schema)
+    if listed is not None:
+        # Finitely many keys: each allowed one is declared, with the schema
+        # the object would give it (its patterns' or additionalProperties),
+        # and no other key exists.
+        properties = dict(properties)
+        for name in listed:
+            if name not in properties and name_allowed(name):
+                properties[name] = True if any(pattern_matches(p, name) for p in patterns) \
+                    else additional
+        extra_patterns, additional = {}, False
 
     members: list[tuple[str, Any, bool]] = []
     declared: list[str] = []
@@ -240,6 +254,36 @@ def _name_check(translator, names_schema, pointer: str):
     return lambda name: simple_constraints_hold(name, names_schema) and (
         "enum" not in names_schema or name in names_schema["enum"]) and (
         "const" not in names_schema or name == names_schema["const"])
+
+
+def _resolved_names_schema(translator, names_schema: Any) -> Any:
+    """``names_schema`` with a ``$ref`` that is its only keyword (annotations
+    aside) replaced by the target, as long as the target is one (an
+    unresolved reference is left for ``_name_check`` to warn about)."""
+    for _ in range(8):
+        if not isinstance(names_schema, dict) or not isinstance(names_schema.get("$ref"), str) \
+                or set(names_schema) - ANNOTATION_KEYWORDS != {"$ref"}:
+            return names_schema
+        try:
+            names_schema = translator.resolver.resolve(names_schema["$ref"],
+                                                       translator.base_uri)[0]
+        except UnresolvedRef:
+            return names_schema
+    return names_schema
+
+
+def _listed_names(names_schema: Any) -> Optional[list[str]]:
+    """The string members of a ``propertyNames`` schema's ``enum`` / ``const``
+    (every key is one of them), or None when it lists none."""
+    if not isinstance(names_schema, dict):
+        return None
+    if "const" in names_schema:
+        members = [names_schema["const"]]
+    elif isinstance(names_schema.get("enum"), list):
+        members = names_schema["enum"]
+    else:
+        return None
+    return [member for member in dict.fromkeys(m for m in members if isinstance(m, str))]
 
 
 def _as_string_schema(names_schema: dict) -> dict:

@@ -20,7 +20,10 @@ hostname's A-labels, and its 253-character limit unless a ``maxLength`` or
 ``pattern`` enforced beside it is as short) is warned; a ``maxLength`` at or
 above a format's uncounted limit (``formats.UNCOUNTED_MAX_LENGTH``) is implied
 by the format, so it is not intersected either (that warning covers it).
-Still warned: when the
+When the intersection with the length bounds exceeds the DFA limits and
+the format has a plain subset (``formats.PLAIN_SUBSETS``: email without
+quoted local parts or address literals), the bounds are counted beside
+that subset instead (stricter, as before email was exact).  Still warned: when the
 intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
 / ``max_dfa_bytes``; the product grows with the length bound times the
 pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
@@ -92,7 +95,12 @@ def _constrained(translator, pointer: str, constraints: list, parts: list[str], 
     most-characters bounds it enforces (None: unbounded); what does not fit
     the DFA limits is dropped and warned."""
     if n_min > 0 or n_max is not None:
-        node = _all_of(translator, parts + [strings.string_regex(n_min, n_max)])
+        length = strings.string_regex(n_min, n_max)
+        node = _all_of(translator, parts + [length])
+        if node is None and any(keyword == "format" and name in formats.PLAIN_SUBSETS
+                                for keyword, name, _ in labels):
+            node = _all_of(translator, [_plain_subset(part, label)
+                                        for part, label in zip(parts, labels)] + [length])
         if node is not None:
             return node, [n_max] + [high for _, _, high in labels]
         translator.warn("maxLength" if n_max is not None else "minLength", pointer,
@@ -114,6 +122,15 @@ def _constrained(translator, pointer: str, constraints: list, parts: list[str], 
                     f"{', '.join(f'{k} {c!r}' for k, c in dropped)} not enforced: the DFA of the "
                     f"intersection of all {len(parts)} exceeds the DFA size limits")
     return _all_of(translator, kept), highs
+
+
+def _plain_subset(part: str, label: tuple) -> str:
+    """``part``, or for a format with a plain subset (``formats.PLAIN_SUBSETS``)
+    the regex of that subset."""
+    keyword, name, _ = label
+    if keyword != "format" or name not in formats.PLAIN_SUBSETS:
+        return part
+    return '"' + strings.translate_pattern(formats.PLAIN_SUBSETS[name], ascii_escapes=False)[0] + '"'
 
 
 def _all_of(translator, parts: list[str]) -> Optional[Any]:

@@ -115,13 +115,21 @@ class Translator(GrammarBuilder):
         """Whether ``$schema`` names a draft before 2020-12, where ``prefixItems``
         is not a keyword (``keywords.array_positions``)."""
         self.newer_keywords = NEWER_KEYWORDS.get(draft, frozenset())
-        """Keywords the declared draft does not know, ignored (``own_keywords``)."""
+        """Keywords the declared draft does not know, ignored (``own_keywords``).
+        ``contains`` is kept (drafts 3 and 4) when no document spells it as
+        a key: every ``contains`` the translator meets is then its own "an
+        item fails" of a negated ``items`` (``applicators._position_complements``)."""
+        if "contains" in self.newer_keywords and not any(
+                _spells_key(document, "contains")
+                for document in [root, *(options.resources or {}).values()]):
+            self.newer_keywords = self.newer_keywords - {"contains"}
         self.integer_zero_fraction = draft not in (3, 4)
         """Whether 1.0 is an integer (drafts 6 and later; not in drafts 3 and 4)."""
 
     def translate(self) -> GrammarAST:
         try:
-            value = self.node(self.root, "")
+            # The resolver's root URI already holds the root's own ``$id``.
+            value = self.node(self.root, "", based=True)
         except RecursionError:
             raise LimitExceeded("max_schema_depth", None, self.options.max_schema_depth,
                                 "schema nesting too deep for the translator") from None
@@ -368,3 +376,17 @@ def _plain_type(schema: dict) -> Optional[str]:
     if kind.__class__ is str and kind in PLAIN_TYPES and ANNOTATIONS.issuperset(schema):
         return kind
     return None
+
+
+def _spells_key(value: Any, key: str) -> bool:
+    """Whether some object anywhere inside the JSON value ``value`` has the key ``key``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if key in item:
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False

@@ -1,0 +1,81 @@
+"""``not`` of ``propertyNames`` where the names schema fails on finitely many
+keys (``false``, ``{"not": {"enum": [...]}}``, ``{"not": {"const": ...}}``):
+an object fails ``propertyNames`` iff one of its keys does, so the
+complement is "one of those keys is present" (``applicators._names_complements``).
+Checked against ``jsonschema`` (the declared draft's validator) on
+hand-written objects and on objects Hypothesis draws over a small key
+alphabet (derandomized by the conftest profile), members in schema order;
+random walks through the grammars must be valid."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from support.schema_matcher import (
+    SchemaMatcher, assert_exact_and_silent, declared_oracle, schema_ordered,
+)
+
+KEYS = ["0", "1", "2", "3", "a", "é"]
+
+SCHEMAS = {
+    "one_key": {"type": "object", "not": {"propertyNames": {"not": {"const": "0"}}},
+                "patternProperties": {"\\d": {"type": "boolean"}}},
+    "any_of": {"type": "object", "minProperties": 3, "not": {"anyOf": [
+        {"propertyNames": {"not": {"enum": ["1", "3"]}}},
+        {"propertyNames": {"not": {"enum": ["2", "3", 4]}}}]}},
+    "false": {"type": "object", "not": {"propertyNames": False}, "maxProperties": 2},
+    "beside_properties": {"properties": {"a": {"type": "integer"}},
+                          "not": {"propertyNames": {"not": {"enum": ["é", "a"]}},
+                                  "required": ["2"]}},
+    "draft_7": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+                "not": {"propertyNames": {"title": "t", "not": {"enum": ["1"]}}}},
+}
+
+POOL = [{}, {"0": True}, {"0": 1}, {"1": True}, {"0": True, "1": False}, {"a": 1, "é": 2},
+        {"1": 1, "2": 2, "a": 3}, {"3": 1, "a": 2, "é": 3}, {"1": 1, "a": 2, "é": 3},
+        {"1": 1, "2": 2, "3": 3}, {"2": 1}, {"a": "x"}, {"a": 1}, {"2": 0, "a": 1}, [], "0", 1]
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_negated_property_names_are_exact(name):
+    _, _, n_valid = assert_exact_and_silent(SCHEMAS[name], POOL, raw_unicode=True)
+    assert 0 < n_valid < len(POOL)
+
+
+_objects = st.dictionaries(st.sampled_from(KEYS), st.one_of(st.booleans(), st.integers(-2, 2)),
+                           max_size=5)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_negated_property_names_on_generated_objects(name):
+    schema = SCHEMAS[name]
+    matcher = SchemaMatcher(schema)
+    assert matcher.warnings == []
+    oracle = declared_oracle(schema)
+
+    @settings(max_examples=150, suppress_health_check=list(HealthCheck))
+    @given(_objects)
+    def check(instance):
+        text = json.dumps(schema_ordered(instance, schema))
+        assert matcher.accepts(text) == oracle.is_valid(instance), instance
+
+    check()
+
+
+@pytest.mark.parametrize("names", [{"enum": ["1"]}, {"not": {"enum": ["1"], "maxLength": 3}},
+                                   {"not": {"pattern": "1"}}])
+def test_other_names_schemas_still_warn(names):
+    matcher = SchemaMatcher({"type": "object", "not": {"propertyNames": names}})
+    assert any("'not'" in str(warning) for warning in matcher.warnings)
+
+
+def test_draft_4_is_not_read_as_property_names():
+    """Draft 4 has no ``propertyNames``: the negation is not built from it
+    (it stays warned, as any unread negated keyword)."""
+    schema = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+              "not": {"propertyNames": False}}
+    assert any("'not'" in str(warning) for warning in SchemaMatcher(schema).warnings)
