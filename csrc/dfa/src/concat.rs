@@ -33,9 +33,9 @@ use crate::minimize::normalize;
 use crate::regex_build::full_match_table;
 use crate::table::{Table, DEAD};
 use crate::variants::relaxed;
+use crate::word_hash::WordHash;
 use regex_syntax::hir::{Hir, HirKind};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 /// A repetition whose lower or upper bound reaches this is its own piece.
@@ -159,7 +159,7 @@ pub fn concatenate(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failu
     };
     let mut start = Vec::new();
     key_of(a.start, &mut start);
-    let mut ids: HashMap<Box<[u32]>, u32, BuildHasherDefault<WordHasher>> = HashMap::default();
+    let mut ids: HashMap<Box<[u32]>, u32, WordHash> = HashMap::default();
     let mut keys: Vec<Box<[u32]>> = vec![Box::new([DEAD]), start.clone().into_boxed_slice()];
     ids.insert(start.into_boxed_slice(), 1);
     let mut transitions: Vec<u32> = vec![DEAD; n_classes];
@@ -200,33 +200,6 @@ pub fn concatenate(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failu
         }
     }
     Ok(Table { class_map, n_classes, transitions, accepting, start: 1 })
-}
-
-/// Multiply-rotate hashing of `u32` words (the keys are short and not
-/// adversarial: their values are state numbers of tables the crate built).
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(4) {
-            let mut word = [0u8; 4];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u32(u32::from_le_bytes(word));
-        }
-    }
-
-    fn write_u32(&mut self, word: u32) {
-        self.0 = (self.0.rotate_left(5) ^ word as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn write_usize(&mut self, word: usize) {
-        self.0 = (self.0.rotate_left(5) ^ word as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! `variants` (early end, complement, literal sets, substrings),
 //! `name_trie` (key-exclusion terminals built from a trie of names),
 //! `minimize` (trim + Hopcroft + canonical numbering), `table` (the table and
-//! intersection), `error` (failures and limits), `guard` (panics
+//! intersection), `error` (failures and limits), `word_hash` (the hasher of
+//! the crate's own hash maps), `guard` (panics
 //! caught and reported), `python` (the pyo3 module,
 //! only with the default `python` feature so `cargo test
 //! --no-default-features` needs no Python).
@@ -20,6 +21,7 @@ pub mod name_trie;
 pub mod regex_build;
 pub mod table;
 pub mod variants;
+pub mod word_hash;
 
 #[cfg(feature = "python")]
 mod python;

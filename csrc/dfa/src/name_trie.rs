@@ -35,9 +35,9 @@ use crate::error::{Failure, Limits};
 use crate::minimize::finish;
 use crate::table::{Table, DEAD};
 use crate::variants::{build_regex, relaxed, Kind};
+use crate::word_hash::WordHash;
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Separates the parts of a key-exclusion pattern text.
 pub const KEY_SEPARATOR: char = '\u{1}';
@@ -96,7 +96,7 @@ fn equivalent_blocks(table: &Table, end: usize, n_fallback: usize) -> Vec<u32> {
     for state in 1..n_fallback {
         block_of[end + state] = state as u32;
     }
-    let mut blocks: HashMap<(bool, Vec<u32>), u32, BuildHasherDefault<RowHasher>> = HashMap::default();
+    let mut blocks: HashMap<(bool, Vec<u32>), u32, WordHash> = HashMap::default();
     let row_of = |state: usize, block_of: &[u32]| -> (bool, Vec<u32>) {
         let row = &table.transitions[state * n_classes..(state + 1) * n_classes];
         (table.accepting[state], row.iter().map(|&target| block_of[target as usize]).collect())
@@ -131,31 +131,6 @@ fn cached_fallback(pattern: &str, limits: &Limits) -> Result<Table, Failure> {
     let table = build_regex(pattern, Kind::Regex, false, &relaxed(limits))?;
     LAST_FALLBACK.with(|last| *last.borrow_mut() = Some((pattern.to_string(), *limits, table.clone())));
     Ok(table)
-}
-
-/// A multiplicative hash over 8-byte words (FNV-1a's step on words rather
-/// than bytes): rows of block ids hash several times faster than with the
-/// default SipHash, and nothing here is adversarial to a hash table (equal
-/// rows are what is looked for).
-#[derive(Default)]
-struct RowHasher(u64);
-
-impl Hasher for RowHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u64(&mut self, word: u64) {
-        self.0 = (self.0 ^ word).wrapping_mul(0x0000_0100_0000_01b3);
-    }
 }
 
 /// Byte classes: bytes share a class when the fallback does not tell them
