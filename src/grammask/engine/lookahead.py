@@ -167,13 +167,13 @@ class CanonicalLookahead:
         self._suffix: tuple = ()
         self.n_replayed = 0
         self._lock = threading.Lock()
-        # Up to this many grammar-allowed tokens are tested one by one with
-        # ``is_allowed``; more, and the canonical state's whole keep bitset
-        # is computed instead.
+        # A grammar mask of more than ``max_tested_tokens`` tokens takes the
+        # canonical state's whole keep bitset at once; a smaller one has up
+        # to ``max_single_tests`` of its tokens tested one by one with
+        # ``is_allowed`` (wide ones first) before the keep bitset is taken
+        # anyway (a bitset of a known region signature costs about as much
+        # as a dozen tests).
         self.max_tested_tokens = 512
-        # Of those, at most this many are tested one by one (wide ones
-        # first) before the keep bitset is computed anyway: a bitset of a
-        # known region signature costs about as much as a dozen tests.
         self.max_single_tests = 16
         self.n_checked = 0
         self.budget = budget
