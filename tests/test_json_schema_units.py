@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grammask.json_schema.numbers import (
-    Bound, decimal_digits as decimal_digits_of, decimal_places_regex, integer_range,
+    Bound, decimal_places_regex, integer_range,
     integer_regex, number_regex,
 )
 from grammask.json_schema.regex_text import (
@@ -441,3 +441,38 @@ def test_formats_no_draft_defines_are_silent_annotations_and_bad_formats_are_typ
                    {"oneOf": [{"type": "string", "format": {"a": 1}}, {"type": "integer"}]}):
         with pytest.raises(GrammarError, match="format must be a string"):
             grammask.Grammar.from_json_schema(schema)
+
+
+def _one_group_by_scanning(text: str) -> bool:
+    """Reference for ``regex_text._is_one_group``: one character at a time, an
+    escape hiding the next character, a bracket class running to its first
+    unescaped ``]``, parentheses counted outside classes."""
+    depth, escaped, in_class = 0, False, False
+    for index, char in enumerate(text):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0 and index != len(text) - 1:
+                return False
+    return True
+
+
+@settings(max_examples=3000, derandomize=True, deadline=None)
+@given(st.text(alphabet="()[]\\ab?:|\n", max_size=16), st.booleans())
+def test_one_group_test_equals_a_character_scan(text, opened):
+    """``_is_one_group`` (escapes and classes removed by one regex substitution,
+    then the parentheses counted; memoized) agrees with a character-by-character
+    scan, on texts with and without a leading ``(?:``."""
+    from grammask.json_schema.regex_text import _is_one_group
+
+    text = "(?:" + text if opened else text
+    assert _is_one_group(text) == _one_group_by_scanning(text)
