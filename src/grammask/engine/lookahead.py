@@ -230,7 +230,7 @@ class CanonicalLookahead:
         entry = self._fresh_verdicts.get(state_key)
         if entry is not None:
             candidate_ids = split_candidates(bits, narrow, fresh, entry[0])[0]
-        elif candidate_ids:
+        else:
             entry = self._fresh_verdicts[state_key] = (np.zeros_like(bits), np.zeros_like(bits))
             if len(self._fresh_verdicts) > self.fresh_cache_size:
                 self._fresh_verdicts.popitem(last=False)
