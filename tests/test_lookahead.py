@@ -264,6 +264,7 @@ def test_candidate_bits_equal_the_numpy_expressions():
         assert others == ids(bits & narrow & ~fresh)
         assert n_fresh == len(ids(bits & narrow & fresh))
         assert split_candidates(bits, narrow, None, None) == ([], ids(bits & narrow), 0)
+        assert split_candidates(bits, narrow, fresh, None)[0] == ids(bits & narrow & fresh)
         assert has_candidates(bits, narrow) == bool((bits & narrow).any())
         cleared = bits.copy()
         assert clear_dead(cleared, narrow, fresh, dead) == len(ids(bits & narrow & fresh & dead))

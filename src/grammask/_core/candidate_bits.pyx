@@ -6,7 +6,8 @@ What it computes
 ``split_candidates(bits, narrow, fresh, checked)`` reads the candidates of a
 mask (tokens set in both ``bits`` and ``narrow``) and returns (the fresh
 candidates not yet ``checked``, the other candidates, how many are fresh),
-ids ascending; ``fresh`` may be None (no token is fresh).
+ids ascending; ``fresh`` may be None (no token is fresh), ``checked`` None
+(none checked yet).
 ``clear_dead(bits, narrow, fresh, dead)`` clears from ``bits`` the fresh
 candidates set in ``dead`` and returns how many it cleared.
 ``add_ids(words, ids)`` sets the bits of ``ids``; ``has_candidates`` says
@@ -52,7 +53,7 @@ def split_candidates(const word_t[::1] bits, const word_t[::1] narrow, fresh, co
     cdef word_t candidates, fresh_word
     cdef list unknown = [], other = []
     cdef Py_ssize_t n_fresh = 0
-    cdef bint has_fresh = fresh is not None
+    cdef bint has_fresh = fresh is not None, has_checked = checked is not None
     if has_fresh:
         fresh_words = fresh
     for index in range(n):
@@ -62,7 +63,8 @@ def split_candidates(const word_t[::1] bits, const word_t[::1] narrow, fresh, co
         fresh_word = fresh_words[index] & candidates if has_fresh else 0
         if fresh_word:
             n_fresh += __builtin_popcount(fresh_word)
-            _append_ids(unknown, fresh_word & ~checked[index], index << 5)
+            _append_ids(unknown, fresh_word & ~checked[index] if has_checked else fresh_word,
+                        index << 5)
         _append_ids(other, candidates & ~fresh_word, index << 5)
     return unknown, other, n_fresh
 

@@ -203,7 +203,7 @@ class PretokenMachine:
 
     def __init__(self, program: list, class_of, n_classes: int, surrogate_class: int):
         self.program = program
-        self.class_of = class_of
+        self.class_of = np.ascontiguousarray(class_of, dtype=np.int16)  # as ``_region_scan`` reads it
         self.n_classes = n_classes
         self._threads_memo: dict = {}
         self.covering = self._covers(surrogate_class)
@@ -339,7 +339,6 @@ class PretokenMachine:
                 for threads, state in index.items():
                     order[state] = threads
                 rows = (index, order, trans, matched)
-                self._class_codes = np.ascontiguousarray(self.class_of, dtype=np.int16)
             self._rows = rows
         return rows
 
@@ -354,7 +353,7 @@ class PretokenMachine:
         machine, memoized per text and resumed after a memoized prefix."""
         rows = self._table_rows()
         if rows is not None:
-            state, best = table_run(rows[2], rows[3], self._class_codes, text)
+            state, best = table_run(rows[2], rows[3], self.class_of, text)
             return (rows[1][state] if state >= 0 else ()), (best if best >= 0 else None)
         memo = self._threads_memo
         found = memo.get(text)

@@ -735,10 +735,10 @@ class PretokenizedBPE:
             table = self._machine.table() if self._machine is not None else None
             found = None
             if table is not None:
-                class_of = self.classes.class_of
+                class_of = self._machine.class_of
                 probes = np.asarray([int(class_of[ord(probe)]) if probe else -1 for probe in self.probes],
                                     dtype=np.int32)
-                found = (table, np.ascontiguousarray(class_of, dtype=np.int16), probes)
+                found = (table, class_of, probes)
             self._compiled_scan_parts = found
         return found
 

@@ -155,7 +155,6 @@ class CanonicalLookahead:
         self._verdicts: OrderedDict = OrderedDict()
         self.cache_size = cache_size
         self._fresh_verdicts: OrderedDict = OrderedDict()
-        self._none_checked = np.zeros(n_words, np.uint32)
         self.fresh_cache_size = 256
         self._fresh_states: dict = {}
         # Per (canonical state after a token, bytes the grammar allows next),
@@ -213,7 +212,7 @@ class CanonicalLookahead:
         """``prune``'s work; ``self._n_removed`` counts cleared tokens as they
         go, so a cutoff keeps every verdict reached before it."""
         fresh = self.canonical.fresh_bitset(canonical_state)
-        unknown, others, n_fresh = split_candidates(bits, narrow, fresh, self._none_checked)
+        unknown, others, n_fresh = split_candidates(bits, narrow, fresh, None)
         if n_fresh:
             self._prune_fresh(recognizer, bits, narrow, fresh, unknown)
         for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state, others):
@@ -400,9 +399,10 @@ class CanonicalLookahead:
         canonical state ``after`` (``byte_set`` and ``narrow``: what
         ``next_bytes`` says of the state).
 
-        Alive if the output may end here, or if what the grammar allows next
-        is not narrow (taken as alive).  Otherwise a witness is looked for
-        in three rounds, cheapest first; a token is *wide* when the grammar
+        Called where the search does not end at once (``_alive_here`` asks
+        ``_ends_alive`` first: the output may end here, or what the grammar
+        allows next is not narrow).  A witness is looked for in three
+        rounds, cheapest first; a token is *wide* when the grammar
         is not narrow after it, so a wide token the canonical filter allows
         is a witness without looking further:
 
@@ -423,8 +423,6 @@ class CanonicalLookahead:
         self.n_checked += 1
         self._spend(1)
         self._suffix = ()
-        if self._ends_alive(recognizer, after, byte_set, narrow, depth):
-            return True
         if depth < 0:
             return False
         canonical = self.canonical

@@ -106,7 +106,8 @@ from grammask.json_schema import formats, strings
 from grammask.json_schema.disjoint import VALUE_CLASSES, accepts_class, disjoint
 from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, MORE_CONDITIONS,
                                            VALIDATION_KEYWORDS, allowed_types, array_positions,
-                                           count_keyword, has_constraints, pattern_matches)
+                                           count_keyword, has_constraints, listed_strings,
+                                           pattern_matches)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
@@ -543,13 +544,7 @@ def _failing_names(translator, names_schema: Any) -> Optional[list]:
     inner = names_schema["not"]
     if not isinstance(inner, dict) or len(set(inner) - ANNOTATION_KEYWORDS) != 1:
         return None
-    if isinstance(inner.get("enum"), list):
-        members = inner["enum"]
-    elif "const" in inner:
-        members = [inner["const"]]
-    else:
-        return None
-    return list(dict.fromkeys(member for member in members if isinstance(member, str)))
+    return listed_strings(inner)
 
 
 def _names_complements(translator, rest: dict, names_schema: Any, pointer: str) -> list:

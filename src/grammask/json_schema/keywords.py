@@ -3,7 +3,8 @@
 What it computes: which keywords constrain an instance (``has_constraints``,
 the keyword groups), the JSON types a schema's ``type`` allows
 (``allowed_types``), count keywords read as non-negative integers
-(``count_keyword``), whether a property name matches a
+(``count_keyword``), the strings a schema's ``enum`` / ``const`` lists
+(``listed_strings``), whether a property name matches a
 ``patternProperties`` pattern (``pattern_matches``), the JSON pointer of
 a subschema (``child_pointer``), a schema without one keyword anywhere
 (``without_keyword``), the draft a root schema declares
@@ -145,6 +146,20 @@ def count_keyword(translator, schema: dict, keyword: str, pointer: str):
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise translator.error(pointer, f"{keyword} must be a non-negative integer")
     return value
+
+
+def listed_strings(schema: Any) -> list[str] | None:
+    """The distinct string members of ``schema``'s ``const`` or else its
+    ``enum`` (in order), or None when it has neither."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        members = [schema["const"]]
+    elif isinstance(schema.get("enum"), list):
+        members = schema["enum"]
+    else:
+        return None
+    return list(dict.fromkeys(member for member in members if isinstance(member, str)))
 
 
 def pattern_matches(pattern: str, name: str) -> bool:

@@ -76,7 +76,8 @@ from grammask.json_schema import strings
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
 from grammask.json_schema.key_exclusion import key_exclusion_patterns
 from grammask.json_schema.keywords import (
-    ANNOTATION_KEYWORDS, child_pointer, count_keyword, has_constraints, pattern_matches,
+    ANNOTATION_KEYWORDS, child_pointer, count_keyword, has_constraints, listed_strings,
+    pattern_matches,
 )
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.refs import UnresolvedRef
@@ -131,7 +132,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     extra_patterns = {p: sub for p, sub in patterns.items() if finite[p] is None}
     names_schema = _resolved_names_schema(translator, schema.get("propertyNames", True))
     name_allowed = _name_check(translator, names_schema, pointer)
-    listed = _listed_names(names_schema)
+    listed = listed_strings(names_schema)
     if listed is not None:
         # Finitely many keys: each allowed one is declared, with the schema
         # the object would give it (its patterns' or additionalProperties),
@@ -270,20 +271,6 @@ def _resolved_names_schema(translator, names_schema: Any) -> Any:
         except UnresolvedRef:
             return names_schema
     return names_schema
-
-
-def _listed_names(names_schema: Any) -> Optional[list[str]]:
-    """The string members of a ``propertyNames`` schema's ``enum`` / ``const``
-    (every key is one of them), or None when it lists none."""
-    if not isinstance(names_schema, dict):
-        return None
-    if "const" in names_schema:
-        members = [names_schema["const"]]
-    elif isinstance(names_schema.get("enum"), list):
-        members = names_schema["enum"]
-    else:
-        return None
-    return [member for member in dict.fromkeys(m for m in members if isinstance(m, str))]
 
 
 def _as_string_schema(names_schema: dict) -> dict:
