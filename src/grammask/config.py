@@ -12,6 +12,7 @@ shares them).
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, fields
 from typing import Optional
@@ -144,6 +145,15 @@ def disk_caches_enabled() -> bool:
 
 def cache_dir() -> str:
     """Directory of grammask's on-disk caches (the canonical filter's tables,
-    the token sets' disk tier): ``$GRAMMASK_CACHE_DIR`` or ``~/.cache/grammask``."""
-    return os.environ.get("GRAMMASK_CACHE_DIR",
-                          os.path.join(os.path.expanduser("~"), ".cache", "grammask"))
+    the token sets' disk tier): ``$GRAMMASK_CACHE_DIR`` or ``~/.cache/grammask``
+    (read at every call; the home directory's expansion is kept per ``$HOME``)."""
+    configured = os.environ.get("GRAMMASK_CACHE_DIR")
+    if configured is not None:
+        return configured
+    return _default_cache_dir(os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=4)
+def _default_cache_dir(home: str | None) -> str:
+    """``~/.cache/grammask`` as ``expanduser`` gives it under ``$HOME`` = ``home``."""
+    return os.path.join(os.path.expanduser("~"), ".cache", "grammask")

@@ -15,7 +15,7 @@ from grammask._core.types cimport state_id_t, terminal_id_t, word_t
 # What an attempt at a mask ended with (MaskComputer._attempt).
 cdef enum:
     FILL_DONE = 0
-    FILL_MISS = 1          # a token set is not cached yet (FillScratch.miss_*)
+    FILL_MISS = 1          # a token set is not cached yet (FillScratch.misses)
     FILL_ERROR = 2         # the recognizer holds a pending error
     FILL_NO_MEMORY = 3
 
@@ -38,16 +38,29 @@ cdef struct SetTable:
     SetTable* retired
 
 
+# The key of a token set an attempt missed.
+cdef struct MissKey:
+    const void* trie
+    terminal_id_t terminal_id
+    state_id_t progress
+
+
+cdef enum:
+    MAX_MISSES = 16        # distinct sets one attempt records before it stops
+
+
 # One filling thread's scratch: walk frames, a stack of per-level "inside
-# set OR-ed already" sets, and the key of the set an attempt missed.
+# set OR-ed already" sets, and the distinct sets an attempt missed: it
+# goes on past a miss until ``miss_capacity`` are recorded (1: it stops
+# at the first, as a batch job does; its engine is then filled alone).
 cdef struct FillScratch:
     WalkFrames frames
     const void** seen
     Py_ssize_t seen_capacity
     Py_ssize_t n_seen
-    const void* miss_trie
-    terminal_id_t miss_terminal
-    state_id_t miss_progress
+    MissKey misses[MAX_MISSES]
+    Py_ssize_t n_misses
+    Py_ssize_t miss_capacity
 
 
 # MaskStep's C side: a mask step's work budget and EOS words.
@@ -89,6 +102,7 @@ cdef class MaskComputer:
     cdef dict cache                              # (trie, terminal, progress) -> TerminalTokens
     cdef SetTable* table                         # the cache's entries, read without the GIL
     cdef Py_ssize_t n_table_entries
+    cdef list dfa_digests                        # per DFA: its content digest (dfa_digest)
     cdef dict hubs                               # DFA id -> hub state (see _hub)
     cdef dict hub_keys                           # DFA id -> (hub language digest, an accepting state)
     cdef dict last_built                         # (trie, DFA id) -> (state, TerminalTokens) built last

@@ -36,9 +36,12 @@ earlier schema built.  Each computer keeps its entries twice: in ``cache``
 (a dict, which keeps them alive) and in a C hash table from (trie,
 terminal, state class) to the entry (``SetTable``, mask_computer.pxd), the
 one a mask reads.  A mask is computed by attempts without the GIL
-(``_attempt``): an attempt that meets a set not in the table stops (the
-recognizer popped back), the set is built with the GIL, and the mask
-starts over.
+(``_attempt``): an attempt that meets a set not in the table records it,
+skips what depends on it and goes on (up to ``MAX_MISSES`` distinct sets;
+the recognizer popped back), the sets it missed are built with the GIL,
+and the mask starts over; a first mask needing k new sets usually takes
+two attempts rather than k + 1 (a missed set's exit trie can only be
+walked, and its own missing sets found, once it is built).
 
 Invariants
 ----------
@@ -92,6 +95,17 @@ KEPT_CLASS_ROWS = 33
 # Hubs with more reachable states than this are shared by DFA digest only
 # (JSON's string body from a key's hub has a handful).
 SUB_AUTOMATON_LIMIT = 64
+
+# Every grammar's DFAs' hubs by content, (DFA digest, trie depth) -> (hub
+# state, its sub-automaton digest or None, an accepting state): JSON's
+# string and number DFAs recur in every schema.  Emptied when full.
+_HUBS = {}
+HUB_CACHE_SIZE = 4096
+
+
+def clear_hubs():
+    """Forget the hubs kept by DFA content (``grammask.clear_caches``)."""
+    _HUBS.clear()
 
 # Exit tries with at most this many nodes are walked byte by byte; larger
 # ones are handled by recursing over their own per-terminal token sets.
@@ -381,7 +395,7 @@ cdef class MaskComputer:
         self.last_built = {}
         self.store = store if store is not None else TokenSetStore(capacity=None, budget_bytes=None)
         self.lock = threading.Lock()
-        digests = [dfa_digest(dfa) for dfa in tables.lnf.dfas]
+        digests = self.dfa_digests = [dfa_digest(dfa) for dfa in tables.lnf.dfas]
         depth = vocab_trie.max_depth
         classes = [self.store.state_classes(digest, depth + 1,
                                             lambda dfa=dfa: _classes_and_representatives(dfa, depth))
@@ -480,16 +494,26 @@ cdef class MaskComputer:
     cdef state_id_t _hub(self, Py_ssize_t dfa_id):
         """The DFA's hub: the live state (its class representative) that
         the most (state, byte) transitions enter, the base every other state's
-        token sets are derived from (``build_terminal_tokens_relative``)."""
+        token sets are derived from (``build_terminal_tokens_relative``);
+        computed once per DFA content (``_HUBS``)."""
         hub = self.hubs.get(dfa_id)
         if hub is None:
-            dfa = self.tables.lnf.dfas[dfa_id]
-            hub = dfa_hub(dfa)
-            if hub > 0:
-                hub = int(self._representatives[self.tables.view.dfa_infos[dfa_id].state_base + hub])
-                hub_key = sub_automaton_digest(dfa, hub)
-                if hub_key is not None:
-                    self.hub_keys[dfa_id] = (hub_key, int(np.flatnonzero(np.asarray(dfa.accepting))[0]))
+            content = (self.dfa_digests[dfa_id], self.vocab_trie.max_depth)
+            found = _HUBS.get(content)
+            if found is None:
+                dfa = self.tables.lnf.dfas[dfa_id]
+                hub, hub_key, accepting = dfa_hub(dfa), None, -1
+                if hub > 0:
+                    hub = int(self._representatives[self.tables.view.dfa_infos[dfa_id].state_base + hub])
+                    hub_key = sub_automaton_digest(dfa, hub)
+                    if hub_key is not None:
+                        accepting = int(np.flatnonzero(np.asarray(dfa.accepting))[0])
+                if len(_HUBS) >= HUB_CACHE_SIZE:
+                    _HUBS.clear()
+                found = _HUBS.setdefault(content, (hub, hub_key, accepting))
+            hub, hub_key, accepting = found
+            if hub_key is not None:
+                self.hub_keys[dfa_id] = (hub_key, accepting)
             self.hubs[dfa_id] = hub
         return hub
 
@@ -511,6 +535,7 @@ cdef class MaskComputer:
         cdef StepResult result
         if not scratch_init(&scratch, self.vocab_trie.max_depth):
             raise MemoryError()
+        scratch.miss_capacity = MAX_MISSES
         try:
             self._fill_building(recognizer, &bits[0], narrow_words, bits.shape[0], NULL,
                                 &scratch, &result)
@@ -532,6 +557,7 @@ cdef class MaskComputer:
         cdef StepResult result
         if not scratch_init(&scratch, self.vocab_trie.max_depth):
             raise MemoryError()
+        scratch.miss_capacity = MAX_MISSES
         try:
             self._fill_building(recognizer, &bits[0], NULL, step.spec.n_words, &step.spec,
                                 &scratch, &result)
@@ -543,12 +569,14 @@ cdef class MaskComputer:
     cdef int _fill_building(self, EarleyRecognizer recognizer, word_t* bits, word_t* narrow,
                             Py_ssize_t n_bits, const StepSpec* spec, FillScratch* scratch,
                             StepResult* result) except -1:
-        """``_attempt`` without the GIL until it misses no token set, each
-        missing set built in between (with the GIL): the work of a missed
-        attempt is forgotten, so the mask, its work and its errors are
-        those of a run with every set cached.  A limit the recognizer hit
-        before a miss is raised (a full run hits it too)."""
+        """``_attempt`` without the GIL until it misses no token set, the
+        sets each attempt missed built in between (with the GIL): the work
+        of a missed attempt is forgotten, so the mask, its work and its
+        errors are those of a run with every set cached.  A limit the
+        recognizer hit in a missed attempt is raised: that attempt's pushes
+        are a subset of a full run's, which hits it too."""
         cdef int status
+        cdef Py_ssize_t i
         cdef uint64_t spent = recognizer.work_spent
         while True:
             with nogil:
@@ -559,16 +587,18 @@ cdef class MaskComputer:
                 return 0
             recognizer.raise_pending_error()
             recognizer.reset_work_spent(spent)
-            self.terminal_tokens(<TrieView>scratch.miss_trie, scratch.miss_terminal,
-                                 scratch.miss_progress)
+            for i in range(scratch.n_misses):
+                self.terminal_tokens(<TrieView>scratch.misses[i].trie, scratch.misses[i].terminal_id,
+                                     scratch.misses[i].progress)
 
     cdef int _attempt(self, EarleyRecognizer recognizer, word_t* bits, word_t* narrow,
                       Py_ssize_t n_bits, const StepSpec* spec, FillScratch* scratch,
                       StepResult* result) noexcept nogil:
         """One try at the grammar mask into ``bits[0:n_bits]`` (and
         ``narrow``), every token set read from the table: FILL_DONE,
-        FILL_MISS (``scratch.miss_*`` names the first set not cached; the
-        recognizer is as it was) or FILL_NO_MEMORY.  With ``spec``, the
+        FILL_MISS (``scratch.misses`` names the sets not cached, the first
+        ``scratch.miss_capacity`` met; the recognizer is as it was) or
+        FILL_NO_MEMORY.  With ``spec``, the
         whole mask step: the grammar mask under ``spec.budget`` units of
         work, then EOS when the output may end (alone with
         ``spec.eager_end``), into ``result``; FILL_ERROR when the recognizer
@@ -580,6 +610,7 @@ cdef class MaskComputer:
         memset(bits, 0, n_bits * sizeof(word_t))
         if narrow != NULL:
             memset(narrow, 0, n_bits * sizeof(word_t))
+        scratch.n_misses = 0
         if spec != NULL:
             recognizer.limit_work_units(spec.budget)
         status = self._fill_level(recognizer, self.vocab_trie, bits, narrow, scratch)
@@ -608,7 +639,8 @@ cdef class MaskComputer:
                          word_t* narrow, FillScratch* scratch) noexcept nogil:
         """Mark the tokens of ``trie`` the recognizer accepts from its top set
         (and, when ``narrow`` is not NULL, the narrow ones among them), or
-        return FILL_MISS / FILL_NO_MEMORY (the recognizer as it was).
+        return FILL_MISS (the sets missed recorded, ``_note_miss``) /
+        FILL_NO_MEMORY (the recognizer as it was).
 
         Only scan items consume bytes, so the tokens are the union over scan
         items k of: the inside set of k's (terminal, state) over ``trie``, and,
@@ -626,7 +658,7 @@ cdef class MaskComputer:
         cdef state_id_t progress
         cdef const TerminalInfo* terminal
         cdef PyObject* found
-        cdef int status = FILL_DONE
+        cdef int status = FILL_DONE, item_status
         if seen_mask < 0:
             return FILL_NO_MEMORY
         for k in range(n_scan):
@@ -637,16 +669,20 @@ cdef class MaskComputer:
                     self.tables.view.dfa_infos[terminal.dfa_id].state_base + progress]
             found = self._find(<void*>trie, terminal_id, progress)
             if found == NULL:
-                scratch.miss_trie = <void*>trie
-                scratch.miss_terminal = terminal_id
-                scratch.miss_progress = progress
                 status = FILL_MISS
+                if not _note_miss(scratch, <void*>trie, terminal_id, progress):
+                    break
+                continue
+            item_status = self._fill_item(recognizer, k, <TerminalTokens>found,
+                                          _seen_add(scratch, seen_base, seen_mask, found),
+                                          out, narrow, scratch)
+            if item_status == FILL_NO_MEMORY:
+                status = item_status
                 break
-            status = self._fill_item(recognizer, k, <TerminalTokens>found,
-                                     _seen_add(scratch, seen_base, seen_mask, found),
-                                     out, narrow, scratch)
-            if status != FILL_DONE:
-                break
+            if item_status == FILL_MISS:
+                status = FILL_MISS
+                if scratch.n_misses >= scratch.miss_capacity:
+                    break
         scratch.n_seen = seen_base
         return status
 
@@ -836,12 +872,34 @@ cdef void _table_place(SetTable* table, SetEntry* entry) noexcept nogil:
 # ---- scratch of one filling thread ---------------------------------------------
 
 cdef bint scratch_init(FillScratch* scratch, Py_ssize_t max_depth) noexcept nogil:
-    """Walk frames for tries up to ``max_depth`` deep; False when memory runs
-    out (nothing held).  The owner calls ``scratch_free``."""
+    """Walk frames for tries up to ``max_depth`` deep, attempts stopping at
+    their first miss; False when memory runs out (nothing held).  The owner
+    calls ``scratch_free``."""
     scratch.seen = NULL
     scratch.seen_capacity = 0
     scratch.n_seen = 0
+    scratch.n_misses = 0
+    scratch.miss_capacity = 1
     return frames_init(&scratch.frames, max_depth)
+
+
+cdef bint _note_miss(FillScratch* scratch, const void* trie, terminal_id_t terminal_id,
+                     state_id_t progress) noexcept nogil:
+    """Record a set the attempt missed (once per key); whether the attempt
+    goes on (fewer than ``miss_capacity`` recorded)."""
+    cdef Py_ssize_t i
+    cdef MissKey* key
+    for i in range(scratch.n_misses):
+        key = &scratch.misses[i]
+        if key.trie == trie and key.terminal_id == terminal_id and key.progress == progress:
+            return scratch.n_misses < scratch.miss_capacity
+    if scratch.n_misses < MAX_MISSES:
+        key = &scratch.misses[scratch.n_misses]
+        key.trie = trie
+        key.terminal_id = terminal_id
+        key.progress = progress
+        scratch.n_misses += 1
+    return scratch.n_misses < scratch.miss_capacity
 
 
 cdef void scratch_free(FillScratch* scratch) noexcept nogil:

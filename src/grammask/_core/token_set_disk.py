@@ -304,14 +304,18 @@ class TokenSetDisk:
 
     # --- files ---------------------------------------------------------------
 
+    @staticmethod
+    def _name(key: bytes) -> str:
+        return key[:20].hex() + ".ts"
+
     def _path(self, key: bytes) -> str:
-        return os.path.join(self.directory(), key[:20].hex() + ".ts")
+        return os.path.join(self.directory(), self._name(key))
 
     def _read(self, key: bytes, kind: int, n_header: int):
         """(header list, arrays) of the file of ``key``, or None (the file
-        is removed when present but not valid)."""
-        path = self._path(key)
-        directory, name = os.path.split(path)
+        is removed when present but not valid).  A miss (most lookups) costs
+        the directory's name and a set lookup."""
+        directory, name = self.directory(), self._name(key)
         names = self._names.get(directory)
         if names is None:
             names = {item[1] for item in _listing(directory)}
@@ -319,6 +323,7 @@ class TokenSetDisk:
                 names = self._names.setdefault(directory, names)
         if name not in names:
             return None
+        path = os.path.join(directory, name)
         try:
             with open(path, "rb") as file:
                 size = os.fstat(file.fileno()).st_size
@@ -341,7 +346,8 @@ class TokenSetDisk:
         header_end = start + 8 * n_header
         if body_end < header_end or data[:len(MAGIC)] != MAGIC or data[len(MAGIC):start] != key:
             return None
-        if hashlib.blake2b(data[:body_end], digest_size=_SUM_BYTES).digest() != data[body_end:]:
+        if hashlib.blake2b(memoryview(data)[:body_end], digest_size=_SUM_BYTES).digest() \
+                != data[body_end:]:
             return None
         header = list(struct.unpack_from(f"<{n_header}q", data, start))
         if header[0] != kind:

@@ -39,7 +39,7 @@ import numpy as np
 
 from grammask._core.earley import compiled_tables
 from grammask._core.earley_tables import clear_prepared_dfas
-from grammask._core.mask_computer import MaskComputer, MaskStep
+from grammask._core.mask_computer import MaskComputer, MaskStep, clear_hubs
 from grammask._core.token_set_store import clear_digests
 from grammask.bitset import n_words, word_masks
 from grammask.config import Config
@@ -126,7 +126,7 @@ def clear_caches(vocabularies: bool = True) -> None:
     """Forget every process-wide cache, so the next ``compile`` starts cold.
 
     Always: compiled grammars, terminal DFAs (and their prepared Earley
-    tables and digests) and the token sets grammars share per vocabulary.
+    tables, digests and hubs) and the token sets grammars share per vocabulary.
     With ``vocabularies`` (the default), also the per-vocabulary tables
     (token trie, canonical filter) and the canonical filters built per
     tokenizer; ``vocabularies=False`` keeps them (they take seconds for a
@@ -141,6 +141,7 @@ def clear_caches(vocabularies: bool = True) -> None:
                 value.cache_clear()
     clear_prepared_dfas()
     clear_digests()
+    clear_hubs()
     vocab_tables.clear_token_sets()
     if vocabularies:
         vocab_tables.clear()
