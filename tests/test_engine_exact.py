@@ -52,6 +52,9 @@ GRAMMARS = {
     "substrings": """start ::= #substrs"abc\u4e2d" '.';""",
     "options": "start ::= 'a'? 'b'? 'x'? 'y'? '1'+;",
     "utf8": """start ::= ('é' | '中' | #"[\\p{L}]") start?;""",
+    # several scan items of one terminal at one position, each with its own
+    # continuation (the mask ends them together and walks their exit once)
+    "shared_items": """start ::= w w w '.' | w w ',' | w '!' | w ' ' start; w ::= #"[ab]{1,3}" | 'ab';""",
 }
 
 
@@ -101,6 +104,25 @@ def test_mask_equals_reference_on_random_walks(name):
     for _ in range(4):
         engine.reset()
         random_walk(engine, reference, 12, rng)
+
+
+COUNTED_PIECES = [b"a", b"b", b" ", b'"', b'a"', b'ab"', b"ab " * 7, b"b" * 30, b"a" * 63,
+                  b"a" * 64, b"a" * 65, b"ba" * 40, b'b' * 20 + b'"', b"\\n", b"\\u0061"]
+
+
+@pytest.mark.parametrize("max_length", [70, 150])
+def test_counted_strings_match_reference(max_length):
+    """A string with maxLength over 64 is a counted repetition of chunks
+    (``expand_repetitions``): many scan items of one chunk terminal at each
+    position, and tokens that cross chunk ends or the limit."""
+    grammar = grammask.Grammar.from_json_schema({"type": "string", "maxLength": max_length})
+    vocab = make_vocab(COUNTED_PIECES)
+    reference = ReferenceRecognizer(grammar.ast)
+    engine = grammask.Engine(grammask.compile(grammar, vocab, grammask.Config(canonical=False)))
+    rng = random.Random(max_length)
+    for _ in range(3):
+        engine.reset()
+        random_walk(engine, reference, 14, rng)
 
 
 # -- random grammars ---------------------------------------------------------

@@ -108,7 +108,7 @@ CASES = (
          "pieces = [bytes(t) for n in range(1, 6) for t in itertools.product(b'abc', repeat=n)][:292]\n"
          "e = grammask.Engine(grammask.compile(g, grammask.Vocabulary([None, *pieces], eos_token_ids=[0])))\n"
          "e.try_accept_new_bytes(b'a' * 200)\n"
-         "result = e.compute_allowed_token_ids()", expect="LimitExceeded"),
+         "result = e.compute_allowed_token_ids()", expect="result"),
 )
 
 _CHILD = """

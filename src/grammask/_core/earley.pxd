@@ -136,6 +136,8 @@ cdef class EarleyRecognizer(ByteRecognizer):
     cdef void scan_item(self, Py_ssize_t k, int32_t* terminal_id, int32_t* terminal_state) noexcept nogil
     cdef bint push_terminal_end(self, Py_ssize_t k) noexcept nogil
     cdef bint push_terminal_end_at(self, Py_ssize_t k, int32_t terminal_state) noexcept nogil
+    cdef bint push_terminal_ends_at(self, const Py_ssize_t* ks, Py_ssize_t n,
+                                    int32_t terminal_state) noexcept nogil
     # 128-bit key of the recognizer's future (earley_key.pxi): equal keys =>
     # same continuations accepted, same acceptance after each.  Writes
     # out2[0], out2[1]; False (error_code set) if memory ran out.

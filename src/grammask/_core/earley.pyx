@@ -664,32 +664,48 @@ cdef class EarleyRecognizer(ByteRecognizer):
         """Like push_terminal_end, but as if scan item k's terminal had reached
         ``terminal_state`` (bytes matched for a literal, must equal its length; a
         DFA state > 0 that accepts) through bytes the caller walked itself."""
+        return self.push_terminal_ends_at(&k, 1, terminal_state)
+
+    cdef bint push_terminal_ends_at(self, const Py_ssize_t* ks, Py_ssize_t n,
+                                    int32_t terminal_state) noexcept nogil:
+        """push_terminal_end_at for the scan items ks[0..n) at once: one set
+        holding what each of their pushes would hold (the union: an Earley
+        set's items are derived independently), so what the grammar allows
+        after it is the union of what it allows after each.  Items whose
+        terminal cannot end at ``terminal_state`` are left out; False, state
+        unchanged, when none can (or on error)."""
         cdef const GrammarView* tables = self.grammar
         cdef Py_ssize_t top = self.n_sets - 1
-        cdef Py_ssize_t set_start
+        cdef Py_ssize_t n_scan = self.set_nt_starts[top] - self.set_starts[top]
+        cdef Py_ssize_t set_start = -1, i, k
         cdef Item item
         cdef const TerminalInfo* terminal
         cdef const DfaInfo* dfa
-        if k < 0 or k >= self.set_nt_starts[top] - self.set_starts[top]:
-            return False
-        item = self.items[self.set_starts[top] + k]
-        terminal = &tables.terminal_infos[tables.symbol_ids[item.dot]]
-        if not terminal.is_dfa:
-            if terminal_state != terminal.literal_len:
-                return False
-        else:
-            dfa = &tables.dfa_infos[terminal.dfa_id]
-            if terminal_state <= 0 or terminal_state >= dfa.n_states:
-                return False
-            if not tables.state_accepting[dfa.state_base + terminal_state]:
-                return False
         if self.error_code != ERROR_NONE:
             return False
-        set_start = self._begin_set()
+        for i in range(n):
+            k = ks[i]
+            if k < 0 or k >= n_scan:
+                continue
+            item = self.items[self.set_starts[top] + k]
+            terminal = &tables.terminal_infos[tables.symbol_ids[item.dot]]
+            if not terminal.is_dfa:
+                if terminal_state != terminal.literal_len:
+                    continue
+            else:
+                dfa = &tables.dfa_infos[terminal.dfa_id]
+                if terminal_state <= 0 or terminal_state >= dfa.n_states:
+                    continue
+                if not tables.state_accepting[dfa.state_base + terminal_state]:
+                    continue
+            if set_start < 0:
+                set_start = self._begin_set()
+                if set_start < 0:
+                    return False
+            if not self._advance(item, set_start):
+                self.n_items = set_start
+                return False
         if set_start < 0:
-            return False
-        if not self._advance(item, set_start):
-            self.n_items = set_start
             return False
         return self._close_set(set_start)
 

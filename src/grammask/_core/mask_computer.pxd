@@ -49,15 +49,22 @@ cdef enum:
     MAX_MISSES = 16        # distinct sets one attempt records before it stops
 
 
-# One filling thread's scratch: walk frames, a stack of per-level "inside
-# set OR-ed already" sets, and the distinct sets an attempt missed: it
-# goes on past a miss until ``miss_capacity`` are recorded (1: it stops
-# at the first, as a batch job does; its engine is then filled alone).
+# One filling thread's scratch: walk frames, two per-level stacks (the
+# "set handled already" sets, and each scan item's set), the scan items of
+# one set gathered for their grouped push, and the distinct sets an attempt
+# missed: it goes on past a miss until ``miss_capacity`` are recorded (1:
+# it stops at the first, as a batch job does; its engine is then filled
+# alone).
 cdef struct FillScratch:
     WalkFrames frames
     const void** seen
     Py_ssize_t seen_capacity
     Py_ssize_t n_seen
+    PyObject** found
+    Py_ssize_t found_capacity
+    Py_ssize_t n_found
+    Py_ssize_t* group
+    Py_ssize_t group_capacity
     MissKey misses[MAX_MISSES]
     Py_ssize_t n_misses
     Py_ssize_t miss_capacity
@@ -120,9 +127,9 @@ cdef class MaskComputer:
                       StepResult* result) noexcept nogil
     cdef int _fill_level(self, EarleyRecognizer recognizer, TrieView trie, word_t* out,
                          word_t* narrow, FillScratch* scratch) noexcept nogil
-    cdef int _fill_item(self, EarleyRecognizer recognizer, Py_ssize_t k, TerminalTokens entry,
-                        bint first_visit, word_t* out, word_t* narrow,
-                        FillScratch* scratch) noexcept nogil
+    cdef int _fill_set(self, EarleyRecognizer recognizer, Py_ssize_t first, Py_ssize_t n_scan,
+                       Py_ssize_t found_base, TerminalTokens entry, word_t* out, word_t* narrow,
+                       FillScratch* scratch) noexcept nogil
     cdef PyObject* _find(self, const void* trie, terminal_id_t terminal_id,
                          state_id_t progress) noexcept nogil
     cdef int _table_add(self, TrieView trie, terminal_id_t terminal_id, state_id_t progress,

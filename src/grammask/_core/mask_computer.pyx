@@ -645,21 +645,25 @@ cdef class MaskComputer:
         Only scan items consume bytes, so the tokens are the union over scan
         items k of: the inside set of k's (terminal, state) over ``trie``, and,
         recursively, the tokens of k's exit trie accepted once k's terminal
-        ends (``push_terminal_end_at``).  Each level consumes at least one
+        ends.  Scan items with the same set are taken together: its inside
+        set OR-ed once, and its exit trie walked once from the set in which
+        all their terminals end (``push_terminal_ends_at``, the union of
+        their continuations), so the items of a counted repetition's many
+        rules cost one walk, not one each.  Each level consumes at least one
         byte of every token it passes down, so the recursion is at most the
         longest token deep; every level is a few table lookups and bitset
-        ORs (an inside set OR-ed once however many items share it).  Small
-        exit tries (the common case: `",`, `"}` ...) are walked byte by byte
-        instead, which is cheaper than recursing."""
+        ORs.  Small exit tries (the common case: `",`, `"}` ...) are walked
+        byte by byte instead, which is cheaper than recursing."""
         cdef Py_ssize_t n_scan = recognizer.n_scan_items()
-        cdef Py_ssize_t k, seen_base = scratch.n_seen
+        cdef Py_ssize_t k, seen_base = scratch.n_seen, found_base = scratch.n_found
         cdef Py_ssize_t seen_mask = _reserve_seen(scratch, n_scan)
         cdef terminal_id_t terminal_id
         cdef state_id_t progress
         cdef const TerminalInfo* terminal
         cdef PyObject* found
-        cdef int status = FILL_DONE, item_status
-        if seen_mask < 0:
+        cdef int status = FILL_DONE, set_status
+        if seen_mask < 0 or not _reserve_found(scratch, n_scan):
+            scratch.n_seen = seen_base
             return FILL_NO_MEMORY
         for k in range(n_scan):
             recognizer.scan_item(k, &terminal_id, &progress)
@@ -668,43 +672,55 @@ cdef class MaskComputer:
                 progress = self._representatives[
                     self.tables.view.dfa_infos[terminal.dfa_id].state_base + progress]
             found = self._find(<void*>trie, terminal_id, progress)
+            scratch.found[found_base + k] = found
             if found == NULL:
                 status = FILL_MISS
                 if not _note_miss(scratch, <void*>trie, terminal_id, progress):
                     break
-                continue
-            item_status = self._fill_item(recognizer, k, <TerminalTokens>found,
-                                          _seen_add(scratch, seen_base, seen_mask, found),
-                                          out, narrow, scratch)
-            if item_status == FILL_NO_MEMORY:
-                status = item_status
-                break
-            if item_status == FILL_MISS:
-                status = FILL_MISS
-                if scratch.n_misses >= scratch.miss_capacity:
+        if status != FILL_MISS or scratch.n_misses < scratch.miss_capacity:
+            for k in range(n_scan):
+                found = scratch.found[found_base + k]
+                if found == NULL or not _seen_add(scratch, seen_base, seen_mask, found):
+                    continue
+                set_status = self._fill_set(recognizer, k, n_scan, found_base,
+                                            <TerminalTokens>found, out, narrow, scratch)
+                if set_status == FILL_NO_MEMORY:
+                    status = set_status
                     break
+                if set_status == FILL_MISS:
+                    status = FILL_MISS
+                    if scratch.n_misses >= scratch.miss_capacity:
+                        break
         scratch.n_seen = seen_base
+        scratch.n_found = found_base
         return status
 
-    cdef int _fill_item(self, EarleyRecognizer recognizer, Py_ssize_t k, TerminalTokens entry,
-                        bint first_visit, word_t* out, word_t* narrow,
-                        FillScratch* scratch) noexcept nogil:
-        """Scan item k's share of ``_fill_level``: its inside set (when
-        ``first_visit``), then, with its terminal ended, its exit trie.
-        Narrow tokens: an inside token is narrow by its automaton state
-        alone (``narrow_ids``), or, when the terminal may end after it
+    cdef int _fill_set(self, EarleyRecognizer recognizer, Py_ssize_t first, Py_ssize_t n_scan,
+                       Py_ssize_t found_base, TerminalTokens entry, word_t* out, word_t* narrow,
+                       FillScratch* scratch) noexcept nogil:
+        """The share of ``_fill_level`` of the scan items whose set is
+        ``entry`` (``scratch.found[found_base + k]``, the first at ``first``):
+        its inside set, then, with their terminals ended together, its exit
+        trie.  Narrow tokens: an inside token is narrow by its automaton
+        state alone (``narrow_ids``), or, when the terminal may end after it
         (``closing_ids``), if also the bytes allowed once the terminal ends
         are few; walked tokens are tested on the recognizer itself."""
         cdef bint follow_narrow = narrow != NULL and entry._closing_ids.shape[0] > 0
         cdef uint64_t follow[4]
         cdef int status = FILL_DONE
-        if first_visit:
-            entry.or_inside(out)
-            if narrow != NULL:
-                bitset_add_ids(narrow, entry._narrow_ids)
+        cdef Py_ssize_t k, n = 0
+        entry.or_inside(out)
+        if narrow != NULL:
+            bitset_add_ids(narrow, entry._narrow_ids)
         if entry.exit_trie is None and not follow_narrow:
             return FILL_DONE
-        if not recognizer.push_terminal_end_at(k, entry.end_state):
+        if not _reserve_group(scratch, n_scan - first):
+            return FILL_NO_MEMORY
+        for k in range(first, n_scan):
+            if scratch.found[found_base + k] == <PyObject*>entry:
+                scratch.group[n] = k
+                n += 1
+        if not recognizer.push_terminal_ends_at(scratch.group, n, entry.end_state):
             return FILL_DONE
         if follow_narrow:
             recognizer.allowed_bytes(follow)
@@ -878,6 +894,11 @@ cdef bint scratch_init(FillScratch* scratch, Py_ssize_t max_depth) noexcept nogi
     scratch.seen = NULL
     scratch.seen_capacity = 0
     scratch.n_seen = 0
+    scratch.found = NULL
+    scratch.found_capacity = 0
+    scratch.n_found = 0
+    scratch.group = NULL
+    scratch.group_capacity = 0
     scratch.n_misses = 0
     scratch.miss_capacity = 1
     return frames_init(&scratch.frames, max_depth)
@@ -905,7 +926,43 @@ cdef bint _note_miss(FillScratch* scratch, const void* trie, terminal_id_t termi
 cdef void scratch_free(FillScratch* scratch) noexcept nogil:
     frames_free(&scratch.frames)
     free(scratch.seen)
+    free(scratch.found)
+    free(scratch.group)
     scratch.seen = NULL
+    scratch.found = NULL
+    scratch.group = NULL
+
+
+cdef bint _reserve_found(FillScratch* scratch, Py_ssize_t n_items) noexcept nogil:
+    """Reserve ``n_items`` slots on top of the found stack (False when memory
+    runs out); the level that reserved them pops them by restoring
+    ``n_found``."""
+    cdef Py_ssize_t needed = scratch.n_found + n_items, capacity
+    cdef PyObject** grown
+    if needed > scratch.found_capacity:
+        capacity = max(2 * scratch.found_capacity, needed, 16)
+        grown = <PyObject**>realloc(scratch.found, capacity * sizeof(PyObject*))
+        if grown == NULL:
+            return False
+        scratch.found = grown
+        scratch.found_capacity = capacity
+    scratch.n_found = needed
+    return True
+
+
+cdef bint _reserve_group(FillScratch* scratch, Py_ssize_t n_items) noexcept nogil:
+    """Room for ``n_items`` scan item indices in ``group`` (False when memory
+    runs out)."""
+    cdef Py_ssize_t capacity
+    cdef Py_ssize_t* grown
+    if n_items > scratch.group_capacity:
+        capacity = max(2 * scratch.group_capacity, n_items, 16)
+        grown = <Py_ssize_t*>realloc(scratch.group, capacity * sizeof(Py_ssize_t))
+        if grown == NULL:
+            return False
+        scratch.group = grown
+        scratch.group_capacity = capacity
+    return True
 
 
 cdef Py_ssize_t _reserve_seen(FillScratch* scratch, Py_ssize_t n_items) noexcept nogil:
