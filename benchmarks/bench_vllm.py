@@ -49,15 +49,16 @@ What it measures
     Torch threads: ``--threads`` (default 1).  With 2 threads on 2 cores a
     forward pass waits at every operation for both threads, so when another
     process holds a core the step stalls (at load 7: forward passes of 0.1
-    to 1.4 s from the 10th to the 90th percentile against 0.11 to 0.13 s
-    with one thread), and CPU time counts the waiting thread's spinning:
-    the measure then follows the machine's load, not the work.
+    to 1.4 s from the 10th to the 90th percentile; with one thread at load
+    5, 0.09 to 0.2 s), and CPU time counts the waiting thread's spinning:
+    the measure then follows the machine's load, not the work.  ``0``
+    keeps torch's default.
 
 Output: a JSON file (default ``benchmarks/results/bench_vllm.json``) with the
 machine, versions, the grammask module measured (the vLLM environment holds
 a wheel of the checkout: ``./run test -k vllm`` reinstalls it after a
-change), per-round figures, the
-per-step and per-round medians and one sample output per mode.
+change), per-round figures, the per-step and per-round medians and one
+sample output per mode.
 
 Run in the vLLM environment (``./run test`` builds it):
 ``~/.cache/grammask/vllm-venv/bin/python benchmarks/bench_vllm.py --model DIR``.
