@@ -36,7 +36,8 @@ applies one after the other.  Two ``not`` values become one
 ``pattern`` goes to the list ``keywords.MORE_PATTERNS`` (every string node
 and value check meets them all: ``formats.asserted_patterns``,
 ``values.simple_constraints_hold``); the excluded steps of
-``keywords.NOT_MULTIPLES`` (a complement's) are joined the same way.
+``keywords.NOT_MULTIPLES`` (a complement's) are joined the same way, and
+so are the members ``keywords.EXTRA_WITNESSES`` requires (each once).
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from grammask.json_schema.keywords import (MORE_CONDITIONS, MORE_PATTERNS, NOT_MULTIPLES,
-                                           array_positions, pattern_matches)
+from grammask.json_schema.keywords import (EXTRA_WITNESSES, MORE_CONDITIONS, MORE_PATTERNS,
+                                           NOT_MULTIPLES, array_positions, pattern_matches)
 from grammask.json_schema.values import json_equal
 
 MAX_DISTRIBUTED_BRANCHES = 64
@@ -211,6 +212,9 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
                 result[MORE_PATTERNS] = more + [value]
         elif key in (MORE_PATTERNS, NOT_MULTIPLES):
             result[key] = list(dict.fromkeys(current + value))
+        elif key == EXTRA_WITNESSES:
+            result[key] = list(current) + [w for w in value
+                                           if not any(json_equal(w, kept) for kept in current)]
         elif key == MORE_CONDITIONS:
             known = [{k: a[k] for k in _CONDITIONAL if k in a}] + list(current)
             result[key] = list(current) + [conditional for conditional in value
