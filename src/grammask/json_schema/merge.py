@@ -13,9 +13,11 @@ boolean), so the translator can build a single grammar for it:
   so recursive definitions never expand here (and the translator makes
   each merging schema that holds a ``$ref`` a shared rule, so one that
   recurs is a rule reference: ``translator.shared_rules``);
-- object cross-effects are exact: a property declared by one operand but
-  not by another must also satisfy the other's ``additionalProperties`` (or
-  its matching ``patternProperties``); positions of ``prefixItems`` meet the
+- object cross-effects are exact for declared names: a property declared
+  by one operand but not by another must also satisfy the other's
+  ``additionalProperties`` (or its matching ``patternProperties``); a key
+  matching a pattern of one operand only is not checked against the
+  other's ``additionalProperties`` (warned, ``_warn_pattern_keys``); positions of ``prefixItems`` meet the
   other operand's ``prefixItems`` entry or ``items`` (or, before 2020-12, the
   tuple form ``items: [..]`` / ``additionalItems``); under draft 3-7 a
   ``$ref`` operand stands for its target alone (its siblings are ignored);
@@ -250,8 +252,29 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             translator.warn(key, pointer, f"two different {key!r} values in allOf: only "
                                           f"{current!r} is enforced")
     _merge_object_cross(result, a, b)
+    _warn_pattern_keys(translator, a, b, pointer)
     _merge_array_positions(result, a, b, translator.tuple_items)
     return result
+
+
+def _warn_pattern_keys(translator, a: dict, b: dict, pointer: str) -> None:
+    """Warn where a key matching only one operand's ``patternProperties``
+    would be an additional property of the other, whose
+    ``additionalProperties`` constrains it: the merged patternProperties
+    (the union) cannot say "matches this pattern and none of those", so
+    the key is checked against its pattern's schema alone (looser)."""
+    for owner, other in ((a, b), (b, a)):
+        additional = other.get("additionalProperties", True)
+        if additional is True or additional == {}:
+            continue
+        others = other.get("patternProperties", {})
+        alone = [pattern for pattern, sub in owner.get("patternProperties", {}).items()
+                 if pattern not in others and sub is not False]
+        if alone:
+            translator.warn("patternProperties", pointer,
+                            f"keys matching {alone[0]!r} in allOf are not checked against "
+                            f"another operand's additionalProperties")
+            return
 
 
 def _merge_steps(first: Any, second: Any) -> Any:
