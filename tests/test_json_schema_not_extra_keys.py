@@ -102,17 +102,3 @@ def test_witnesses_it_does_not_build_still_warn(schema):
     matcher = SchemaMatcher(schema)
     assert any("'not'" in str(warning) for warning in matcher.warnings)
 
-
-def test_pattern_keys_of_one_all_of_operand_warn():
-    """A key matching one operand's pattern only is an additional property of
-    an operand with ``additionalProperties: false``: the merged
-    patternProperties (their union) does not see it, so the merge warns
-    (``merge._warn_pattern_keys``) and the key is accepted (looser)."""
-    schema = {"type": "object", "allOf": [{"patternProperties": {"a": True},
-                                           "additionalProperties": False},
-                                          {"patternProperties": {"b": True},
-                                           "additionalProperties": False}]}
-    matcher = SchemaMatcher(schema)
-    assert [warning.keyword for warning in matcher.warnings] == ["patternProperties"]
-    assert not declared_oracle(schema).is_valid({"a": 1})
-    assert matcher.accepts('{"a": 1}')

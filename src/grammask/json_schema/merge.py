@@ -13,11 +13,12 @@ boolean), so the translator can build a single grammar for it:
   so recursive definitions never expand here (and the translator makes
   each merging schema that holds a ``$ref`` a shared rule, so one that
   recurs is a rule reference: ``translator.shared_rules``);
-- object cross-effects are exact for declared names: a property declared
+- object cross-effects are exact: a property declared
   by one operand but not by another must also satisfy the other's
   ``additionalProperties`` (or its matching ``patternProperties``); a key
-  matching a pattern of one operand only is not checked against the
-  other's ``additionalProperties`` (warned, ``_warn_pattern_keys``); positions of ``prefixItems`` meet the
+  matching a pattern of one operand only meets the other's
+  ``additionalProperties`` through ``keywords.ADDITIONAL_OF``
+  (``_pattern_keys_cross``); positions of ``prefixItems`` meet the
   other operand's ``prefixItems`` entry or ``items`` (or, before 2020-12, the
   tuple form ``items: [..]`` / ``additionalItems``); under draft 3-7 a
   ``$ref`` operand stands for its target alone (its siblings are ignored);
@@ -48,8 +49,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from grammask.json_schema.keywords import (EXTRA_WITNESSES, MORE_CONDITIONS, MORE_PATTERNS,
-                                           NOT_MULTIPLES, array_positions, pattern_matches)
+from grammask.json_schema.keywords import (ADDITIONAL_OF, EXTRA_WITNESSES, MORE_CONDITIONS,
+                                           MORE_PATTERNS, NOT_MULTIPLES, array_positions,
+                                           pattern_matches)
 from grammask.json_schema.values import json_equal
 
 MAX_DISTRIBUTED_BRANCHES = 64
@@ -214,7 +216,7 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
                 result[MORE_PATTERNS] = more + [value]
         elif key in (MORE_PATTERNS, NOT_MULTIPLES):
             result[key] = list(dict.fromkeys(current + value))
-        elif key == EXTRA_WITNESSES:
+        elif key in (EXTRA_WITNESSES, ADDITIONAL_OF):
             result[key] = list(current) + [w for w in value
                                            if not any(json_equal(w, kept) for kept in current)]
         elif key == MORE_CONDITIONS:
@@ -252,29 +254,30 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             translator.warn(key, pointer, f"two different {key!r} values in allOf: only "
                                           f"{current!r} is enforced")
     _merge_object_cross(result, a, b)
-    _warn_pattern_keys(translator, a, b, pointer)
+    _pattern_keys_cross(result, a, b)
     _merge_array_positions(result, a, b, translator.tuple_items)
     return result
 
 
-def _warn_pattern_keys(translator, a: dict, b: dict, pointer: str) -> None:
-    """Warn where a key matching only one operand's ``patternProperties``
-    would be an additional property of the other, whose
-    ``additionalProperties`` constrains it: the merged patternProperties
-    (the union) cannot say "matches this pattern and none of those", so
-    the key is checked against its pattern's schema alone (looser)."""
+def _pattern_keys_cross(result: dict, a: dict, b: dict) -> None:
+    """Keys matching a pattern of one operand only that are additional
+    properties of the other, whose ``additionalProperties`` constrains
+    them: the merged patternProperties (the union) cannot say "matches
+    this pattern and none of those", so the other operand's rule is kept
+    as an ``ADDITIONAL_OF`` entry, which the object node applies to every
+    key outside its names and patterns."""
     for owner, other in ((a, b), (b, a)):
         additional = other.get("additionalProperties", True)
         if additional is True or additional == {}:
             continue
         others = other.get("patternProperties", {})
-        alone = [pattern for pattern, sub in owner.get("patternProperties", {}).items()
-                 if pattern not in others and sub is not False]
-        if alone:
-            translator.warn("patternProperties", pointer,
-                            f"keys matching {alone[0]!r} in allOf are not checked against "
-                            f"another operand's additionalProperties")
-            return
+        if any(pattern not in others and sub is not False
+               for pattern, sub in owner.get("patternProperties", {}).items()):
+            entry = {"names": list(other.get("properties", {})), "patterns": list(others),
+                     "schema": additional}
+            kept = result.get(ADDITIONAL_OF, [])
+            if not any(json_equal(entry, known) for known in kept):
+                result[ADDITIONAL_OF] = list(kept) + [entry]
 
 
 def _merge_steps(first: Any, second: Any) -> Any:
@@ -282,6 +285,13 @@ def _merge_steps(first: Any, second: Any) -> Any:
     a, b = Fraction(str(first)), Fraction(str(second))
     common = Fraction(math.lcm(a.numerator, b.numerator), math.gcd(a.denominator, b.denominator))
     return int(common) if common.denominator == 1 else float(common)
+
+
+def outside_constraints(entries: list, name: str) -> list:
+    """The schemas of the ``ADDITIONAL_OF`` entries that apply to key ``name``
+    (none of their names, matching none of their patterns)."""
+    return [entry["schema"] for entry in entries if name not in entry["names"]
+            and not any(pattern_matches(pattern, name) for pattern in entry["patterns"])]
 
 
 def _merge_object_cross(result: dict, a: dict, b: dict) -> None:
@@ -298,7 +308,8 @@ def _merge_object_cross(result: dict, a: dict, b: dict) -> None:
             if name in own_properties:
                 continue
             matching = [sub for pattern, sub in patterns.items() if pattern_matches(pattern, name)]
-            constraints = matching if matching else [additional]
+            constraints = (matching if matching else [additional]) + outside_constraints(
+                owner.get(ADDITIONAL_OF, []), name)
             for constraint in constraints:
                 if constraint is not True and constraint != {}:
                     properties[name] = both(properties[name], constraint)

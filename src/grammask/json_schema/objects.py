@@ -84,10 +84,10 @@ from grammask.json_schema import strings
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
 from grammask.json_schema.key_exclusion import key_exclusion_patterns
 from grammask.json_schema.keywords import (
-    ANNOTATION_KEYWORDS, EXTRA_WITNESSES, child_pointer, count_keyword, has_constraints,
+    ADDITIONAL_OF, ANNOTATION_KEYWORDS, EXTRA_WITNESSES, child_pointer, count_keyword, has_constraints,
     listed_strings, pattern_matches,
 )
-from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.merge import merge_schemas, outside_constraints
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import alternation, json_string_literal_regex
 from grammask.json_schema.values import json_equal, simple_constraints_hold, string_literal_node
@@ -123,6 +123,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     patterns = schema.get("patternProperties", {})
     if not isinstance(patterns, dict):
         raise translator.error(pointer, "patternProperties must be an object")
+    constraints = schema.get(ADDITIONAL_OF, [])
     if "additionalProperties" in schema:
         additional = schema["additionalProperties"]
     else:
@@ -164,7 +165,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
                 return NEVER
             continue
         sub_pointer = child_pointer(pointer, "properties", name)
-        matching = [s for p, s in patterns.items() if pattern_matches(p, name)]
+        matching = [s for p, s in patterns.items() if pattern_matches(p, name)] \
+            + outside_constraints(constraints, name)
         if matching:
             sub = merge_schemas(translator, [sub] + matching, sub_pointer)
         value = translator.node(sub, sub_pointer)
@@ -181,7 +183,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         if not name_allowed(name):
             return NEVER
         matching = [s for p, s in patterns.items() if pattern_matches(p, name)]
-        sub = merge_schemas(translator, matching, pointer) if matching else additional
+        sub = merge_schemas(translator, (matching or [additional])
+                            + outside_constraints(constraints, name), pointer)
         value = translator.node(sub, child_pointer(pointer, "required"))
         if value is NEVER:
             return NEVER
@@ -191,7 +194,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         if name in declared or not name_allowed(name):
             continue
         matching = [s for p, s in patterns.items() if pattern_matches(p, name)]
-        sub = merge_schemas(translator, matching, pointer) if matching else additional
+        sub = merge_schemas(translator, (matching or [additional])
+                            + outside_constraints(constraints, name), pointer)
         value = translator.node(sub, child_pointer(pointer, "dependentRequired"))
         declared.append(name)
         if value is not NEVER:
@@ -218,7 +222,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         pattern_keys.append(PatternKey((pattern,), '"' + content + '"', sub, sub_pointer))
     pattern_keys = _same_schema_joined(pattern_keys)
     cells: list = []
-    extras.extend(_pattern_members(translator, pattern_keys, declared, kv, pointer, cells))
+    extras.extend(_pattern_members(translator, pattern_keys, declared, kv, pointer, cells,
+                                   constraints))
     if additional is not False:
         sub_pointer = child_pointer(pointer, "additionalProperties")
         value = translator.node(additional, sub_pointer)
@@ -442,7 +447,7 @@ def _non_empty(kept: list[str], removed: list[str]) -> Optional[bool]:
 
 
 def _pattern_members(translator, pattern_keys: list[PatternKey], declared: list[str], kv,
-                     pointer: str, cells_out: list) -> list:
+                     pointer: str, cells_out: list, constraints: list) -> list:
     """Members whose key matches some pattern and is no declared name; each
     member's (kept, removed, schema, pointer) is appended to ``cells_out``.
 
@@ -487,11 +492,49 @@ def _pattern_members(translator, pattern_keys: list[PatternKey], declared: list[
             else:
                 sub_pointer = child_pointer(pointer, "patternProperties")
                 schema = merge_schemas(translator, [p.schema for p in chosen], sub_pointer)
-            value = translator.node(schema, sub_pointer)
-            if value is not NEVER:
-                members.append(kv(translator.rx_minus(kept, removed), value))
-                cells_out.append((kept, removed, schema, sub_pointer))
+            for kept_part, removed_part, schema_part in _constrained_cells(
+                    translator, chosen, kept, removed, schema, constraints, sub_pointer):
+                value = translator.node(schema_part, sub_pointer)
+                if value is not NEVER:
+                    members.append(kv(translator.rx_minus(kept_part, removed_part), value))
+                    cells_out.append((kept_part, removed_part, schema_part, sub_pointer))
     return members
+
+
+def _constrained_cells(translator, chosen: list, kept: list[str], removed: list[str],
+                       schema: Any, constraints: list, pointer: str) -> list:
+    """A cell of pattern keys split by the ``ADDITIONAL_OF`` entries: its keys
+    outside an entry's names and patterns also meet the entry's schema.
+    (kept, removed, schema) of each non-empty part; an entry whose
+    patterns hold all of a ``chosen`` entry's does not apply; a split
+    past the DFA limits or with a pattern it cannot translate is warned and
+    the entry applied to the whole cell (stricter)."""
+    parts = [(kept, removed, [schema])]
+    for entry in constraints:
+        if any(all(pattern in entry["patterns"] for pattern in key.patterns) for key in chosen):
+            continue  # every key of the cell matches one of the entry's patterns
+        try:
+            inside = [_name_regex(name) for name in entry["names"]] + [
+                _pattern_regex(pattern) for pattern in entry["patterns"]]
+        except strings.PatternUnsupported:
+            inside = None
+        split = []
+        for part_kept, part_removed, schemas in parts:
+            met = (part_kept, part_removed + (inside or []), schemas + [entry["schema"]])
+            pieces = [met, (part_kept + [alternation(inside)], part_removed, schemas)] \
+                if inside else []
+            found = [_non_empty(piece[0], piece[1]) for piece in pieces]
+            if not pieces or None in found:
+                translator.warn("patternProperties", pointer,
+                                "keys of a pattern not split by another allOf operand's "
+                                "patterns: its additionalProperties is met by all of them")
+                split.append((part_kept, part_removed, met[2]))
+                continue
+            split.extend(piece for piece, present in zip(pieces, found) if present)
+        parts = split
+    return [(part_kept, part_removed, schemas[0] if len(schemas) == 1 else
+             merge_schemas(translator, schemas, pointer))
+            for part_kept, part_removed, schemas in parts]
 
 
 def _overlap_groups(pattern_keys: list[PatternKey]) -> list[list[int]]:
