@@ -36,6 +36,9 @@ SCHEMAS = {
         {"patternProperties": {"^a": {"type": "integer"}}},
         {"properties": {"abc": {"type": "integer"}}, "patternProperties": {"b$": True},
          "additionalProperties": {"minimum": 0}}]},
+    "additional_only": {"type": "object", "allOf": [
+        {"patternProperties": {"a": {"type": "integer"}, "c": True}},
+        {"additionalProperties": {"type": ["integer", "boolean"]}}]},
     "declared_and_required": {"type": "object", "required": ["ax"], "allOf": [
         {"properties": {"c": {"type": "integer"}}, "patternProperties": {"x": True}},
         {"patternProperties": {"a": True}, "additionalProperties": {"type": "string"}}]},

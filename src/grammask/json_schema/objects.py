@@ -521,6 +521,9 @@ def _constrained_cells(translator, chosen: list, kept: list[str], removed: list[
         split = []
         for part_kept, part_removed, schemas in parts:
             met = (part_kept, part_removed + (inside or []), schemas + [entry["schema"]])
+            if inside == []:  # the entry's rule applies to every key
+                split.append(met)
+                continue
             pieces = [met, (part_kept + [alternation(inside)], part_removed, schemas)] \
                 if inside else []
             found = [_non_empty(piece[0], piece[1]) for piece in pieces]
