@@ -66,9 +66,10 @@ them, one member node per extra-key cell met with their keys (a
 carries one bit per required member, set by such a member and required at
 the end.
 ``propertyNames`` (pattern, lengths, enum, const, false; a ``$ref`` to
-such a schema is followed) is checked on declared names in Python and
-becomes the key grammar of additional properties when no names are
-declared; an ``enum`` / ``const`` lists every key, so each allowed one is
+such a schema is followed) is checked on declared names in Python; of
+pattern, lengths and an asserted format, its regexes meet every extra-key
+terminal (``_names_key_regexes``; any other form becomes the key grammar
+of additional properties when no names are declared, else is warned); an ``enum`` / ``const`` lists every key, so each allowed one is
 declared with the schema the object gives it and no other key is accepted.  With ``any_order=True`` see
 ``_any_order`` (required members tracked as a subset in the rule names).
 """
@@ -80,7 +81,7 @@ from typing import Any, NamedTuple, Optional
 
 from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
-from grammask.json_schema import strings
+from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
 from grammask.json_schema.key_exclusion import key_exclusion_patterns
 from grammask.json_schema.keywords import (
@@ -202,10 +203,10 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
             members.append((name, kv(key_node(translator, name), value), False))
 
     extras = []
+    names_keys = _names_key_regexes(names_schema) if has_constraints(names_schema) else []
     if names_schema is False:
         extra_patterns, additional = {}, False
-    elif has_constraints(names_schema) and (extra_patterns or (additional is not False
-                                                               and declared)):
+    elif names_keys is None and (extra_patterns or (additional is not False and declared)):
         translator.warn("propertyNames", pointer, "checked on declared names only, not on "
                                                   "keys of patternProperties or "
                                                   "additionalProperties")
@@ -223,12 +224,14 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     pattern_keys = _same_schema_joined(pattern_keys)
     cells: list = []
     extras.extend(_pattern_members(translator, pattern_keys, declared, kv, pointer, cells,
-                                   constraints))
+                                   constraints, names_keys or []))
     if additional is not False:
         sub_pointer = child_pointer(pointer, "additionalProperties")
         value = translator.node(additional, sub_pointer)
         if value is not NEVER:
-            if not declared and has_constraints(names_schema):
+            if names_keys:
+                key = _key_outside(translator, pattern_keys, declared, pointer, names_keys)
+            elif not declared and has_constraints(names_schema):
                 if pattern_keys:
                     translator.warn("patternProperties", pointer,
                                     "keys matching a pattern are also accepted with the "
@@ -252,7 +255,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     max_count = count_keyword(translator, schema, "maxProperties", pointer)
     witnesses = schema.get(EXTRA_WITNESSES)
     if witnesses:
-        named_keys = additional is not False and not declared and has_constraints(names_schema)
+        named_keys = additional is not False and not declared and names_keys is None
         if len(witnesses) > MAX_WITNESSES or translator.options.any_order or named_keys:
             translator.warn("not", pointer, "a member required by a complement of "
                                             "additionalProperties / patternProperties is not "
@@ -261,7 +264,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
             return translator.node({k: v for k, v in schema.items() if k != EXTRA_WITNESSES},
                                    pointer)
         if additional is not False:
-            cells.append(([strings.string_regex(0, None)],
+            cells.append(([strings.string_regex(0, None)] + (names_keys or []),
                           [key.key for key in pattern_keys] + [_name_regex(n) for n in declared],
                           additional, child_pointer(pointer, "additionalProperties")))
         found = {}
@@ -376,6 +379,35 @@ def _resolved_names_schema(translator, names_schema: Any) -> Any:
     return names_schema
 
 
+def _names_key_regexes(names_schema: Any) -> Optional[list[str]]:
+    """The JSON-string regexes (quotes included) every key must match under
+    a ``propertyNames`` of pattern, lengths and asserted format (``type``
+    string), or None for any other form (an enum / const lists the keys
+    instead, ``listed_strings``) or a pattern that cannot be translated."""
+    if not isinstance(names_schema, dict) or listed_strings(names_schema) is not None:
+        return None
+    asserting = set(names_schema) - ANNOTATION_KEYWORDS
+    if not asserting <= {"pattern", "minLength", "maxLength", "format", "type"} \
+            or names_schema.get("type", "string") != "string":
+        return None
+    format_name = names_schema.get("format")
+    if format_name is not None and (format_name in formats.NOT_ENFORCED
+                                    or formats.looseness(format_name, [None]) is not None):
+        return None
+    low, high = names_schema.get("minLength", 0), names_schema.get("maxLength")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+               for n in [low] + ([high] if high is not None else [])):
+        return None
+    regexes = [strings.string_regex(low, high)] if low or high is not None else []
+    try:
+        for _, pattern, ascii_escapes in formats.asserted_patterns(names_schema):
+            regexes.append('"' + strings.translate_pattern(
+                pattern, ascii_escapes=ascii_escapes)[0] + '"')
+    except strings.PatternUnsupported:
+        return None
+    return regexes
+
+
 def _as_string_schema(names_schema: dict) -> dict:
     """propertyNames applies to keys, which are strings."""
     result = dict(names_schema)
@@ -447,9 +479,11 @@ def _non_empty(kept: list[str], removed: list[str]) -> Optional[bool]:
 
 
 def _pattern_members(translator, pattern_keys: list[PatternKey], declared: list[str], kv,
-                     pointer: str, cells_out: list, constraints: list) -> list:
-    """Members whose key matches some pattern and is no declared name; each
-    member's (kept, removed, schema, pointer) is appended to ``cells_out``.
+                     pointer: str, cells_out: list, constraints: list,
+                     names_keys: list[str]) -> list:
+    """Members whose key matches some pattern and is no declared name (and
+    every regex of ``names_keys``, propertyNames'); each member's (kept,
+    removed, schema, pointer) is appended to ``cells_out``.
 
     Patterns whose key languages meet are grouped (connected components of
     the "intersection non-empty" relation).  A lone pattern's keys take its
@@ -479,8 +513,17 @@ def _pattern_members(translator, pattern_keys: list[PatternKey], declared: list[
             chosen = [pattern_keys[index] for index in subset]
             names = [_name_regex(name) for name in declared
                      if all(p.matches(name) for p in chosen)]
-            kept = [p.key for p in chosen]
+            kept = [p.key for p in chosen] + names_keys
             removed = [pattern_keys[index].key for index in others] + names
+            if names_keys:
+                present = _non_empty(kept, removed)
+                if present is False:
+                    continue  # propertyNames allows none of these keys
+                if present is None:
+                    translator.warn("propertyNames", chosen[0].pointer,
+                                    "the key terminal met with propertyNames exceeds the DFA "
+                                    "limits: not checked on these keys")
+                    kept = kept[:len(chosen)]
             if names and _non_empty(kept, removed) is None:
                 translator.warn("patternProperties", chosen[0].pointer,
                                 "the key terminal minus the declared names exceeds the DFA "
@@ -578,12 +621,13 @@ def _cells(pattern_keys: list[PatternKey], group: list[int]):
 
 
 def _key_outside(translator, pattern_keys: list[PatternKey], declared: list[str],
-                 pointer: str) -> Any:
-    """Keys matching no pattern and no declared name (additionalProperties)."""
+                 pointer: str, names_keys: Optional[list[str]] = None) -> Any:
+    """Keys matching no pattern and no declared name (additionalProperties),
+    and every regex of ``names_keys`` (propertyNames')."""
     names = [_name_regex(name) for name in declared
              if not any(p.matches(name) for p in pattern_keys)]
     removed = [p.key for p in pattern_keys] + names
-    kept = [strings.string_regex(0, None)]
+    kept = [strings.string_regex(0, None)] + (names_keys or [])
     fits = _non_empty(kept, removed)
     if fits is None:
         translator.warn("patternProperties", pointer,
