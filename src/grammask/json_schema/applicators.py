@@ -59,8 +59,9 @@ schemas included, and also ``multipleOf`` and ``oneOf``, which a given
 value decides, so the negated schema need not be negatable; warned when a
 part it does not read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
-would count as evaluated), a member required beside another such
-complement, propertyNames keys or ``any_order=True``, excluded
+would count as evaluated), a member such a complement requires past
+``objects.MAX_WITNESSES`` of them, beside propertyNames keys the key
+terminals cannot meet or with ``any_order=True``, excluded
 array/object values, ``not: {type:
 integer}`` beside ``number`` with ``multipleOf`` or an applicator (otherwise
 the non-integers, ``number_nodes.non_integer_node`` through

@@ -69,9 +69,11 @@ the end.
 such a schema is followed) is checked on declared names in Python; of
 pattern, lengths and an asserted format, its regexes meet every extra-key
 terminal (``_names_key_regexes``; any other form becomes the key grammar
-of additional properties when no names are declared, else is warned); an ``enum`` / ``const`` lists every key, so each allowed one is
-declared with the schema the object gives it and no other key is accepted.  With ``any_order=True`` see
-``_any_order`` (required members tracked as a subset in the rule names).
+of additional properties when no names are declared, else is warned); an
+``enum`` / ``const`` lists every key, so each allowed one is declared with
+the schema the object gives it and no other key is accepted.  With
+``any_order=True`` see ``_any_order`` (required members tracked as a
+subset in the rule names).
 """
 
 from __future__ import annotations
@@ -85,8 +87,8 @@ from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
 from grammask.json_schema.key_exclusion import key_exclusion_patterns
 from grammask.json_schema.keywords import (
-    ADDITIONAL_OF, ANNOTATION_KEYWORDS, EXTRA_WITNESSES, child_pointer, count_keyword, has_constraints,
-    listed_strings, pattern_matches,
+    ADDITIONAL_OF, ANNOTATION_KEYWORDS, EXTRA_WITNESSES, child_pointer, count_keyword,
+    has_constraints, listed_strings, pattern_matches,
 )
 from grammask.json_schema.merge import merge_schemas, outside_constraints
 from grammask.json_schema.refs import UnresolvedRef
@@ -257,10 +259,11 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     if witnesses:
         named_keys = additional is not False and not declared and names_keys is None
         if len(witnesses) > MAX_WITNESSES or translator.options.any_order or named_keys:
-            translator.warn("not", pointer, "a member required by a complement of "
-                                            "additionalProperties / patternProperties is not "
-                                            "enforced beside propertyNames keys, "
-                                            f"any_order=True or past MAX_WITNESSES = {MAX_WITNESSES}")
+            translator.warn("not", pointer, f"a member required by a complement of "
+                                            f"additionalProperties / patternProperties is not "
+                                            f"enforced beside propertyNames keys, "
+                                            f"any_order=True or past MAX_WITNESSES = "
+                                            f"{MAX_WITNESSES}")
             return translator.node({k: v for k, v in schema.items() if k != EXTRA_WITNESSES},
                                    pointer)
         if additional is not False:
