@@ -137,8 +137,6 @@ EXACT = [
 ]
 
 WARNED = [
-    ("not additionalProperties beside an open object",
-     {"type": "object", "not": {"additionalProperties": False}}, {}),
     ("not integer beside multipleOf", {"type": "number", "multipleOf": 0.5,
                                        "not": {"type": "integer"}}, 2),
     ("not not beside unevaluatedProperties",

@@ -11,9 +11,7 @@ value class, by const/enum values, by a discriminator property either
 requires, by closed objects, by item counts and leading items, by string
 languages, by number bounds), else the branch meets ``not: {anyOf: [the
 overlapping ones]}`` (exact when ``not`` is, see below); a branch that
-cannot be negated, whose ``additionalProperties`` / ``patternProperties``
-would be negated beside a branch that does not close its objects, that may
-overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, or complements past
+cannot be negated, that may overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, or complements past
 ``MAX_ONE_OF_COMPLEMENT_PARTS`` alternatives make oneOf an ``anyOf`` with a
 warning.  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
@@ -41,11 +39,12 @@ an asserted format's pattern, the same way
 than specified; a format no draft defines fails no instance); objects
 holding a name of ``properties`` whose value fails its
 schema (``{required: [name], properties: {name: {not: S}}}``, the nested
-``not`` translated the same way); beside objects closed by
-``additionalProperties: false`` (finitely many names), objects holding a
-name that ``additionalProperties`` / a ``patternProperties`` pattern
-applies to with a failing value (``_extra_key_complements``; beside open
-objects warned); for ``not: X`` the instances valid against X (X itself
+``not`` translated the same way); objects holding a name that
+``additionalProperties`` / a ``patternProperties`` pattern applies to with
+a failing value (``_extra_key_complements``: beside objects closed by
+``additionalProperties: false`` one alternative per name; beside open
+objects one per pattern, the member declared or extra,
+``keywords.EXTRA_WITNESSES``); for ``not: X`` the instances valid against X (X itself
 need not be negatable); for item schemas (``items``, ``prefixItems``, tuple ``items``
 and ``additionalItems``, ``_position_complements``) the arrays whose item k
 fails its position's schema, or that are longer than a closed prefix, or
@@ -60,7 +59,9 @@ schemas included, and also ``multipleOf`` and ``oneOf``, which a given
 value decides, so the negated schema need not be negatable; warned when a
 part it does not read decides).  Still warned: any other negated keyword (not enforced),
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
-would count as evaluated), extra keys beside open objects, excluded
+would count as evaluated), a member such a complement requires past
+``objects.MAX_WITNESSES`` of them, beside propertyNames keys the key
+terminals cannot meet or with ``any_order=True``, excluded
 array/object values, ``not: {type:
 integer}`` beside ``number`` with ``multipleOf`` or an applicator (otherwise
 the non-integers, ``number_nodes.non_integer_node`` through
@@ -104,10 +105,10 @@ from typing import Any, Optional
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.disjoint import VALUE_CLASSES, accepts_class, disjoint
-from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, MORE_CONDITIONS,
-                                           VALIDATION_KEYWORDS, allowed_types, array_positions,
-                                           count_keyword, has_constraints, listed_strings,
-                                           pattern_matches)
+from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, EXTRA_WITNESSES,
+                                           MORE_CONDITIONS, VALIDATION_KEYWORDS, allowed_types,
+                                           array_positions, count_keyword, has_constraints,
+                                           listed_strings, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.refs import UnresolvedRef
@@ -222,10 +223,6 @@ def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool
         reason = f"a branch may overlap more than MAX_ONE_OF_EXCLUSIONS = {MAX_ONE_OF_EXCLUSIONS}"
     elif any(negated_conjuncts(translator, branches[index]) is None for index in overlaps):
         reason = "a branch cannot be negated"
-    elif any(not _extra_keys_negatable(translator, branches[other], [context, branches[index]])
-             for index, others in overlaps.items() for other in others):
-        reason = "a branch's additionalProperties / patternProperties is negated only " \
-                 "beside closed objects"
     elif sum(_complement_parts(translator, branches[other])
              for others in overlaps.values() for other in others) > MAX_ONE_OF_COMPLEMENT_PARTS:
         reason = f"the complements would have more than MAX_ONE_OF_COMPLEMENT_PARTS = " \
@@ -589,20 +586,29 @@ def _extra_key_complements(translator, rest: dict, negated: dict, keyword: str,
                            pointer: str) -> list:
     """The objects of ``rest`` failing ``negated``'s ``additionalProperties``
     or ``patternProperties``: one holding a key that keyword applies to
-    whose value fails it.  Exact when ``rest`` closes its objects
-    (``additionalProperties: false``, patterns of finitely many names): the
-    key is then one of its names, so each name the keyword applies to gives
-    a ``_member_failing`` alternative; otherwise warned, and the objects
-    of ``rest`` are kept."""
+    whose value fails it.  When ``rest`` closes its objects
+    (``additionalProperties: false``, patterns of finitely many names) the
+    key is one of its names, so each name the keyword applies to gives a
+    ``_member_failing`` alternative; otherwise each pattern (or
+    additionalProperties) gives the objects of ``rest`` with such a member,
+    declared or extra (``keywords.EXTRA_WITNESSES``, built by
+    ``objects.object_node``)."""
     if "object" not in allowed_types(translator, rest, pointer):
         return []
     names = _closed_names(rest)
-    if names is None:
-        translator.warn("not", pointer, f"{keyword} is negated only beside objects closed "
-                                        f"by additionalProperties: false: not enforced")
-        return [translator.node(merge_schemas(translator, [rest, {"type": "object"}], pointer,
-                                              owner=0), pointer)]
     patterns = negated.get("patternProperties", {})
+    if names is None:
+        if keyword == "patternProperties":
+            witnesses = [{"pattern": pattern, "names": [], "patterns": [], "schema": {"not": sub}}
+                         for pattern, sub in patterns.items() if has_constraints(sub)]
+        else:
+            witnesses = [{"pattern": None, "names": list(negated.get("properties", {})),
+                          "patterns": list(patterns),
+                          "schema": {"not": negated["additionalProperties"]}}]
+        return [translator.node(merge_schemas(translator, [rest, {"type": "object",
+                                                                  EXTRA_WITNESSES: [witness]}],
+                                              pointer, owner=0), pointer)
+                for witness in witnesses]
     if keyword == "patternProperties":
         return [_member_failing(translator, rest, name, schema, pointer)
                 for pattern, schema in patterns.items() for name in names
@@ -633,27 +639,6 @@ def _complement_parts(translator, schema: Any, depth: int = 0) -> int:
             nested.extend((conjunct.get(keyword) or {}).values())
         total += sum(_complement_parts(translator, sub, depth + 1) for sub in nested)
     return total
-
-
-def _extra_keys_negatable(translator, negated: Any, beside: list) -> bool:
-    """Whether the top-level conjuncts of ``negated`` have no
-    ``additionalProperties`` / ``patternProperties`` complement, or one of
-    the schemas ``beside`` (a ``$ref`` read through) closes its objects, so
-    ``_extra_key_complements`` is exact there."""
-    conjuncts = negated_conjuncts(translator, negated) or []
-    if all(not isinstance(c, dict) or _EXTRA_KEY_KEYWORDS.isdisjoint(c) for c in conjuncts):
-        return True
-    for schema in beside:
-        if isinstance(schema, dict) and "$ref" in schema and len(schema) == 1:
-            try:
-                schema = translator.resolver.resolve(schema["$ref"], translator.base_uri)[0]
-            except UnresolvedRef:
-                continue
-        if isinstance(schema, dict) and (_closed_names(schema) is not None
-                                         or schema.get("type") not in (None, "object")
-                                         and "object" not in schema.get("type", [])):
-            return True
-    return False
 
 
 def _closed_names(schema: dict) -> Optional[list[str]]:

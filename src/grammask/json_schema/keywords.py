@@ -42,9 +42,23 @@ ANNOTATION_KEYWORDS = frozenset({
 STRING_KEYWORDS = ("minLength", "maxLength", "pattern", "format", MORE_PATTERNS)
 NUMBER_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
                    NOT_MULTIPLES)
+EXTRA_WITNESSES = "$grammask:extraWitnesses"
+"""Internal keyword of a complement (``applicators``: ``not`` of
+``additionalProperties`` / ``patternProperties`` beside open objects): a
+list of one ``{"pattern", "names", "patterns", "schema"}`` dict, "the object
+holds a member whose key matches ``pattern`` (None: any key), is none of
+``names`` and matches none of ``patterns``, with a value valid against
+``schema``" (``objects.object_node``)."""
+ADDITIONAL_OF = "$grammask:additionalOf"
+"""Internal keyword of a merged ``allOf`` (``merge``): a list of
+``{"names", "patterns", "schema"}`` dicts, one per operand whose
+``additionalProperties`` constrains keys another operand's patterns match:
+"a key that is none of ``names`` and matches none of ``patterns`` (the
+operand's own) is valid against ``schema``" (``objects.object_node``)."""
 OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "patternProperties",
                    "minProperties", "maxProperties", "propertyNames", "dependentRequired",
-                   "dependentSchemas", "dependencies", "unevaluatedProperties")
+                   "dependentSchemas", "dependencies", "unevaluatedProperties",
+                   EXTRA_WITNESSES, ADDITIONAL_OF)
 ARRAY_KEYWORDS = ("items", "prefixItems", "additionalItems", "contains", "minContains",
                   "maxContains", "minItems", "maxItems", "uniqueItems", "unevaluatedItems")
 MORE_CONDITIONS = "$grammask:moreConditions"

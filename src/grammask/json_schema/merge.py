@@ -13,9 +13,12 @@ boolean), so the translator can build a single grammar for it:
   so recursive definitions never expand here (and the translator makes
   each merging schema that holds a ``$ref`` a shared rule, so one that
   recurs is a rule reference: ``translator.shared_rules``);
-- object cross-effects are exact: a property declared by one operand but
-  not by another must also satisfy the other's ``additionalProperties`` (or
-  its matching ``patternProperties``); positions of ``prefixItems`` meet the
+- object cross-effects are exact: a property declared
+  by one operand but not by another must also satisfy the other's
+  ``additionalProperties`` (or its matching ``patternProperties``); a key
+  matching a pattern of one operand only meets the other's
+  ``additionalProperties`` through ``keywords.ADDITIONAL_OF``
+  (``_pattern_keys_cross``); positions of ``prefixItems`` meet the
   other operand's ``prefixItems`` entry or ``items`` (or, before 2020-12, the
   tuple form ``items: [..]`` / ``additionalItems``); under draft 3-7 a
   ``$ref`` operand stands for its target alone (its siblings are ignored);
@@ -36,7 +39,8 @@ applies one after the other.  Two ``not`` values become one
 ``pattern`` goes to the list ``keywords.MORE_PATTERNS`` (every string node
 and value check meets them all: ``formats.asserted_patterns``,
 ``values.simple_constraints_hold``); the excluded steps of
-``keywords.NOT_MULTIPLES`` (a complement's) are joined the same way.
+``keywords.NOT_MULTIPLES`` (a complement's) are joined the same way, and
+so are the members ``keywords.EXTRA_WITNESSES`` requires (each once).
 """
 
 from __future__ import annotations
@@ -45,8 +49,9 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from grammask.json_schema.keywords import (MORE_CONDITIONS, MORE_PATTERNS, NOT_MULTIPLES,
-                                           array_positions, pattern_matches)
+from grammask.json_schema.keywords import (ADDITIONAL_OF, EXTRA_WITNESSES, MORE_CONDITIONS,
+                                           MORE_PATTERNS, NOT_MULTIPLES, array_positions,
+                                           pattern_matches)
 from grammask.json_schema.values import json_equal
 
 MAX_DISTRIBUTED_BRANCHES = 64
@@ -211,6 +216,9 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
                 result[MORE_PATTERNS] = more + [value]
         elif key in (MORE_PATTERNS, NOT_MULTIPLES):
             result[key] = list(dict.fromkeys(current + value))
+        elif key in (EXTRA_WITNESSES, ADDITIONAL_OF):
+            result[key] = list(current) + [w for w in value
+                                           if not any(json_equal(w, kept) for kept in current)]
         elif key == MORE_CONDITIONS:
             known = [{k: a[k] for k in _CONDITIONAL if k in a}] + list(current)
             result[key] = list(current) + [conditional for conditional in value
@@ -246,8 +254,30 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             translator.warn(key, pointer, f"two different {key!r} values in allOf: only "
                                           f"{current!r} is enforced")
     _merge_object_cross(result, a, b)
+    _pattern_keys_cross(result, a, b)
     _merge_array_positions(result, a, b, translator.tuple_items)
     return result
+
+
+def _pattern_keys_cross(result: dict, a: dict, b: dict) -> None:
+    """Keys matching a pattern of one operand only that are additional
+    properties of the other, whose ``additionalProperties`` constrains
+    them: the merged patternProperties (the union) cannot say "matches
+    this pattern and none of those", so the other operand's rule is kept
+    as an ``ADDITIONAL_OF`` entry, which the object node applies to every
+    key outside its names and patterns."""
+    for owner, other in ((a, b), (b, a)):
+        additional = other.get("additionalProperties", True)
+        if additional is True or additional == {}:
+            continue
+        others = other.get("patternProperties", {})
+        if any(pattern not in others and sub is not False
+               for pattern, sub in owner.get("patternProperties", {}).items()):
+            entry = {"names": list(other.get("properties", {})), "patterns": list(others),
+                     "schema": additional}
+            kept = result.get(ADDITIONAL_OF, [])
+            if not any(json_equal(entry, known) for known in kept):
+                result[ADDITIONAL_OF] = list(kept) + [entry]
 
 
 def _merge_steps(first: Any, second: Any) -> Any:
@@ -255,6 +285,13 @@ def _merge_steps(first: Any, second: Any) -> Any:
     a, b = Fraction(str(first)), Fraction(str(second))
     common = Fraction(math.lcm(a.numerator, b.numerator), math.gcd(a.denominator, b.denominator))
     return int(common) if common.denominator == 1 else float(common)
+
+
+def outside_constraints(entries: list, name: str) -> list:
+    """The schemas of the ``ADDITIONAL_OF`` entries that apply to key ``name``
+    (none of their names, matching none of their patterns)."""
+    return [entry["schema"] for entry in entries if name not in entry["names"]
+            and not any(pattern_matches(pattern, name) for pattern in entry["patterns"])]
 
 
 def _merge_object_cross(result: dict, a: dict, b: dict) -> None:
@@ -271,7 +308,8 @@ def _merge_object_cross(result: dict, a: dict, b: dict) -> None:
             if name in own_properties:
                 continue
             matching = [sub for pattern, sub in patterns.items() if pattern_matches(pattern, name)]
-            constraints = matching if matching else [additional]
+            constraints = (matching if matching else [additional]) + outside_constraints(
+                owner.get(ADDITIONAL_OF, []), name)
             for constraint in constraints:
                 if constraint is not True and constraint != {}:
                     properties[name] = both(properties[name], constraint)

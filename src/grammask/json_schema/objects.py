@@ -57,12 +57,23 @@ a character JSON escapes: ``"``, ``\\`` or a control character).  Still warned: 
 and key terminals past the default DFA limits (then a key may be accepted
 under one matching schema only).  Pattern semantics are ECMA-262 searches
 over the decoded key (``strings.translate_pattern``).
+A complement's required members (``keywords.EXTRA_WITNESSES``, up to
+``MAX_WITNESSES``: "a member whose key is in K with a value valid against
+V") are either a declared name in K (that name required with V merged into
+its schema, one alternative per name) or an extra member: for each set of
+them, one member node per extra-key cell met with their keys (a
+``difference`` terminal) and values (merged), and ``T(i, c, mask)``
+carries one bit per required member, set by such a member and required at
+the end.
 ``propertyNames`` (pattern, lengths, enum, const, false; a ``$ref`` to
-such a schema is followed) is checked on declared names in Python and
-becomes the key grammar of additional properties when no names are
-declared; an ``enum`` / ``const`` lists every key, so each allowed one is
-declared with the schema the object gives it and no other key is accepted.  With ``any_order=True`` see
-``_any_order`` (required members tracked as a subset in the rule names).
+such a schema is followed) is checked on declared names in Python; of
+pattern, lengths and an asserted format, its regexes meet every extra-key
+terminal (``_names_key_regexes``; any other form becomes the key grammar
+of additional properties when no names are declared, else is warned); an
+``enum`` / ``const`` lists every key, so each allowed one is declared with
+the schema the object gives it and no other key is accepted.  With
+``any_order=True`` see ``_any_order`` (required members tracked as a
+subset in the rule names).
 """
 
 from __future__ import annotations
@@ -72,14 +83,14 @@ from typing import Any, NamedTuple, Optional
 
 from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
-from grammask.json_schema import strings
+from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
 from grammask.json_schema.key_exclusion import key_exclusion_patterns
 from grammask.json_schema.keywords import (
-    ANNOTATION_KEYWORDS, child_pointer, count_keyword, has_constraints, listed_strings,
-    pattern_matches,
+    ADDITIONAL_OF, ANNOTATION_KEYWORDS, EXTRA_WITNESSES, child_pointer, count_keyword,
+    has_constraints, listed_strings, pattern_matches,
 )
-from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.merge import merge_schemas, outside_constraints
 from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import alternation, json_string_literal_regex
 from grammask.json_schema.values import json_equal, simple_constraints_hold, string_literal_node
@@ -87,6 +98,9 @@ from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, com
 
 MAX_COUNTED_STATES = 20_000
 MAX_DEPENDENCY_BITS = 6
+MAX_WITNESSES = 3
+"""At most this many members ``EXTRA_WITNESSES`` requires at once (a bit
+each in the member states, a key terminal per set of them)."""
 MAX_OVERLAPPING_PATTERNS = 4
 """A group of patterns whose keys overlap is split into its (up to 2**n - 1)
 cells only up to this size; past it a warning (each key under any one schema)."""
@@ -112,6 +126,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     patterns = schema.get("patternProperties", {})
     if not isinstance(patterns, dict):
         raise translator.error(pointer, "patternProperties must be an object")
+    constraints = schema.get(ADDITIONAL_OF, [])
     if "additionalProperties" in schema:
         additional = schema["additionalProperties"]
     else:
@@ -153,7 +168,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
                 return NEVER
             continue
         sub_pointer = child_pointer(pointer, "properties", name)
-        matching = [s for p, s in patterns.items() if pattern_matches(p, name)]
+        matching = [s for p, s in patterns.items() if pattern_matches(p, name)] \
+            + outside_constraints(constraints, name)
         if matching:
             sub = merge_schemas(translator, [sub] + matching, sub_pointer)
         value = translator.node(sub, sub_pointer)
@@ -170,7 +186,8 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         if not name_allowed(name):
             return NEVER
         matching = [s for p, s in patterns.items() if pattern_matches(p, name)]
-        sub = merge_schemas(translator, matching, pointer) if matching else additional
+        sub = merge_schemas(translator, (matching or [additional])
+                            + outside_constraints(constraints, name), pointer)
         value = translator.node(sub, child_pointer(pointer, "required"))
         if value is NEVER:
             return NEVER
@@ -180,17 +197,18 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
         if name in declared or not name_allowed(name):
             continue
         matching = [s for p, s in patterns.items() if pattern_matches(p, name)]
-        sub = merge_schemas(translator, matching, pointer) if matching else additional
+        sub = merge_schemas(translator, (matching or [additional])
+                            + outside_constraints(constraints, name), pointer)
         value = translator.node(sub, child_pointer(pointer, "dependentRequired"))
         declared.append(name)
         if value is not NEVER:
             members.append((name, kv(key_node(translator, name), value), False))
 
     extras = []
+    names_keys = _names_key_regexes(names_schema) if has_constraints(names_schema) else []
     if names_schema is False:
         extra_patterns, additional = {}, False
-    elif has_constraints(names_schema) and (extra_patterns or (additional is not False
-                                                               and declared)):
+    elif names_keys is None and (extra_patterns or (additional is not False and declared)):
         translator.warn("propertyNames", pointer, "checked on declared names only, not on "
                                                   "keys of patternProperties or "
                                                   "additionalProperties")
@@ -206,12 +224,16 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
             continue
         pattern_keys.append(PatternKey((pattern,), '"' + content + '"', sub, sub_pointer))
     pattern_keys = _same_schema_joined(pattern_keys)
-    extras.extend(_pattern_members(translator, pattern_keys, declared, kv, pointer))
+    cells: list = []
+    extras.extend(_pattern_members(translator, pattern_keys, declared, kv, pointer, cells,
+                                   constraints, names_keys or []))
     if additional is not False:
         sub_pointer = child_pointer(pointer, "additionalProperties")
         value = translator.node(additional, sub_pointer)
         if value is not NEVER:
-            if not declared and has_constraints(names_schema):
+            if names_keys:
+                key = _key_outside(translator, pattern_keys, declared, pointer, names_keys)
+            elif not declared and has_constraints(names_schema):
                 if pattern_keys:
                     translator.warn("patternProperties", pointer,
                                     "keys matching a pattern are also accepted with the "
@@ -233,9 +255,96 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
 
     min_count = count_keyword(translator, schema, "minProperties", pointer) or 0
     max_count = count_keyword(translator, schema, "maxProperties", pointer)
+    witnesses = schema.get(EXTRA_WITNESSES)
+    if witnesses:
+        named_keys = additional is not False and not declared and names_keys is None
+        if len(witnesses) > MAX_WITNESSES or translator.options.any_order or named_keys:
+            translator.warn("not", pointer, f"a member required by a complement of "
+                                            f"additionalProperties / patternProperties is not "
+                                            f"enforced beside propertyNames keys, "
+                                            f"any_order=True or past MAX_WITNESSES = "
+                                            f"{MAX_WITNESSES}")
+            return translator.node({k: v for k, v in schema.items() if k != EXTRA_WITNESSES},
+                                   pointer)
+        if additional is not False:
+            cells.append(([strings.string_regex(0, None)] + (names_keys or []),
+                          [key.key for key in pattern_keys] + [_name_regex(n) for n in declared],
+                          additional, child_pointer(pointer, "additionalProperties")))
+        found = {}
+        for subset in range(1, 1 << len(witnesses)):
+            chosen = [w for index, w in enumerate(witnesses) if subset >> index & 1]
+            made = _witness_members(translator, chosen, cells, kv, pointer)
+            if made is None:
+                return translator.node({k: v for k, v in schema.items()
+                                        if k != EXTRA_WITNESSES}, pointer)
+            if made:
+                found[subset] = translator.define(
+                    translator.fresh_name(rule_hint(pointer, "witness")), translator.alt(made))
+        alternatives = []
+        for index, witness in enumerate(witnesses):
+            others = {k: v for k, v in schema.items() if k != EXTRA_WITNESSES}
+            if len(witnesses) > 1:
+                others[EXTRA_WITNESSES] = witnesses[:index] + witnesses[index + 1:]
+            alternatives.extend(translator.node(merge_schemas(translator, [others, {
+                "required": [name], "properties": {name: witness["schema"]}}], pointer), pointer)
+                for name in declared if _witness_key(witness, name))
+        if found:
+            alternatives.append(_ordered(translator, members, extra, min_count, max_count,
+                                         pointer, schema, found, len(witnesses)))
+        return translator.alt(alternatives)
     if translator.options.any_order:
         return _any_order(translator, schema, members, extra, pointer)
     return _ordered(translator, members, extra, min_count, max_count, pointer, schema)
+
+
+def _pattern_regex(pattern: str) -> str:
+    """The JSON-string regex (quotes included) of the keys ``pattern`` finds."""
+    return '"' + strings.translate_pattern(pattern)[0] + '"'
+
+
+def _witness_key(witness: dict, name: str) -> bool:
+    """Whether key ``name`` is one a witness of ``EXTRA_WITNESSES`` requires."""
+    return (witness["pattern"] is None or pattern_matches(witness["pattern"], name)) \
+        and name not in witness["names"] \
+        and not any(pattern_matches(pattern, name) for pattern in witness["patterns"])
+
+
+def _witness_members(translator, witnesses: list, cells: list, kv, pointer: str) \
+        -> Optional[list]:
+    """The extra members (keys no declared name) that are at once each of
+    ``witnesses`` (``EXTRA_WITNESSES`` entries): one per cell of extra keys
+    (``cells``: the (kept, removed, schema, pointer) of each
+    ``_pattern_members`` member and of the additional keys), its key
+    terminal met with the witnesses' keys, its value schema with their
+    schemas.  None (warned) when a key terminal exceeds the DFA limits or a
+    pattern cannot be translated."""
+    within, outside = [], []
+    try:
+        for witness in witnesses:
+            if witness["pattern"] is not None:
+                within.append(_pattern_regex(witness["pattern"]))
+            outside.extend(_pattern_regex(pattern) for pattern in witness["patterns"])
+            outside.extend(_name_regex(name) for name in witness["names"])
+    except strings.PatternUnsupported as error:
+        translator.warn("not", pointer, f"{error}: a member required by a complement is "
+                                        f"not enforced")
+        return None
+    members = []
+    for kept, removed, value_schema, sub_pointer in cells:
+        kept, removed = kept + within, removed + outside
+        present = _non_empty(kept, removed)
+        if present is None:
+            translator.warn("not", pointer, "a key terminal of a member required by a "
+                                            "complement exceeds the DFA limits: not enforced")
+            return None
+        if not present:
+            continue
+        value = translator.node(merge_schemas(
+            translator, [value_schema] + [witness["schema"] for witness in witnesses],
+            sub_pointer), sub_pointer)
+        if value is not NEVER:
+            members.append(kv(translator.rx_minus(kept, removed), value))
+    return members
 
 
 _NAME_KEYWORDS = {"pattern", "minLength", "maxLength", "enum", "const", "type", "format",
@@ -271,6 +380,35 @@ def _resolved_names_schema(translator, names_schema: Any) -> Any:
         except UnresolvedRef:
             return names_schema
     return names_schema
+
+
+def _names_key_regexes(names_schema: Any) -> Optional[list[str]]:
+    """The JSON-string regexes (quotes included) every key must match under
+    a ``propertyNames`` of pattern, lengths and asserted format (``type``
+    string), or None for any other form (an enum / const lists the keys
+    instead, ``listed_strings``) or a pattern that cannot be translated."""
+    if not isinstance(names_schema, dict) or listed_strings(names_schema) is not None:
+        return None
+    asserting = set(names_schema) - ANNOTATION_KEYWORDS
+    if not asserting <= {"pattern", "minLength", "maxLength", "format", "type"} \
+            or names_schema.get("type", "string") != "string":
+        return None
+    format_name = names_schema.get("format")
+    if format_name is not None and (format_name in formats.NOT_ENFORCED
+                                    or formats.looseness(format_name, [None]) is not None):
+        return None
+    low, high = names_schema.get("minLength", 0), names_schema.get("maxLength")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0
+               for n in [low] + ([high] if high is not None else [])):
+        return None
+    regexes = [strings.string_regex(low, high)] if low or high is not None else []
+    try:
+        for _, pattern, ascii_escapes in formats.asserted_patterns(names_schema):
+            regexes.append('"' + strings.translate_pattern(
+                pattern, ascii_escapes=ascii_escapes)[0] + '"')
+    except strings.PatternUnsupported:
+        return None
+    return regexes
 
 
 def _as_string_schema(names_schema: dict) -> dict:
@@ -344,8 +482,11 @@ def _non_empty(kept: list[str], removed: list[str]) -> Optional[bool]:
 
 
 def _pattern_members(translator, pattern_keys: list[PatternKey], declared: list[str], kv,
-                     pointer: str) -> list:
-    """Members whose key matches some pattern and is no declared name.
+                     pointer: str, cells_out: list, constraints: list,
+                     names_keys: list[str]) -> list:
+    """Members whose key matches some pattern and is no declared name (and
+    every regex of ``names_keys``, propertyNames'); each member's (kept,
+    removed, schema, pointer) is appended to ``cells_out``.
 
     Patterns whose key languages meet are grouped (connected components of
     the "intersection non-empty" relation).  A lone pattern's keys take its
@@ -375,8 +516,17 @@ def _pattern_members(translator, pattern_keys: list[PatternKey], declared: list[
             chosen = [pattern_keys[index] for index in subset]
             names = [_name_regex(name) for name in declared
                      if all(p.matches(name) for p in chosen)]
-            kept = [p.key for p in chosen]
+            kept = [p.key for p in chosen] + names_keys
             removed = [pattern_keys[index].key for index in others] + names
+            if names_keys:
+                present = _non_empty(kept, removed)
+                if present is False:
+                    continue  # propertyNames allows none of these keys
+                if present is None:
+                    translator.warn("propertyNames", chosen[0].pointer,
+                                    "the key terminal met with propertyNames exceeds the DFA "
+                                    "limits: not checked on these keys")
+                    kept = kept[:len(chosen)]
             if names and _non_empty(kept, removed) is None:
                 translator.warn("patternProperties", chosen[0].pointer,
                                 "the key terminal minus the declared names exceeds the DFA "
@@ -388,10 +538,52 @@ def _pattern_members(translator, pattern_keys: list[PatternKey], declared: list[
             else:
                 sub_pointer = child_pointer(pointer, "patternProperties")
                 schema = merge_schemas(translator, [p.schema for p in chosen], sub_pointer)
-            value = translator.node(schema, sub_pointer)
-            if value is not NEVER:
-                members.append(kv(translator.rx_minus(kept, removed), value))
+            for kept_part, removed_part, schema_part in _constrained_cells(
+                    translator, chosen, kept, removed, schema, constraints, sub_pointer):
+                value = translator.node(schema_part, sub_pointer)
+                if value is not NEVER:
+                    members.append(kv(translator.rx_minus(kept_part, removed_part), value))
+                    cells_out.append((kept_part, removed_part, schema_part, sub_pointer))
     return members
+
+
+def _constrained_cells(translator, chosen: list, kept: list[str], removed: list[str],
+                       schema: Any, constraints: list, pointer: str) -> list:
+    """A cell of pattern keys split by the ``ADDITIONAL_OF`` entries: its keys
+    outside an entry's names and patterns also meet the entry's schema.
+    (kept, removed, schema) of each non-empty part; an entry whose
+    patterns hold all of a ``chosen`` entry's does not apply; a split
+    past the DFA limits or with a pattern it cannot translate is warned and
+    the entry applied to the whole cell (stricter)."""
+    parts = [(kept, removed, [schema])]
+    for entry in constraints:
+        if any(all(pattern in entry["patterns"] for pattern in key.patterns) for key in chosen):
+            continue  # every key of the cell matches one of the entry's patterns
+        try:
+            inside = [_name_regex(name) for name in entry["names"]] + [
+                _pattern_regex(pattern) for pattern in entry["patterns"]]
+        except strings.PatternUnsupported:
+            inside = None
+        split = []
+        for part_kept, part_removed, schemas in parts:
+            met = (part_kept, part_removed + (inside or []), schemas + [entry["schema"]])
+            if inside == []:  # the entry's rule applies to every key
+                split.append(met)
+                continue
+            pieces = [met, (part_kept + [alternation(inside)], part_removed, schemas)] \
+                if inside else []
+            found = [_non_empty(piece[0], piece[1]) for piece in pieces]
+            if not pieces or None in found:
+                translator.warn("patternProperties", pointer,
+                                "keys of a pattern not split by another allOf operand's "
+                                "patterns: its additionalProperties is met by all of them")
+                split.append((part_kept, part_removed, met[2]))
+                continue
+            split.extend(piece for piece, present in zip(pieces, found) if present)
+        parts = split
+    return [(part_kept, part_removed, schemas[0] if len(schemas) == 1 else
+             merge_schemas(translator, schemas, pointer))
+            for part_kept, part_removed, schemas in parts]
 
 
 def _overlap_groups(pattern_keys: list[PatternKey]) -> list[list[int]]:
@@ -432,12 +624,13 @@ def _cells(pattern_keys: list[PatternKey], group: list[int]):
 
 
 def _key_outside(translator, pattern_keys: list[PatternKey], declared: list[str],
-                 pointer: str) -> Any:
-    """Keys matching no pattern and no declared name (additionalProperties)."""
+                 pointer: str, names_keys: Optional[list[str]] = None) -> Any:
+    """Keys matching no pattern and no declared name (additionalProperties),
+    and every regex of ``names_keys`` (propertyNames')."""
     names = [_name_regex(name) for name in declared
              if not any(p.matches(name) for p in pattern_keys)]
     removed = [p.key for p in pattern_keys] + names
-    kept = [strings.string_regex(0, None)]
+    kept = [strings.string_regex(0, None)] + (names_keys or [])
     fits = _non_empty(kept, removed)
     if fits is None:
         translator.warn("patternProperties", pointer,
@@ -488,11 +681,14 @@ def _dependency_pairs(schema: dict, members):
 
 
 def _ordered(translator, members, extra, min_count: int, max_count, pointer: str,
-             schema: dict) -> Any:
+             schema: dict, witness: Optional[dict] = None, n_witnesses: int = 0) -> Any:
     """The ``T(i, count, mask)`` rules of the module docstring.  ``mask``
     tracks dependentRequired: an "emitted" bit for each target declared
     before its trigger, a "now required" bit for each target declared after
-    it (at most MAX_DEPENDENCY_BITS bits)."""
+    it (at most MAX_DEPENDENCY_BITS bits); with ``n_witnesses`` members
+    ``EXTRA_WITNESSES`` requires, one more bit each says it was written,
+    which the end requires: ``witness`` maps a set of them (bits from 1)
+    to the node of the extra members that are each of the set at once."""
     n = len(members)
     counted = bool(min_count) or max_count is not None
     saturating = max_count is None
@@ -500,7 +696,8 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
     if counted and (n + 1) * (cap + 1) > MAX_COUNTED_STATES:
         translator.warn("maxProperties" if max_count is not None else "minProperties", pointer,
                         "too many member/count states: property counts not enforced")
-        return _ordered(translator, members, extra, 0, None, pointer, schema)
+        return _ordered(translator, members, extra, 0, None, pointer, schema, witness,
+                        n_witnesses)
     need = max(min_count, 1)
     position = {name: index for index, (name, _, _) in enumerate(members)}
     pairs, forbidden = _dependency_pairs(schema, members)
@@ -510,6 +707,7 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
                                                       f"(> {MAX_DEPENDENCY_BITS}): not enforced")
         pairs, bit_names = [], []
     bit = {name: 1 << index for index, name in enumerate(bit_names)}
+    witnessed = ((1 << n_witnesses) - 1) << MAX_DEPENDENCY_BITS
     prefix = translator.fresh_name(rule_hint(pointer, "members"))
     made_gap: list = []
 
@@ -524,7 +722,7 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         return made_gap[0]
 
     runs = {}
-    simple = saturating and cap == 1 and not pairs and not forbidden
+    simple = saturating and cap == 1 and not pairs and not forbidden and witness is None
     if simple:
         members, runs = _required_runs(translator, members, gap)
         n = len(members)
@@ -535,7 +733,7 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         return count + 1 if count + 1 <= cap else None
 
     def edges(state):
-        """(kind, successor) pairs: kind is "member", "skip", "extra" or "end"."""
+        """(kind, successor) pairs: kind is "member", "skip", "extra", "witness" or "end"."""
         i, count, mask = state
         result = []
         following = advance(count)
@@ -559,10 +757,14 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
             if not is_required and not (mask & bit.get(name, 0) and any(
                     target == name and position[trigger] < i for trigger, target in pairs)):
                 result.append(("skip", (i + 1, count, mask)))
-        elif count >= need:
+        elif count >= need and mask & witnessed == witnessed:
             result.append(("end", None))
         if extra is not None and following is not None:
             result.append(("extra", (i, following, mask)))
+        if following is not None:
+            written = (mask & witnessed) >> MAX_DEPENDENCY_BITS
+            result.extend(("witness", (i, following, mask | subset << MAX_DEPENDENCY_BITS))
+                          for subset in (witness or {}) if not subset & written)
         return result
 
     graph = {}
@@ -587,7 +789,7 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         if state not in productive:
             productive.add(state)
             ready.extend(predecessors.get(state, ()))
-    if min_count == 0 and not any(m[2] for m in members):
+    if min_count == 0 and not any(m[2] for m in members) and witness is None:
         empty = translator.seq(translator.lit("{"), translator.ws(), translator.lit("}"))
     else:
         empty = NEVER
@@ -627,6 +829,10 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
                                                        RuleRef(names[target])))
                 elif kind == "skip":
                     alternatives.append(RuleRef(names[target]))
+                elif kind == "witness":
+                    subset = (target[2] ^ state[2]) >> MAX_DEPENDENCY_BITS
+                    alternatives.append(translator.seq(separator, witness[subset],
+                                                       RuleRef(names[target])))
                 else:
                     alternatives.append(translator.seq(separator, extra, RuleRef(names[target])))
         if state == (0, 0, 0):
