@@ -5,7 +5,6 @@ and fail each schema's parts; where ``contains`` cannot be negated it warns."""
 
 from __future__ import annotations
 
-import json
 import random
 
 import pytest

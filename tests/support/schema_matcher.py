@@ -9,7 +9,8 @@ with are never this code: Python ``json``, ``jsonschema``, ``re``, pydantic.
 ``declared_oracle(schema)`` is the validator of the draft a schema declares;
 ``assert_exact_and_silent(schema, instances)`` is the check the tests of each
 exact translation share (no warning, the oracle's verdict on every instance
-in several spellings, valid random walks).
+in several spellings, valid random walks); ``assert_agrees_on_generated``
+the same verdicts on objects Hypothesis draws.
 
 Its self-tests (tests/test_json_schema_harness.py) check it on a grammar whose
 language is known without grammask (a fixed enum).
@@ -300,6 +301,25 @@ def assert_exact_and_silent(schema, instances, *, indented=True, raw_unicode=Fal
         if value is not _INEXACT:
             assert walk is None or validator.is_valid(value), walk
     return matcher, validator, n_valid
+
+
+def assert_agrees_on_generated(schema, objects, max_examples: int = 150) -> None:
+    """Check that ``schema`` translates silently and that its grammar accepts
+    each object Hypothesis draws from ``objects`` (members in the schema's
+    order, compact) exactly when ``declared_oracle`` calls it valid."""
+    from hypothesis import HealthCheck, given, settings
+
+    matcher = SchemaMatcher(schema)
+    assert matcher.warnings == []
+    oracle = declared_oracle(schema)
+
+    @settings(max_examples=max_examples, suppress_health_check=list(HealthCheck))
+    @given(objects)
+    def check(instance):
+        text = json.dumps(schema_ordered(instance, schema))
+        assert matcher.accepts(text) == oracle.is_valid(instance), instance
+
+    check()
 
 
 _INEXACT = object()

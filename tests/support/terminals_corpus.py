@@ -196,7 +196,7 @@ def near_inputs(tree, rng: random.Random, n_samples: int) -> list[bytes]:
     return inputs
 
 
-def reference_minimal_size(dfa: DFA) -> int:
+def reference_minimal_size(dfa) -> int:
     """Number of states of the minimal complete DFA (dead state included),
     by reachability, co-reachability and naive partition refinement over
     all 256 bytes."""

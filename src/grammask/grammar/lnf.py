@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grammask.errors import GrammarError
 from grammask.grammar.flatten import FlatGrammar
 from grammask.grammar.terminal_keys import TerminalCompiler, kbnf_string, key_to_kbnf, terminal_spelling
 from grammask.grammar.kbnf import is_name_char
