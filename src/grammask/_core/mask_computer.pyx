@@ -533,9 +533,8 @@ cdef class MaskComputer:
             narrow_words = &narrow[0]
         cdef FillScratch scratch
         cdef StepResult result
-        if not scratch_init(&scratch, self.vocab_trie.max_depth):
+        if not scratch_init(&scratch, self.vocab_trie.max_depth, MAX_MISSES):
             raise MemoryError()
-        scratch.miss_capacity = MAX_MISSES
         try:
             self._fill_building(recognizer, &bits[0], narrow_words, bits.shape[0], NULL,
                                 &scratch, &result)
@@ -555,9 +554,8 @@ cdef class MaskComputer:
             raise ValueError("bitset too short for the vocabulary")
         cdef FillScratch scratch
         cdef StepResult result
-        if not scratch_init(&scratch, self.vocab_trie.max_depth):
+        if not scratch_init(&scratch, self.vocab_trie.max_depth, MAX_MISSES):
             raise MemoryError()
-        scratch.miss_capacity = MAX_MISSES
         try:
             self._fill_building(recognizer, &bits[0], NULL, step.spec.n_words, &step.spec,
                                 &scratch, &result)
@@ -887,9 +885,11 @@ cdef void _table_place(SetTable* table, SetEntry* entry) noexcept nogil:
 
 # ---- scratch of one filling thread ---------------------------------------------
 
-cdef bint scratch_init(FillScratch* scratch, Py_ssize_t max_depth) noexcept nogil:
-    """Walk frames for tries up to ``max_depth`` deep, attempts stopping at
-    their first miss; False when memory runs out (nothing held).  The owner
+cdef bint scratch_init(FillScratch* scratch, Py_ssize_t max_depth,
+                       Py_ssize_t miss_capacity) noexcept nogil:
+    """Walk frames for tries up to ``max_depth`` deep, attempts stopping once
+    they missed ``miss_capacity`` distinct sets (1: at their first, as a
+    batch job does); False when memory runs out (nothing held).  The owner
     calls ``scratch_free``."""
     scratch.seen = NULL
     scratch.seen_capacity = 0
@@ -900,7 +900,7 @@ cdef bint scratch_init(FillScratch* scratch, Py_ssize_t max_depth) noexcept nogi
     scratch.group = NULL
     scratch.group_capacity = 0
     scratch.n_misses = 0
-    scratch.miss_capacity = 1
+    scratch.miss_capacity = min(miss_capacity, MAX_MISSES)
     return frames_init(&scratch.frames, max_depth)
 
 
@@ -1208,7 +1208,7 @@ cdef class MaskBatch:
         cdef FillScratch scratch
         cdef Py_ssize_t i
         cdef BatchJob* job
-        if not scratch_init(&scratch, self.max_depth):
+        if not scratch_init(&scratch, self.max_depth, 1):
             return
         while True:
             i = atomic_fetch_add(&self.next_job, 1)

@@ -406,11 +406,10 @@ class TokenSetDisk:
         self._account(directory, len(data), os.path.basename(path), cap)
 
     def _discard(self, key: bytes) -> None:
-        path = self._path(key)
-        directory, name = os.path.split(path)
+        directory, name = self.directory(), self._name(key)
         self._names.get(directory, set()).discard(name)
         try:
-            os.unlink(path)
+            os.unlink(os.path.join(directory, name))
         except OSError:
             pass
 

@@ -216,13 +216,13 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     for pattern, sub in extra_patterns.items():
         sub_pointer = child_pointer(pointer, "patternProperties", pattern)
         try:
-            content, _, _ = strings.translate_pattern(pattern)
+            key = _pattern_regex(pattern)
         except strings.PatternUnsupported as error:
             translator.warn("patternProperties", sub_pointer, f"{error}; the keys it "
                                                               f"matches are treated as "
                                                               f"additional properties")
             continue
-        pattern_keys.append(PatternKey((pattern,), '"' + content + '"', sub, sub_pointer))
+        pattern_keys.append(PatternKey((pattern,), key, sub, sub_pointer))
     pattern_keys = _same_schema_joined(pattern_keys)
     cells: list = []
     extras.extend(_pattern_members(translator, pattern_keys, declared, kv, pointer, cells,
@@ -297,9 +297,10 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
     return _ordered(translator, members, extra, min_count, max_count, pointer, schema)
 
 
-def _pattern_regex(pattern: str) -> str:
-    """The JSON-string regex (quotes included) of the keys ``pattern`` finds."""
-    return '"' + strings.translate_pattern(pattern)[0] + '"'
+def _pattern_regex(pattern: str, ascii_escapes: bool = True) -> str:
+    """The JSON-string regex (quotes included) of the keys ``pattern`` finds
+    (``strings.translate_pattern``)."""
+    return '"' + strings.translate_pattern(pattern, ascii_escapes=ascii_escapes)[0] + '"'
 
 
 def _witness_key(witness: dict, name: str) -> bool:
@@ -404,8 +405,7 @@ def _names_key_regexes(names_schema: Any) -> Optional[list[str]]:
     regexes = [strings.string_regex(low, high)] if low or high is not None else []
     try:
         for _, pattern, ascii_escapes in formats.asserted_patterns(names_schema):
-            regexes.append('"' + strings.translate_pattern(
-                pattern, ascii_escapes=ascii_escapes)[0] + '"')
+            regexes.append(_pattern_regex(pattern, ascii_escapes))
     except strings.PatternUnsupported:
         return None
     return regexes
