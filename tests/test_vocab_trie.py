@@ -155,3 +155,36 @@ def test_input_order_does_not_matter(datas, random):
     for name in ("node_bytes", "node_subtree_ends", "node_depths", "node_token_offsets", "token_ids",
                  "token_end_nodes", "first_byte_ranges"):
         assert np.array_equal(getattr(reference, name), getattr(shuffled, name)), name
+
+
+def test_trie_view_refuses_malformed_arrays():
+    """``TrieView`` checks every array a walk indexes (a trie may come from
+    disk): subtree ends in range and nested, token offsets a non-decreasing
+    cover of the token ids, token ids inside the vocabulary."""
+    from grammask._core.trie_walk import TrieView
+
+    trie = TokenTrie.from_vocabulary(Vocabulary([b"abc", b"a", b"ab", b"b", b"ac", b"</s>"], eos_token_ids=[5]))
+    node_bytes, ends, offsets, ids = (np.array(array) for array in (
+        trie.node_bytes, trie.node_subtree_ends, trie.node_token_offsets, trie.token_ids))
+    TrieView(node_bytes, ends, offsets, ids, trie.max_depth, 6)
+    bad_cases = []
+    for node, end in ((0, len(node_bytes) - 1), (2, 2), (1, len(node_bytes) + 1)):
+        broken = ends.copy()
+        broken[node] = end
+        bad_cases.append((broken, offsets, ids))
+    crossing = ends.copy()   # node 2 (under 1) ends past its parent's subtree
+    crossing[2] = ends[1] + 1
+    assert ends[1] + 1 <= len(node_bytes)
+    bad_cases.append((crossing, offsets, ids))
+    for broken in (np.concatenate([[1], offsets[1:]]), np.concatenate([offsets[:-1], [len(ids) - 1]])):
+        bad_cases.append((ends, broken.astype(np.int32), ids))
+    swapped = offsets.copy()
+    swapped[1], swapped[2] = offsets[2] + 1, offsets[1]
+    bad_cases.append((ends, swapped, ids))
+    for token in (-1, 6):
+        broken = ids.copy()
+        broken[0] = token
+        bad_cases.append((ends, offsets, broken))
+    for case_ends, case_offsets, case_ids in bad_cases:
+        with pytest.raises(ValueError):
+            TrieView(node_bytes, case_ends, case_offsets, case_ids, trie.max_depth, 6)

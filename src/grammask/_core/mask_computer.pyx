@@ -123,28 +123,45 @@ _root_subtree_heights = weakref.WeakKeyDictionary()
 def root_subtree_heights(TrieView trie):
     """(the bytes of the root's children, int64[children, KEPT_CLASS_ROWS + 1]
     whose entry [c, k] counts the nodes n of child c's subtree with
-    height(n) + (edges from c to n) >= k), computed once per trie."""
+    height(n) + (edges from c to n) >= k), computed once per trie in one
+    typed preorder pass (a stack of the open subtrees' ends gives each
+    node's depth below its root child)."""
     found = _root_subtree_heights.get(trie)
-    if found is None:
-        node_bytes, ends = trie.arrays()[:2]
-        starts = []
+    if found is not None:
+        return found
+    cdef Py_ssize_t n = trie.n_nodes, n_children = 0, index, node, top, row
+    cdef Py_ssize_t kept = KEPT_CLASS_ROWS
+    cdef int32_t child = 1, end
+    while child < n:
+        n_children += 1
+        child = trie.node_subtree_ends[child]
+    child_bytes = np.empty(n_children, dtype=np.uint8)
+    counts = np.zeros((n_children, kept + 1), dtype=np.int64)
+    cdef uint8_t[::1] first_bytes = child_bytes
+    cdef int64_t[:, ::1] count = counts
+    cdef const int32_t[::1] heights = trie.node_heights
+    # a node's subtree holds the longest path below it, so the root's height bounds the stack
+    cdef int32_t* open_ends = <int32_t*>malloc((heights[0] + 2) * sizeof(int32_t))
+    if open_ends == NULL:
+        raise MemoryError()
+    with nogil:
         child = 1
-        while child < trie.n_nodes:
-            starts.append(child)
-            child = int(ends[child])
-        starts = np.asarray(starts, dtype=np.int64)
-        owner = np.searchsorted(starts, np.arange(1, trie.n_nodes), side="right") - 1
-        # a node's depth is the number of subtrees [a, end(a)) strictly around it
-        nesting = np.zeros(trie.n_nodes + 1, dtype=np.int64)
-        np.add.at(nesting, np.arange(1, trie.n_nodes + 1), 1)
-        np.add.at(nesting, ends.astype(np.int64), -1)
-        below_child = np.cumsum(nesting)[1:trie.n_nodes] - 1
-        reach = np.minimum(np.asarray(trie.node_heights)[1:] + below_child, KEPT_CLASS_ROWS)
-        counts = np.zeros((len(starts), KEPT_CLASS_ROWS + 1), dtype=np.int64)
-        np.add.at(counts, (owner, reach), 1)
-        found = (np.ascontiguousarray(np.asarray(node_bytes)[starts], dtype=np.uint8),
-                 np.ascontiguousarray(counts[:, ::-1].cumsum(axis=1)[:, ::-1]))
-        _root_subtree_heights[trie] = found
+        for index in range(n_children):
+            end = trie.node_subtree_ends[child]
+            first_bytes[index] = trie.node_bytes[child]
+            top = 0
+            for node in range(child, end):
+                while top > 0 and open_ends[top - 1] <= node:
+                    top -= 1
+                count[index, min(heights[node] + top, kept)] += 1
+                open_ends[top] = trie.node_subtree_ends[node]
+                top += 1
+            for row in range(kept - 1, -1, -1):
+                count[index, row] += count[index, row + 1]
+            child = end
+    free(open_ends)
+    found = (child_bytes, counts)
+    _root_subtree_heights[trie] = found
     return found
 
 

@@ -38,7 +38,7 @@ A ``TerminalTokens`` is immutable once built; its arrays are read by
 """
 
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport free, malloc, qsort
 
 import hashlib
 
@@ -294,18 +294,43 @@ cdef inline bint _flip(Growable* added, Growable* removed, bint now, bint before
     return grow_push(added if now else removed, value)
 
 
-cdef object _patched(base, const Growable* added, const Growable* removed):
-    """The sorted ids of ``base`` without ``removed``, with ``added`` (``base``
-    itself when nothing changed)."""
+cdef int _int32_order(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const int32_t*>a)[0], y = (<const int32_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef object _patched(base, Growable* added, Growable* removed):
+    """The sorted ids of ``base`` (sorted, distinct) without ``removed``, with
+    ``added`` (``base`` itself when nothing changed): one merge after sorting
+    the two change lists in place (the relative build's few changes; numpy's
+    set routines cost tens of µs each here)."""
     if added.size == 0 and removed.size == 0:
         return base
-    kept = base
-    if removed.size:
-        kept = np.setdiff1d(base, np.frombuffer(growable_bytes(removed), dtype=np.int32),
-                            assume_unique=True)
-    if added.size:
-        kept = np.union1d(kept, np.frombuffer(growable_bytes(added), dtype=np.int32))
-    return kept.astype(np.int32, copy=False)
+    cdef const int32_t[::1] old = np.ascontiguousarray(base, dtype=np.int32)
+    out = np.empty(old.shape[0] + added.size, dtype=np.int32)
+    cdef int32_t[::1] result = out
+    cdef Py_ssize_t i = 0, a = 0, r = 0, n = 0, n_old = old.shape[0]
+    cdef int32_t value
+    with nogil:
+        if added.size > 1:
+            qsort(added.data, added.size, sizeof(int32_t), _int32_order)
+        if removed.size > 1:
+            qsort(removed.data, removed.size, sizeof(int32_t), _int32_order)
+        while i < n_old or a < added.size:
+            if a >= added.size or (i < n_old and old[i] <= added.data[a]):
+                value = old[i]
+                i += 1
+                while r < removed.size and removed.data[r] < value:
+                    r += 1
+                if r < removed.size and removed.data[r] == value:
+                    continue
+            else:
+                value = added.data[a]
+                a += 1
+            if n == 0 or result[n - 1] != value:
+                result[n] = value
+                n += 1
+    return out[:n]
 
 
 cpdef TerminalTokens build_terminal_tokens_relative(

@@ -28,10 +28,12 @@ by byte; tokens whose bytes end at n are
 
 Invariants
 ----------
-Checked by ``TrieView.__init__``: every ``token_id < n_words * 32`` (bitset
-writes stay in bounds); subtree ends are in ``(n, n_nodes]`` and nest (the
-walk's stack depth is at most the trie's depth, and the stack is allocated
-with ``max_depth + 2`` frames).  The walk leaves the recognizer in the state
+Checked by ``TrieView.__init__``, in compiled loops (a trie read from disk
+is checked on every load): every token id is in ``[0, vocab_size)`` (bitset
+writes stay in bounds); the token offsets start at 0, never decrease and end
+at the number of token ids; subtree ends are in ``(n, n_nodes]`` and nest
+(the walk's stack depth is at most the trie's depth, and the stack is
+allocated with ``max_depth + 2`` frames).  The walk leaves the recognizer in the state
 it started in.
 """
 
@@ -62,11 +64,11 @@ cdef class TrieView:
         if self.n_nodes < 1 or self.node_subtree_ends.shape[0] != self.n_nodes \
                 or self.node_token_offsets.shape[0] != self.n_nodes + 1:
             raise ValueError("malformed trie arrays")
-        ends = np.asarray(self.node_subtree_ends)
-        if ends[0] != self.n_nodes or np.any(ends <= np.arange(self.n_nodes)) or np.any(ends > self.n_nodes):
+        if not _ends_in_range(self.node_subtree_ends):
             raise ValueError("malformed trie: subtree ends out of range")
-        ids = np.asarray(self.token_ids)
-        if len(ids) and (ids.min() < 0 or ids.max() >= vocab_size):
+        if not _offsets_cover(self.node_token_offsets, self.token_ids.shape[0]):
+            raise ValueError("malformed trie: token offsets do not cover the token ids in order")
+        if not all_within(self.token_ids, 0, vocab_size):
             raise ValueError("malformed trie: token id out of range")
         self.node_heights = _subtree_heights(self.node_subtree_ends)
 
@@ -82,12 +84,52 @@ cdef class TrieView:
                    trie.token_ids, trie.max_depth, trie.vocab_size, owner=trie)
 
 
+def all_within(const int32_t[::1] values, Py_ssize_t low, Py_ssize_t high):
+    """Every value is in ``[low, high)`` (the range check ``TrieView`` applies
+    to its token ids, for other arrays of ids or nodes read from disk)."""
+    cdef Py_ssize_t i
+    cdef bint within = True
+    with nogil:
+        for i in range(values.shape[0]):
+            if values[i] < low or values[i] >= high:
+                within = False
+                break
+    return within
+
+
+cdef bint _ends_in_range(const node_id_t[::1] ends) noexcept nogil:
+    """The root's subtree is the whole trie and every node's subtree end is
+    in ``(node, n_nodes]`` (``_subtree_heights`` checks that they nest)."""
+    cdef Py_ssize_t n = ends.shape[0], node
+    if ends[0] != n:
+        return False
+    for node in range(n):
+        if ends[node] <= node or ends[node] > n:
+            return False
+    return True
+
+
+cdef bint _offsets_cover(const int32_t[::1] offsets, Py_ssize_t n_ids) noexcept nogil:
+    """The token offsets start at 0, never decrease and end at ``n_ids``
+    (a walk reads ``token_ids[offsets[n]:offsets[n + 1]]``)."""
+    cdef Py_ssize_t i, n = offsets.shape[0]
+    if offsets[0] != 0 or offsets[n - 1] != n_ids:
+        return False
+    for i in range(1, n):
+        if offsets[i] < offsets[i - 1]:
+            return False
+    return True
+
+
 cdef object _subtree_heights(const node_id_t[::1] ends):
     """For each node, the edges of the longest path down from it (0 for a
     leaf): a preorder trie's children come after their parent, so one pass
     from the last node up, with each node's parent found on a stack of open
-    subtrees in a first pass, is enough."""
+    subtrees in a first pass, is enough.  Raises ``ValueError`` when a
+    subtree does not nest in its parent's (ends in range assumed:
+    ``_ends_in_range``)."""
     cdef Py_ssize_t n = ends.shape[0], node, top = 0
+    cdef bint nested = True
     heights = np.zeros(n, dtype=np.int32)
     parents = np.zeros(n, dtype=np.int32)
     cdef int32_t[::1] height = heights
@@ -101,6 +143,9 @@ cdef object _subtree_heights(const node_id_t[::1] ends):
             for node in range(1, n):
                 while ends[stack[top]] <= node:
                     top -= 1
+                if ends[node] > ends[stack[top]]:
+                    nested = False
+                    break
                 parent[node] = stack[top]
                 top += 1
                 stack[top] = node
@@ -109,6 +154,8 @@ cdef object _subtree_heights(const node_id_t[::1] ends):
                     height[parent[node]] = height[node] + 1
     finally:
         free(stack)
+    if not nested:
+        raise ValueError("malformed trie: a subtree does not nest in its parent's")
     return heights
 
 
