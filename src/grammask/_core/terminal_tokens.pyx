@@ -39,6 +39,7 @@ A ``TerminalTokens`` is immutable once built; its arrays are read by
 
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
+from libc.string cimport memcpy
 
 import hashlib
 
@@ -47,10 +48,14 @@ import numpy as np
 from grammask._core.bitset cimport bitset_add, bitset_add_ids, n_words
 from grammask._core.earley_tables cimport CompiledTables, DfaInfo, TerminalInfo
 from grammask._core.exit_trie cimport merge_subtrees
-from grammask._core.growable cimport Growable, growable_bytes, growable_empty, grow_push
+from grammask._core.growable cimport Growable, growable_empty, grow_push
 from grammask._core.narrow cimport is_narrow, is_space
 from grammask._core.trie_walk cimport TrieView
 from grammask._core.types cimport node_id_t, state_id_t, terminal_id_t, token_id_t, word_t
+
+
+cdef extern from *:
+    int __builtin_ctz(unsigned int value) noexcept nogil
 
 
 # Inside sets with at most this many tokens are kept as id lists, larger ones
@@ -126,8 +131,37 @@ cdef inline state_id_t _literal_step(const uint8_t* literal, int32_t length, int
     return 0
 
 
-cdef inline object _sorted_array(const Growable* array):
-    return np.sort(np.frombuffer(growable_bytes(array), dtype=np.int32))
+cdef int _int32_order(const void* a, const void* b) noexcept nogil:
+    cdef int32_t x = (<const int32_t*>a)[0], y = (<const int32_t*>b)[0]
+    return (x > y) - (x < y)
+
+
+cdef object _sorted_array(Growable* array, bint presorted=False):
+    """The values as a new int32 array, sorted in place first (C ``qsort``)
+    unless ``presorted`` (a walk's nodes come in preorder, already ascending)."""
+    if array.size > 1 and not presorted:
+        qsort(array.data, array.size, sizeof(int32_t), _int32_order)
+    out = np.empty(array.size, dtype=np.int32)
+    cdef int32_t[::1] view = out
+    if array.size:
+        memcpy(&view[0], array.data, array.size * sizeof(int32_t))
+    return out
+
+
+cdef object _ids_of_bits(const word_t* words, Py_ssize_t n_bit_words, Py_ssize_t n_ids):
+    """The ids set in a bitset of ``n_ids`` members, ascending."""
+    out = np.empty(n_ids, dtype=np.int32)
+    cdef int32_t[::1] ids = out
+    cdef Py_ssize_t i, n = 0
+    cdef word_t word
+    with nogil:
+        for i in range(n_bit_words):
+            word = words[i]
+            while word and n < n_ids:
+                ids[n] = <int32_t>(i * 32 + __builtin_ctz(word))
+                n += 1
+                word &= word - 1
+    return out[:n]
 
 
 cdef TrieView _pooled_exit_trie(TrieView trie, exit_nodes, Py_ssize_t vocab_size, trie_pool):
@@ -254,7 +288,7 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
         if not ok:
             raise MemoryError()
         inside_ids = _sorted_array(&inside) if n_inside <= SPARSE_LIMIT else None
-        exit_nodes = np.sort(np.frombuffer(growable_bytes(&exits), dtype=np.int32))
+        exit_nodes = _sorted_array(&exits, True)
         narrow_ids = _sorted_array(&narrow)
         closing_ids = _sorted_array(&closing)
         closing_space_ids = _sorted_array(&closing_space)
@@ -292,11 +326,6 @@ cdef inline bint _flip(Growable* added, Growable* removed, bint now, bint before
     if now == before:
         return True
     return grow_push(added if now else removed, value)
-
-
-cdef int _int32_order(const void* a, const void* b) noexcept nogil:
-    cdef int32_t x = (<const int32_t*>a)[0], y = (<const int32_t*>b)[0]
-    return (x > y) - (x < y)
 
 
 cdef object _patched(base, Growable* added, Growable* removed):
@@ -447,8 +476,7 @@ cpdef TerminalTokens build_terminal_tokens_relative(
         inside_ids = None
         if n_inside <= SPARSE_LIMIT:
             inside_ids = (_patched(base.inside_ids, &changes[0], &changes[1]) if not base.dense
-                          else np.flatnonzero(np.unpackbits(words.view(np.uint8),
-                                                            bitorder="little")).astype(np.int32))
+                          else _ids_of_bits(inside_bits, word_view.shape[0], n_inside))
         exits_changed = changes[2].size > 0 or changes[3].size > 0
         exit_nodes = _patched(base.exit_nodes, &changes[2], &changes[3])
         narrow_ids = _patched(base.narrow_ids, &changes[4], &changes[5])
