@@ -143,6 +143,19 @@ def format_version() -> bytes:
     return _version
 
 
+_KEY_FIELDS = struct.Struct("<qqq")
+_keyed = None
+
+
+def _keyed_hasher():
+    """A blake2b-256 hasher already fed ``format_version()``: each key digest
+    copies it instead of hashing the version again."""
+    global _keyed
+    if _keyed is None:
+        _keyed = hashlib.blake2b(format_version(), digest_size=_KEY_BYTES)
+    return _keyed
+
+
 def trie_digest(trie, vocab_size: int) -> str:
     """Hex digest of a ``TrieView``'s arrays and the vocabulary size."""
     digest = hashlib.blake2b(b"grammask-trie", digest_size=16)
@@ -175,19 +188,26 @@ class TokenSetDisk:
         self._digest = None
         self._written: dict = {}      # directory -> bytes this process counts in it
         self._names: dict = {}        # directory -> names of its files (listed once)
+        self._directories: dict = {}  # cache_dir() -> this trie's directory under it
         self._lock = threading.Lock()
 
     # --- paths ---------------------------------------------------------------
 
     def directory(self) -> str:
-        if self._digest is None:
-            self._digest = trie_digest(self.trie, self.vocab_size)
-        return os.path.join(cache_dir(), "token-sets", self._digest)
+        """This trie's directory under ``cache_dir()`` (the environment is
+        read at every call; the path is kept per cache directory)."""
+        root = cache_dir()
+        path = self._directories.get(root)
+        if path is None:
+            if self._digest is None:
+                self._digest = trie_digest(self.trie, self.vocab_size)
+            path = self._directories[root] = os.path.join(root, "token-sets", self._digest)
+        return path
 
     @staticmethod
     def _key_digest(kind: int, content: bytes, number: int) -> bytes:
-        digest = hashlib.blake2b(format_version(), digest_size=_KEY_BYTES)
-        digest.update(struct.pack("<qqq", kind, len(content), number))
+        digest = _keyed_hasher().copy()
+        digest.update(_KEY_FIELDS.pack(kind, len(content), number))
         digest.update(content)
         return digest.digest()
 
@@ -213,7 +233,7 @@ class TokenSetDisk:
 
     def store_entry(self, content: bytes, state: int, entry, build_seconds: float = 1.0) -> None:
         """Write ``entry`` unless disabled or cheaper to build than to load."""
-        if not disk_caches_enabled() or build_seconds < MIN_BUILD_SECONDS:
+        if build_seconds < MIN_BUILD_SECONDS or not disk_caches_enabled():
             return
         trie = entry.exit_trie
         header = [_ENTRY, int(entry.inside_bits is not None), entry.n_inside, entry.end_state,
