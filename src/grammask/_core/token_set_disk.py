@@ -15,12 +15,12 @@ Data layout
     per vocabulary trie (``trie_digest``: blake2b over the vocabulary size and
     the trie's four arrays, so two vocabularies share a directory only when
     every set over them is equal), one file per entry.  One file per entry
-    was chosen by measured cost (docs/benchmarks.md): a load costs 0.1-0.3
-    ms for a small set, nearly all of it Python and numpy (parsing, range
-    checks) rather than ``open`` (about 25 µs), so one file per vocabulary
-    would save little and need appends and compaction shared between
-    processes; here writers never rewrite others' entries and a rename is
-    the only synchronisation.  A file is::
+    was chosen by measured cost (docs/benchmarks.md): a load of a small set
+    costs 60-120 µs (0.1-0.3 ms before the checks and the parse were
+    compiled loops and single views), most of it Python around the file
+    calls, so one file per vocabulary would save little and need appends
+    and compaction shared between processes; here writers never rewrite
+    others' entries and a rename is the only synchronisation.  A file is::
 
         magic b"GMTSET02" | key digest (32) | header (int64[HEADER]) |
         arrays, int32 first, the uint8 one last | CRC-32 of all before (uint32)
@@ -35,7 +35,7 @@ Data layout
 What is written
     Only sets whose build took at least ``MIN_BUILD_SECONDS`` and whose file
     is at most ``BYTES_PER_BUILD_SECOND`` times the build time: a load costs
-    0.1-0.3 ms plus about 1 ms per MB (docs/benchmarks.md), so a short
+    60-120 µs plus a few ms per MB (docs/benchmarks.md), so a short
     literal's or a small DFA state's set is cheaper to build than to read,
     and an exit trie of most of the vocabulary about as cheap to merge as to
     check.  A write is queued right after the build: one daemon thread per
@@ -104,8 +104,8 @@ MAX_FILE_BYTES = 64 << 20
 the directory's cap, so the file just written never has to stay over it)."""
 
 MIN_BUILD_SECONDS = 1e-3
-"""Sets built faster than this are not written: a load costs 0.1-0.3 ms
-(Python and numpy overhead, measured in docs/benchmarks.md), more than
+"""Sets built faster than this are not written: a load costs 60-120 µs
+(Python around the file calls, measured in docs/benchmarks.md), more than
 most builds of a literal or a short DFA state."""
 BYTES_PER_BUILD_SECOND = 100 << 20
 """Nor are files over this many bytes per second of build (reading and
@@ -339,17 +339,18 @@ class TokenSetDisk:
                 names = self._names.setdefault(directory, names)
         if name not in names:
             return None
-        path = os.path.join(directory, name)
         try:
-            with open(path, "rb") as file:
-                size = os.fstat(file.fileno()).st_size
-                if size > MAX_FILE_BYTES:
-                    data = None
-                else:
-                    data = file.read(size + 1)
+            descriptor = os.open(os.path.join(directory, name), os.O_RDONLY)
         except OSError:
             names.discard(name)
             return None
+        try:
+            size = os.fstat(descriptor).st_size
+            data = None if size > MAX_FILE_BYTES else _read_all(descriptor, size + 1)
+        except OSError:
+            data = None
+        finally:
+            os.close(descriptor)
         parts = None if data is None else self._parse(data, key, kind, n_header)
         if parts is None:
             self._discard(key)
@@ -367,20 +368,21 @@ class TokenSetDisk:
         header = list(struct.unpack_from(f"<{n_header}q", data, start))
         if header[0] != kind:
             return None
-        if kind == _ENTRY:
-            dtypes, counts = _ENTRY_ARRAYS, header[6:]
-        else:
-            dtypes, counts = (np.int32, np.int32), [header[1] * header[2], header[2]]
-        if any(count < 0 for count in counts):
+        # the int32 arrays first, then (entries) the uint8 one: one view each
+        # of the int32 run and of the tail, sliced
+        counts = header[6:] if kind == _ENTRY else [header[1] * header[2], header[2]]
+        n_int32 = sum(counts[:8]) if kind == _ENTRY else sum(counts)
+        n_bytes = counts[8] if kind == _ENTRY else 0
+        if min(counts) < 0 or header_end + 4 * n_int32 + n_bytes != body_end:
             return None
-        if header_end + sum(count * np.dtype(dtype).itemsize
-                            for dtype, count in zip(dtypes, counts)) != body_end:
-            return None
+        int32s = np.frombuffer(data, dtype=np.int32, count=n_int32, offset=header_end)
         arrays = []
-        offset = header_end
-        for dtype, count in zip(dtypes, counts):
-            arrays.append(np.frombuffer(data, dtype=dtype, count=count, offset=offset))
-            offset += count * np.dtype(dtype).itemsize
+        offset = 0
+        for count in (counts[:8] if kind == _ENTRY else counts):
+            arrays.append(int32s[offset:offset + count])
+            offset += count
+        if kind == _ENTRY:
+            arrays.append(np.frombuffer(data, dtype=np.uint8, count=n_bytes, offset=header_end + 4 * n_int32))
         return header, arrays
 
     def _write(self, key: bytes, header: list, arrays: list) -> None:
@@ -440,6 +442,18 @@ class TokenSetDisk:
                 return
             self._written[directory] = _evict(directory, cap * 3 // 4, keep)
             self._names.pop(directory, None)
+
+
+def _read_all(descriptor: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes from an open file (fewer only at its end)."""
+    chunks = []
+    while limit > 0:
+        chunk = os.read(descriptor, limit)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        limit -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _run(job) -> None:
