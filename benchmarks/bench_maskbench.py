@@ -33,7 +33,9 @@ What it measures
       first mask when the schema has no instances); a schema that timed out
       before its first mask counts as an infinite TTFM;
     - TBM: every later mask, timed with the token's acceptance (accept +
-      fill the int32 bitmask, the work a server does per token).
+      fill the int32 bitmask, the work a server does per token);
+    - mask: the same masks without the acceptance (the fill alone, the
+      "time of one mask" of issue 14's table).
 
     Engine columns: ``grammask`` (``Config(canonical=False)``, the grammar
     mask alone, as the peers compute it), ``grammask+canonical`` (the default
@@ -211,13 +213,15 @@ class GrammaskEngine(_Engine):
         engine.fill_bitmask(self.bitmask)
         return engine
 
-    def step(self, engine, token_id: int) -> bool:
+    def accept(self, engine, token_id: int) -> bool:
         try:
             engine.try_accept_new_token(token_id)
         except self.grammask.TokenRejected:
             return False
-        engine.fill_bitmask(self.bitmask)
         return True
+
+    def fill(self, engine) -> None:
+        engine.fill_bitmask(self.bitmask)
 
 
 class LlguidanceEngine(_Engine):
@@ -245,16 +249,13 @@ class LlguidanceEngine(_Engine):
 
     def start(self, compiled):
         matcher = compiled.deep_copy()
-        self._fill(matcher)
+        self.fill(matcher)
         return matcher
 
-    def step(self, matcher, token_id: int) -> bool:
-        if not matcher.consume_token(token_id):
-            return False
-        self._fill(matcher)
-        return True
+    def accept(self, matcher, token_id: int) -> bool:
+        return bool(matcher.consume_token(token_id))
 
-    def _fill(self, matcher) -> None:
+    def fill(self, matcher) -> None:
         matcher.unsafe_compute_mask_ptr(self.bitmask.ctypes.data, self.bitmask.nbytes)
 
     def error(self, matcher) -> str | None:
@@ -288,11 +289,11 @@ class XgrammarEngine(_Engine):
         matcher.fill_next_token_bitmask(self.bitmask)
         return matcher
 
-    def step(self, matcher, token_id: int) -> bool:
-        if not matcher.accept_token(token_id):
-            return False
+    def accept(self, matcher, token_id: int) -> bool:
+        return bool(matcher.accept_token(token_id))
+
+    def fill(self, matcher) -> None:
         matcher.fill_next_token_bitmask(self.bitmask)
-        return True
 
 
 def make_engine(name: str) -> _Engine:
@@ -319,7 +320,8 @@ def _context(text: str, offsets, position: int) -> str:
 
 def run_schema(engine: _Engine, document: dict, tokenizer, timeout_s: float) -> dict:
     """Compile one schema and walk its instances; the row the results keep,
-    plus ``tbm_wall`` / ``tbm_cpu`` (every TBM, µs) for the parent to pool."""
+    plus ``tbm_wall`` / ``tbm_cpu`` (every TBM, µs) and ``mask_wall`` /
+    ``mask_cpu`` (the fill alone of each) for the parent to pool."""
     instances = []
     for test in document.get("tests", []):
         text = json.dumps(test["data"], separators=(",", ":"), ensure_ascii=False)
@@ -328,7 +330,7 @@ def run_schema(engine: _Engine, document: dict, tokenizer, timeout_s: float) -> 
     row = {"n_valid": sum(valid for valid, *_ in instances),
            "n_invalid": sum(not valid for valid, *_ in instances),
            "n_tokens": sum(len(ids) for *_, ids, _ in instances),
-           "tbm_wall": [], "tbm_cpu": [], "slowest": []}
+           "tbm_wall": [], "tbm_cpu": [], "mask_wall": [], "mask_cpu": [], "slowest": []}
     failures = {"validation": [], "invalidation": []}
     started = time.perf_counter_ns()
     deadline = started + int(timeout_s * 1e9)
@@ -357,14 +359,20 @@ def run_schema(engine: _Engine, document: dict, tokenizer, timeout_s: float) -> 
                         rejected_at = position
                         break
                     wall, cpu = time.perf_counter_ns(), time.process_time_ns()
-                    accepted = engine.step(state, token_id)
-                    wall, cpu = (time.perf_counter_ns() - wall) / 1000, (time.process_time_ns() - cpu) / 1000
+                    accepted = engine.accept(state, token_id)
+                    fill_wall, fill_cpu = time.perf_counter_ns(), time.process_time_ns()
+                    if accepted:
+                        engine.fill(state)
+                    end_wall, end_cpu = time.perf_counter_ns(), time.process_time_ns()
                     if not accepted:  # the mask allowed a token the matcher then refused
                         row["refused_in_mask"] = row.get("refused_in_mask", 0) + 1
                         rejected_at = position
                         break
+                    wall, cpu = (end_wall - wall) / 1000, (end_cpu - cpu) / 1000
                     row["tbm_wall"].append(wall)
                     row["tbm_cpu"].append(cpu)
+                    row["mask_wall"].append((end_wall - fill_wall) / 1000)
+                    row["mask_cpu"].append((end_cpu - fill_cpu) / 1000)
                     if len(row["slowest"]) < 3 or wall > row["slowest"][-1]["us"]:
                         row["slowest"] = sorted(row["slowest"] + [{
                             "us": round(wall), "instance": index, "token": position + 1,
@@ -512,6 +520,7 @@ def run_engine(engine: str, names: list[str], args) -> tuple[dict, dict]:
                      else f"worker killed: RSS over {args.memory_limit_mb} MB" if killed == "oom"
                      else f"worker exit code {process.returncode}: {_tail(log)}")
             rows[current] = {"outcome": outcome, "error": error[:600], "tbm_wall": [], "tbm_cpu": [],
+                             "mask_wall": [], "mask_cpu": [],
                              "slowest": [], "warnings": {}}
             pending.remove(current)
             _progress(engine, len(rows), len(names), current, rows[current])
@@ -520,7 +529,7 @@ def run_engine(engine: str, names: list[str], args) -> tuple[dict, dict]:
             info.update({"available": False, "error": f"worker exit code {process.returncode}: {_tail(log)}"})
             for name in pending:
                 rows[name] = {"outcome": "crash", "error": "worker failed to start", "tbm_wall": [],
-                              "tbm_cpu": [], "slowest": [], "warnings": {}}
+                              "tbm_cpu": [], "mask_wall": [], "mask_cpu": [], "slowest": [], "warnings": {}}
             pending.clear()
         log.close()
     return info, rows
@@ -565,6 +574,8 @@ def summarize(rows: dict) -> dict:
         "refused_in_mask": sum(row.get("refused_in_mask", 0) for row in rows.values()),
         "tbm_us": {"wall": percentiles([t for row in rows.values() for t in row["tbm_wall"]]),
                    "cpu": percentiles([t for row in rows.values() for t in row["tbm_cpu"]])},
+        "mask_us": {"wall": percentiles([t for row in rows.values() for t in row["mask_wall"]]),
+                    "cpu": percentiles([t for row in rows.values() for t in row["mask_cpu"]])},
         "ttfm_us": {"wall": percentiles(_ttfm(rows, "ttfm_us")),
                     "cpu": percentiles(_ttfm(rows, "ttfm_cpu_us"))},
         "compile_us": {"wall": percentiles([row["compile_us"] for row in compiled], ("p50", "p95")),
@@ -579,7 +590,8 @@ def slowest_masks(rows: dict) -> list[dict]:
 
 def strip_row(row: dict) -> dict:
     """The row as the results keep it: TBM lists reduced to count, p50, p99 and max."""
-    kept = {key: value for key, value in row.items() if key not in ("tbm_wall", "tbm_cpu", "slowest")}
+    kept = {key: value for key, value in row.items()
+            if key not in ("tbm_wall", "tbm_cpu", "mask_wall", "mask_cpu", "slowest")}
     for key in ("compile_us", "compile_cpu_us", "ttfm_us", "ttfm_cpu_us"):
         if key in kept:
             kept[key] = round(kept[key], 1)
@@ -651,6 +663,7 @@ def markdown_table(results: dict, key: str = "summary") -> str:
     for label, clock in (("", "wall"), (" (CPU)", "cpu")):
         rows += [(f"TBM p50 / p90 / p99 / p99.9 / max{label}",
                   figures("tbm_us", "p50", "p90", "p99", "p99.9", "max"), clock),
+                 (f"mask alone p50 / p99 / p99.9{label}", figures("mask_us", "p50", "p99", "p99.9"), clock),
                  (f"TTFM p50 / p95 / p99{label}", figures("ttfm_us", "p50", "p95", "p99"), clock),
                  (f"compile p50 / p95{label}", figures("compile_us", "p50", "p95"), clock)]
     lines = ["| µs | " + " | ".join(f"{engine} {results['engines'][engine].get('version', '')}"
@@ -720,7 +733,8 @@ def main(argv=None) -> dict:
     for engine, rows in rows_by_engine.items():
         shared = {name: rows[name] for name in common}
         full = summarize(shared)
-        results["summary_common"][engine] = {key: full[key] for key in ("tbm_us", "ttfm_us", "compile_us")}
+        results["summary_common"][engine] = {key: full[key] for key in ("tbm_us", "mask_us", "ttfm_us",
+                                                                        "compile_us")}
     for name in names:
         results["schemas"][name] = {engine: strip_row(rows[name]) for engine, rows in rows_by_engine.items()}
     write_results(results, args.out)

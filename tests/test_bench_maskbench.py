@@ -68,4 +68,7 @@ def test_grammask_column_end_to_end(tmp_path):
     assert summary["outcomes"]["passing"] == 2 and summary["outcomes"]["compile_error"] == 1
     # TBM pools every row's masks after the first; TTFM counts the four schemas that compiled
     assert summary["tbm_us"]["wall"]["n"] == sum(row.get("tbm", {}).get("n", 0) for row in rows.values()) > 0
+    # the fill alone of the same masks: one per TBM, never longer than accept plus fill
+    assert summary["mask_us"]["cpu"]["n"] == summary["tbm_us"]["cpu"]["n"]
+    assert summary["mask_us"]["wall"]["max"] <= summary["tbm_us"]["wall"]["max"]
     assert summary["ttfm_us"]["wall"]["n"] == 4 and not math.isnan(summary["ttfm_us"]["wall"]["p50"])
