@@ -73,6 +73,10 @@ class PatternUnsupported(Exception):
     """A pattern construct with no regular-language equivalent here."""
 
 
+class PatternMatchesNothing(PatternUnsupported):
+    """A pattern no string matches (an anchor where no position satisfies it)."""
+
+
 def string_regex(n_min: int, n_max: Optional[int]) -> str:
     return '"' + repeat(JSON_CHAR, n_min, n_max) + '"'
 
@@ -151,6 +155,67 @@ def translate_pattern(pattern: str, ascii_escapes: bool = True) -> tuple[str, in
     return regex, low, high
 
 
+def translate_pattern_excluding(pattern: str, ascii_escapes: bool = True
+                                ) -> tuple[str, list[str], int, Optional[int]]:
+    """``translate_pattern``'s (regex, min length, max length or None) and
+    the regexes of the strings it excludes beside it (over the same encoded
+    content, each to be matched in full): empty unless the pattern is a
+    run of one character class, each position guarded by negative
+    look-aheads, ``^(?:(?!X1)...(?!Xn)C){m,M}$`` (``^((?!mode).)*$``).
+
+    That form is exact as ``C{m,M}`` minus the strings holding a match of
+    some ``Xi``: the run visits every position of the string (``$`` is its
+    end), and a look-ahead at a position reads the rest of the string, so
+    an ``Xi`` match may start at no position.  The ``Xi`` must be free of
+    anchors and never empty (``(?!)`` of an empty match fails everywhere).
+    Raises ``PatternUnsupported`` like ``translate_pattern`` otherwise."""
+    try:
+        content, low, high = translate_pattern(pattern, ascii_escapes=ascii_escapes)
+        return content, [], low, high
+    except PatternMatchesNothing:
+        raise
+    except PatternUnsupported:
+        guarded = _guarded_run(parse_pattern(pattern), ascii_escapes)
+        if guarded is None:
+            raise
+        return guarded
+
+
+def _guarded_run(parsed, ascii_escapes: bool) -> Optional[tuple[str, list[str], int, Optional[int]]]:
+    """``translate_pattern_excluding``'s result for the guarded-run form, or None."""
+    items = list(parsed)
+    if parsed.state.flags & sre_constants.SRE_FLAG_MULTILINE or len(items) != 3 \
+            or items[0] not in [(sre_constants.AT, anchor) for anchor in _START_ANCHORS] \
+            or items[2] not in [(sre_constants.AT, anchor) for anchor in _END_ANCHORS] \
+            or items[1][0] not in _REPEATS:
+        return None
+    n_min, n_max, body = items[1][1]
+    body = list(body)
+    if len(body) == 1 and body[0][0] == sre_constants.SUBPATTERN \
+            and not body[0][1][1] and not body[0][1][2]:
+        body = list(body[0][1][3])
+    if len(body) < 2 or body[-1][0] not in _ONE_CHARACTER \
+            or any(op != sre_constants.ASSERT_NOT or argument[0] != 1 for op, argument in body[:-1]):
+        return None
+    translator = _PatternTranslator(parsed.state.flags, ascii_escapes)
+    removed = []
+    try:
+        for _, (_, inner) in body[:-1]:
+            inner = list(inner)
+            if _has_anchor(inner) or _nullable(inner):
+                return None
+            removed.append(ANY_STRING_CONTENT + translator.sequence(inner) + ANY_STRING_CONTENT)
+        character = translator.item(*body[-1])
+    except PatternUnsupported:
+        return None
+    high = None if n_max >= sre_constants.MAXREPEAT else n_max
+    return repeat(character, n_min, high), removed, n_min, high
+
+
+_ONE_CHARACTER = (sre_constants.LITERAL, sre_constants.NOT_LITERAL, sre_constants.ANY,
+                  sre_constants.IN)
+
+
 class _PatternTranslator:
     def __init__(self, flags: int, ascii_escapes: bool):
         self.ascii_escapes = ascii_escapes
@@ -162,8 +227,8 @@ class _PatternTranslator:
         way to match it is anchored at both ends of the string."""
         pieces = self.anchored(items)
         if not pieces:
-            raise PatternUnsupported("matches no string: an anchor sits where no string "
-                                     "position satisfies it")
+            raise PatternMatchesNothing("matches no string: an anchor sits where no string "
+                                        "position satisfies it")
         if any(nullable for key, (_, nullable) in pieces.items() if key != (True, True)):
             # An empty match at the start or end of any string (``(x+)?``,
             # ``^a*``): every string matches, and the plain regex keeps the
