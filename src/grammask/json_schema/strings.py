@@ -167,7 +167,10 @@ def translate_pattern_excluding(pattern: str, ascii_escapes: bool = True
     some ``Xi``: the run visits every position of the string (``$`` is its
     end), and a look-ahead at a position reads the rest of the string, so
     an ``Xi`` match may start at no position.  The ``Xi`` must be free of
-    anchors and never empty (``(?!)`` of an empty match fails everywhere).
+    anchors and never empty (``(?!)`` of an empty match fails everywhere),
+    and read alike by ECMA-262 and Python (``_read_alike``): the strings
+    removed are those holding a match, so a reading of ``Xi`` narrower
+    than either (``\\s``, ``.``) would accept what one of them rejects.
     Raises ``PatternUnsupported`` like ``translate_pattern`` otherwise."""
     try:
         content, low, high = translate_pattern(pattern, ascii_escapes=ascii_escapes)
@@ -184,7 +187,8 @@ def translate_pattern_excluding(pattern: str, ascii_escapes: bool = True
 def _guarded_run(parsed, ascii_escapes: bool) -> Optional[tuple[str, list[str], int, Optional[int]]]:
     """``translate_pattern_excluding``'s result for the guarded-run form, or None."""
     items = list(parsed)
-    if parsed.state.flags & sre_constants.SRE_FLAG_MULTILINE or len(items) != 3 \
+    flags = sre_constants.SRE_FLAG_MULTILINE | sre_constants.SRE_FLAG_IGNORECASE
+    if not ascii_escapes or parsed.state.flags & flags or len(items) != 3 \
             or items[0] not in [(sre_constants.AT, anchor) for anchor in _START_ANCHORS] \
             or items[2] not in [(sre_constants.AT, anchor) for anchor in _END_ANCHORS] \
             or items[1][0] not in _REPEATS:
@@ -202,7 +206,7 @@ def _guarded_run(parsed, ascii_escapes: bool) -> Optional[tuple[str, list[str], 
     try:
         for _, (_, inner) in body[:-1]:
             inner = list(inner)
-            if _has_anchor(inner) or _nullable(inner):
+            if not _read_alike(inner) or _nullable(inner):
                 return None
             removed.append(ANY_STRING_CONTENT + translator.sequence(inner) + ANY_STRING_CONTENT)
         character = translator.item(*body[-1])
@@ -214,6 +218,32 @@ def _guarded_run(parsed, ascii_escapes: bool) -> Optional[tuple[str, list[str], 
 
 _ONE_CHARACTER = (sre_constants.LITERAL, sre_constants.NOT_LITERAL, sre_constants.ANY,
                   sre_constants.IN)
+
+
+def _read_alike(items) -> bool:
+    """Whether parsed ``items`` match the same strings under ECMA-262 and
+    Python's ``re``: literals, classes of literals and ranges, groups
+    without flags, alternations and repeats (no ``.``, class escapes,
+    anchors or look-arounds)."""
+    for op, argument in items:
+        if op in (sre_constants.LITERAL, sre_constants.NOT_LITERAL):
+            continue
+        if op == sre_constants.IN:
+            if any(kind not in (sre_constants.NEGATE, sre_constants.LITERAL, sre_constants.RANGE)
+                   for kind, _ in argument):
+                return False
+        elif op == sre_constants.BRANCH:
+            if not all(_read_alike(branch) for branch in argument[1]):
+                return False
+        elif op == sre_constants.SUBPATTERN:
+            if argument[1] or argument[2] or not _read_alike(argument[3]):
+                return False
+        elif op in _REPEATS:
+            if not _read_alike(argument[2]):
+                return False
+        else:
+            return False
+    return True
 
 
 class _PatternTranslator:
