@@ -3,8 +3,11 @@
 What it computes: ``string_node(translator, schema, pointer)``, the node of
 the JSON strings a schema's string keywords allow.  A ``pattern`` and an
 asserted ``format`` each become one regex over the string's JSON encoding
-(``strings.translate_pattern`` of the pattern or of ``formats.FORMAT_PATTERNS``; a
-pattern every string matches, such as ``([A-Z]+)?``, adds nothing); lengths alone
+(``strings.translate_pattern_excluding`` of the pattern or of
+``formats.FORMAT_PATTERNS``; a pattern every string matches, such as
+``([A-Z]+)?``, adds nothing; one no string matches, ``/^x$/``, leaves no
+string; a guarded run's look-aheads, ``^((?!mode).)*$``, are regexes the
+strings must not match, removed by a ``difference`` terminal); lengths alone
 become ``string_with_length``.  Several of them (pattern, format, and the
 length bounds when the pattern's own width does not imply them) become one
 ``intersection`` terminal (``GrammarBuilder.rx_all``: the product of their
@@ -27,9 +30,10 @@ that subset instead (stricter, as before email was exact).  Still warned: when t
 intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
 / ``max_dfa_bytes``; the product grows with the length bound times the
 pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
-length bounds are dropped, then each pattern (several in a merged
-``allOf``; tried from the last) whose regex does not fit the intersection
-of the format and the patterns kept so far.
+length bounds are dropped, then a guarded run's look-aheads (their
+difference), then each pattern (several in a merged ``allOf``; tried from
+the last) whose regex does not fit the intersection of the format and the
+patterns kept so far.
 
 Invariant: lengths count code points, in any escape spelling; a terminal
 never ends inside free text (the closing quote sits in the last terminal).

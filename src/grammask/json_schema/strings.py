@@ -25,7 +25,12 @@ JSON string text, for constraints stated on the *decoded* string:
   string and becomes ``.*`` itself.  Unsupported
   (``PatternUnsupported``, the message says why): backreferences,
   look-around, word boundaries, anchors inside a repeat other than ``?``,
-  patterns no string matches (``/^x$/``), ``\\p{..}`` classes.
+  patterns no string matches (``/^x$/``: ``PatternMatchesNothing``, which
+  the string node reads as "no string"), ``\\p{..}`` classes.
+- ``translate_pattern_excluding(p)``: the same, and for a guarded run
+  ``^(?:(?!X1)...(?!Xn)C)*$`` (negative look-aheads before each character)
+  the run's regex with the regexes of the strings holding an ``Xi`` match,
+  which the string node removes (a ``difference`` terminal).
 - ``string_not_in_parts(names)``: strings whose decoded value is none of
   ``names`` (the keys of ``additionalProperties``), built from the names'
   trie (see the function for its shape and what it leaves out).  The
