@@ -133,3 +133,13 @@ def test_draft_04_schema_with_patterns_matching_nothing():
     for value in [{}, {"year": "2001"}, {"year": "/2001/"}, {"date": "2001-12"}, {"date": 7},
                   {"year": 2001}, {"other": "x"}, "2001", 3]:
         assert matcher.accepts(json.dumps(value)) == validator.is_valid(value), value
+
+
+def test_look_aheads_past_the_dfa_limits_warn_and_keep_the_run():
+    """The strings holding ``a[^x]{0,40}b`` need a DFA that remembers the
+    last 40 positions of ``a``: past the limits, the look-aheads are dropped
+    with a warning (looser) and the run itself (no ``\\n``) stays."""
+    matcher = SchemaMatcher({"type": "string", "pattern": "^((?!a[^x]{0,40}b)[^\n])*$"})
+    assert [w.keyword for w in matcher.warnings] == ["pattern"]
+    assert "look-aheads of a pattern are not enforced" in str(matcher.warnings[0])
+    assert matcher.accepts('"ab"') and not matcher.accepts('"a\\nb"')
