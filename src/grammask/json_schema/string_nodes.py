@@ -3,8 +3,11 @@
 What it computes: ``string_node(translator, schema, pointer)``, the node of
 the JSON strings a schema's string keywords allow.  A ``pattern`` and an
 asserted ``format`` each become one regex over the string's JSON encoding
-(``strings.translate_pattern`` of the pattern or of ``formats.FORMAT_PATTERNS``; a
-pattern every string matches, such as ``([A-Z]+)?``, adds nothing); lengths alone
+(``strings.translate_pattern_excluding`` of the pattern or of
+``formats.FORMAT_PATTERNS``; a pattern every string matches, such as
+``([A-Z]+)?``, adds nothing; one no string matches, ``/^x$/``, leaves no
+string; a guarded run's look-aheads, ``^((?!mode).)*$``, are regexes the
+strings must not match, removed by a ``difference`` terminal); lengths alone
 become ``string_with_length``.  Several of them (pattern, format, and the
 length bounds when the pattern's own width does not imply them) become one
 ``intersection`` terminal (``GrammarBuilder.rx_all``: the product of their
@@ -27,9 +30,10 @@ that subset instead (stricter, as before email was exact).  Still warned: when t
 intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
 / ``max_dfa_bytes``; the product grows with the length bound times the
 pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
-length bounds are dropped, then each pattern (several in a merged
-``allOf``; tried from the last) whose regex does not fit the intersection
-of the format and the patterns kept so far.
+length bounds are dropped, then a guarded run's look-aheads (their
+difference), then each pattern (several in a merged ``allOf``; tried from
+the last) whose regex does not fit the intersection of the format and the
+patterns kept so far.
 
 Invariant: lengths count code points, in any escape spelling; a terminal
 never ends inside free text (the closing quote sits in the last terminal).
@@ -43,7 +47,7 @@ from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.regex_text import repeat as repeat_text
-from grammask.terminals import INTERSECTION_SEPARATOR, compile_regex
+from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
 
 
 def string_node(translator, schema: dict, pointer: str) -> Any:
@@ -61,14 +65,19 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
     constraints = formats.asserted_patterns(schema)
     parts = []
     labels = []
+    removed: list[str] = []
     min_implied = max_implied = True
     for keyword, constraint, ascii_escapes in constraints:
         try:
-            content, low, high = strings.translate_pattern(constraint, ascii_escapes=ascii_escapes)
+            content, excluded, low, high = strings.translate_pattern_excluding(
+                constraint, ascii_escapes=ascii_escapes)
+        except strings.PatternMatchesNothing:
+            return NEVER  # ``/^x$/``: ``re.search`` finds it in no string
         except strings.PatternUnsupported as error:
             translator.warn(keyword, pointer, f"{error}; not enforced")
             continue
-        if content == strings.ANY_STRING_CONTENT:
+        removed.extend('"' + regex + '"' for regex in excluded)
+        if content == strings.ANY_STRING_CONTENT and not excluded:
             continue  # every string matches (``([A-Z]+)?``)
         parts.append('"' + content + '"')
         labels.append((keyword, constraint if keyword == "pattern" else format_name, high))
@@ -79,7 +88,7 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
         max_implied = max_implied and (n_max is None or (widest is not None and widest <= n_max))
     if not parts:
         return string_with_length(translator, n_min, n_max)
-    node, bounds = _constrained(translator, pointer, constraints, parts, labels,
+    node, bounds = _constrained(translator, pointer, constraints, parts, labels, removed,
                                  0 if min_implied else n_min, None if max_implied else n_max)
     loose = formats.looseness(format_name, bounds)
     if loose is not None:
@@ -88,27 +97,32 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
 
 
 def _constrained(translator, pointer: str, constraints: list, parts: list[str], labels: list,
-                 n_min: int, n_max: Optional[int]) -> tuple[Any, list]:
+                 removed: list[str], n_min: int, n_max: Optional[int]) -> tuple[Any, list]:
     """The node of the strings matching the regexes ``parts`` (``labels``:
-    their (keyword, pattern or format name, most characters)) within
-    n_min..n_max characters (the bounds the regexes do not imply), and the
+    their (keyword, pattern or format name, most characters)) and none of
+    ``removed`` (a guarded run's look-aheads) within n_min..n_max
+    characters (the bounds the regexes do not imply), and the
     most-characters bounds it enforces (None: unbounded); what does not fit
     the DFA limits is dropped and warned."""
     if n_min > 0 or n_max is not None:
         length = strings.string_regex(n_min, n_max)
-        node = _all_of(translator, parts + [length])
+        node = _all_of(translator, parts + [length], removed)
         if node is None and any(keyword == "format" and name in formats.PLAIN_SUBSETS
                                 for keyword, name, _ in labels):
             node = _all_of(translator, [_plain_subset(part, label)
-                                        for part, label in zip(parts, labels)] + [length])
+                                        for part, label in zip(parts, labels)] + [length], removed)
         if node is not None:
             return node, [n_max] + [high for _, _, high in labels]
         translator.warn("maxLength" if n_max is not None else "minLength", pointer,
                         f"length bounds not enforced together with {_names(constraints)}: "
                         f"the DFA of their intersection exceeds the DFA size limits")
-    node = _all_of(translator, parts)
+    node = _all_of(translator, parts, removed)
     if node is not None:
         return node, [high for _, _, high in labels]
+    if removed:
+        translator.warn("pattern", pointer, "the look-aheads of a pattern are not enforced: the "
+                                            "DFA of the difference exceeds the DFA size limits")
+        return _constrained(translator, pointer, constraints, parts, labels, [], 0, None)
     kept = [parts[-1]]
     highs = [labels[-1][2]]
     dropped = []
@@ -133,17 +147,23 @@ def _plain_subset(part: str, label: tuple) -> str:
     return '"' + strings.translate_pattern(formats.PLAIN_SUBSETS[name], ascii_escapes=False)[0] + '"'
 
 
-def _all_of(translator, parts: list[str]) -> Optional[Any]:
-    """One terminal for the strings matching every regex of ``parts``, or
-    None when the DFA of their intersection exceeds the default DFA limits
-    (``Config.max_dfa_states`` / ``max_dfa_bytes``)."""
-    if len(parts) == 1:
+def _all_of(translator, parts: list[str], removed: Optional[list[str]] = None) -> Optional[Any]:
+    """One terminal for the strings matching every regex of ``parts`` and
+    none of ``removed``, or None when the DFA of their intersection
+    (difference) exceeds the default DFA limits (``Config.max_dfa_states`` /
+    ``max_dfa_bytes``)."""
+    if removed:
+        text = DIFFERENCE_SEPARATOR.join([INTERSECTION_SEPARATOR.join(parts)] + removed)
+        kind = "difference"
+    elif len(parts) == 1:
         return translator.rx(parts[0])
+    else:
+        text, kind = INTERSECTION_SEPARATOR.join(parts), "intersection"
     try:
-        compile_regex(INTERSECTION_SEPARATOR.join(parts), kind="intersection")
+        compile_regex(text, kind=kind)
     except LimitExceeded:
         return None
-    return translator.rx_all(parts)
+    return translator.rx_minus(parts, removed or [])
 
 
 def _names(constraints: list) -> str:

@@ -25,7 +25,12 @@ JSON string text, for constraints stated on the *decoded* string:
   string and becomes ``.*`` itself.  Unsupported
   (``PatternUnsupported``, the message says why): backreferences,
   look-around, word boundaries, anchors inside a repeat other than ``?``,
-  patterns no string matches (``/^x$/``), ``\\p{..}`` classes.
+  patterns no string matches (``/^x$/``: ``PatternMatchesNothing``, which
+  the string node reads as "no string"), ``\\p{..}`` classes.
+- ``translate_pattern_excluding(p)``: the same, and for a guarded run
+  ``^(?:(?!X1)...(?!Xn)C)*$`` (negative look-aheads before each character)
+  the run's regex with the regexes of the strings holding an ``Xi`` match,
+  which the string node removes (a ``difference`` terminal).
 - ``string_not_in_parts(names)``: strings whose decoded value is none of
   ``names`` (the keys of ``additionalProperties``), built from the names'
   trie (see the function for its shape and what it leaves out).  The
@@ -71,6 +76,10 @@ MAX_CASE_FOLD_SET = 4096
 
 class PatternUnsupported(Exception):
     """A pattern construct with no regular-language equivalent here."""
+
+
+class PatternMatchesNothing(PatternUnsupported):
+    """A pattern no string matches (an anchor where no position satisfies it)."""
 
 
 def string_regex(n_min: int, n_max: Optional[int]) -> str:
@@ -151,6 +160,97 @@ def translate_pattern(pattern: str, ascii_escapes: bool = True) -> tuple[str, in
     return regex, low, high
 
 
+def translate_pattern_excluding(pattern: str, ascii_escapes: bool = True
+                                ) -> tuple[str, list[str], int, Optional[int]]:
+    """``translate_pattern``'s (regex, min length, max length or None) and
+    the regexes of the strings it excludes beside it (over the same encoded
+    content, each to be matched in full): empty unless the pattern is a
+    run of one character class, each position guarded by negative
+    look-aheads, ``^(?:(?!X1)...(?!Xn)C){m,M}$`` (``^((?!mode).)*$``).
+
+    That form is exact as ``C{m,M}`` minus the strings holding a match of
+    some ``Xi``: the run visits every position of the string (``$`` is its
+    end), and a look-ahead at a position reads the rest of the string, so
+    an ``Xi`` match may start at no position.  The ``Xi`` must be free of
+    anchors and never empty (``(?!)`` of an empty match fails everywhere),
+    and read alike by ECMA-262 and Python (``_read_alike``): the strings
+    removed are those holding a match, so a reading of ``Xi`` narrower
+    than either (``\\s``, ``.``) would accept what one of them rejects.
+    Raises ``PatternUnsupported`` like ``translate_pattern`` otherwise."""
+    try:
+        content, low, high = translate_pattern(pattern, ascii_escapes=ascii_escapes)
+        return content, [], low, high
+    except PatternMatchesNothing:
+        raise
+    except PatternUnsupported:
+        guarded = _guarded_run(parse_pattern(pattern), ascii_escapes)
+        if guarded is None:
+            raise
+        return guarded
+
+
+def _guarded_run(parsed, ascii_escapes: bool) -> Optional[tuple[str, list[str], int, Optional[int]]]:
+    """``translate_pattern_excluding``'s result for the guarded-run form, or None."""
+    items = list(parsed)
+    flags = sre_constants.SRE_FLAG_MULTILINE | sre_constants.SRE_FLAG_IGNORECASE
+    if not ascii_escapes or parsed.state.flags & flags or len(items) != 3 \
+            or items[0] not in [(sre_constants.AT, anchor) for anchor in _START_ANCHORS] \
+            or items[2] not in [(sre_constants.AT, anchor) for anchor in _END_ANCHORS] \
+            or items[1][0] not in _REPEATS:
+        return None
+    n_min, n_max, body = items[1][1]
+    body = list(body)
+    if len(body) == 1 and body[0][0] == sre_constants.SUBPATTERN \
+            and not body[0][1][1] and not body[0][1][2]:
+        body = list(body[0][1][3])
+    if len(body) < 2 or body[-1][0] not in _ONE_CHARACTER \
+            or any(op != sre_constants.ASSERT_NOT or argument[0] != 1 for op, argument in body[:-1]):
+        return None
+    translator = _PatternTranslator(parsed.state.flags, ascii_escapes)
+    removed = []
+    try:
+        for _, (_, inner) in body[:-1]:
+            inner = list(inner)
+            if not _read_alike(inner) or _nullable(inner):
+                return None
+            removed.append(ANY_STRING_CONTENT + translator.sequence(inner) + ANY_STRING_CONTENT)
+        character = translator.item(*body[-1])
+    except PatternUnsupported:
+        return None
+    high = None if n_max >= sre_constants.MAXREPEAT else n_max
+    return repeat(character, n_min, high), removed, n_min, high
+
+
+_ONE_CHARACTER = (sre_constants.LITERAL, sre_constants.NOT_LITERAL, sre_constants.ANY,
+                  sre_constants.IN)
+
+
+def _read_alike(items) -> bool:
+    """Whether parsed ``items`` match the same strings under ECMA-262 and
+    Python's ``re``: literals, classes of literals and ranges, groups
+    without flags, alternations and repeats (no ``.``, class escapes,
+    anchors or look-arounds)."""
+    for op, argument in items:
+        if op in (sre_constants.LITERAL, sre_constants.NOT_LITERAL):
+            continue
+        if op == sre_constants.IN:
+            if any(kind not in (sre_constants.NEGATE, sre_constants.LITERAL, sre_constants.RANGE)
+                   for kind, _ in argument):
+                return False
+        elif op == sre_constants.BRANCH:
+            if not all(_read_alike(branch) for branch in argument[1]):
+                return False
+        elif op == sre_constants.SUBPATTERN:
+            if argument[1] or argument[2] or not _read_alike(argument[3]):
+                return False
+        elif op in _REPEATS:
+            if not _read_alike(argument[2]):
+                return False
+        else:
+            return False
+    return True
+
+
 class _PatternTranslator:
     def __init__(self, flags: int, ascii_escapes: bool):
         self.ascii_escapes = ascii_escapes
@@ -162,8 +262,8 @@ class _PatternTranslator:
         way to match it is anchored at both ends of the string."""
         pieces = self.anchored(items)
         if not pieces:
-            raise PatternUnsupported("matches no string: an anchor sits where no string "
-                                     "position satisfies it")
+            raise PatternMatchesNothing("matches no string: an anchor sits where no string "
+                                        "position satisfies it")
         if any(nullable for key, (_, nullable) in pieces.items() if key != (True, True)):
             # An empty match at the start or end of any string (``(x+)?``,
             # ``^a*``): every string matches, and the plain regex keeps the
