@@ -8,7 +8,9 @@ different ``contains`` in one ``allOf`` (``merge`` keeps them apart in
 (the merge used to say the latter: ``[1, 2]`` was refused by ``allOf:
 [{contains: {const: 1}}, {contains: {const: 2}}]``, whose language was
 found empty); the complement of ``items`` beside ``contains`` is such a
-case.
+case.  Over a finite item domain each contains is the set of item values
+valid against it, and a set holding another is dropped
+(``arrays._value_sets``).
 
 Checked against ``jsonschema`` (the declared draft's validator) on
 hand-written arrays and on arrays Hypothesis draws (derandomized by the
@@ -44,13 +46,17 @@ SCHEMAS = {
     "three_contains_bounded": {"type": "array", "minItems": 2, "maxItems": 3, "allOf": [
         {"contains": {"type": "integer"}}, {"contains": {"minimum": 5}},
         {"contains": {"type": "array"}}]},
+    "finite_items": {"type": "array", "items": {"enum": ["a", "b", "c", 1]}, "allOf": [
+        {"contains": {"enum": ["a", "b"]}}, {"contains": {"const": "a"}},
+        {"contains": {"not": {"const": "a"}}}]},
     "beside_prefix": {"type": "array", "prefixItems": [{"type": "integer"}], "allOf": [
         {"contains": {"const": 1}}, {"contains": {"const": 2}}]},
 }
 
 POOL = [[], [1], [2], [1, 2], [2, 1], [3], [5, 6], [100], [150, 1], [250], [1, 250], ["a"],
         [1, "a"], [[]], [[100]], [[100, 5]], [[5], [100]], [[1], 1], [None], [1.5, 300],
-        [1, 5, []], [[], 7], [6, 2, [1]], [3, 1, 2], [1, 2, 1, 2], {}, "x", 1, None]
+        [1, 5, []], [[], 7], [6, 2, [1]], [3, 1, 2], [1, 2, 1, 2], ["a", "c"], ["b", "a"],
+        ["a", "a"], ["b", "c"], ["a", 1.0], {}, "x", 1, None]
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))

@@ -41,7 +41,10 @@ crediting items (``_several_contains``): each item meets the schemas it is
 credited with (a choice: no schema is negated), one rule per state (the
 set credited so far, items so far capped as above), accepted once every
 schema is credited and the length is allowed; past the caps, or beside
-minContains / maxContains, the first only is enforced, warned.
+minContains / maxContains, the first only is enforced, warned.  Over a
+finite item domain each of them is first the set of item values valid
+against it, and a set holding another is dropped (``_value_sets``): a
+oneOf exclusion of array branches over disjoint enums keeps one.
 
 ``uniqueItems: true`` is exact when the items have a small finite domain
 (``finite_item_values``: ``const``, ``enum``, ``type`` boolean and/or null,
@@ -84,13 +87,12 @@ MAX_CONTAINS_STATES = 1024
 """contains with counted bounds: at most this many (matches, length) states
 (one rule each)."""
 
-MAX_MORE_CONTAINS = 5
+MAX_MORE_CONTAINS = 3
 """Several ``contains`` (``keywords.MORE_CONTAINS``): at most this many
-beside the first (2**6 = 64 sets of credited schemas per length state, a
-node per set an item may be credited with: a oneOf of six array branches,
-o62056, each excluding the five others, compiles in about 5 s, 1.3 s when
-its complements were wrongly merged into one contains); past it only the
-first is enforced, warned."""
+beside the first (2**4 = 16 sets of credited schemas per length state, a
+node per set an item may be credited with, up to 16 edges per state);
+past it only the first is enforced, warned (over a finite item domain
+they are reduced first: ``_value_sets``)."""
 
 MAX_UNIQUE_SUBSETS = 256
 """uniqueItems over a finite item domain: at most this many sets of used
@@ -168,6 +170,14 @@ def _contains(translator, schema, prefix, items, min_items, max_items, pointer: 
     effect, or it was warned about and is not enforced)."""
     min_contains = count_keyword(translator, schema, "minContains", pointer)
     max_contains = count_keyword(translator, schema, "maxContains", pointer)
+    if MORE_CONTAINS in schema and min_contains is None and max_contains is None:
+        several = _value_sets(translator, [schema["contains"]] + list(schema[MORE_CONTAINS]),
+                              prefix, items)
+        if several == []:
+            return NEVER
+        if several is not None and len(several) == 1:
+            schema = {k: v for k, v in schema.items() if k != MORE_CONTAINS}
+            schema["contains"] = several[0]
     if MORE_CONTAINS in schema:
         several = [schema["contains"]] + list(schema[MORE_CONTAINS])
         if min_contains is None and max_contains is None \
@@ -206,6 +216,37 @@ def _contains(translator, schema, prefix, items, min_items, max_items, pointer: 
     ws = translator.ws()
     return translator.seq(translator.lit("["), ws, before, match, more, others, ws,
                           translator.lit("]"))
+
+
+def _value_sets(translator, several: list, prefix: list, items: Any) -> Optional[list]:
+    """Several contains over a finite item domain (``finite_item_values`` of
+    ``items``, no prefix), each as the ``enum`` of the item values valid
+    against it (``Translator.holds``), keeping only the minimal sets: an
+    item of a set is an item of every set holding it, so a larger set adds
+    nothing (a oneOf exclusion of array branches over disjoint enums,
+    o62056, reduces to one set).  [] when some set is empty (no array
+    meets that contains); None when the domain is not finite or a value is
+    undecided."""
+    values = None if prefix else finite_item_values(items)
+    if values is None:
+        return None
+    sets = []
+    for sub in several:
+        verdicts = [translator.holds(sub, value) for value in values]
+        if None in verdicts:
+            return None
+        kept = [value for value, verdict in zip(values, verdicts) if verdict]
+        if not kept:
+            return []
+        sets.append(kept)
+    minimal = []
+    for index, kept in enumerate(sets):
+        wider = any(all(any(json_equal(v, w) for w in kept) for v in other)
+                    and (len(other) < len(kept) or (len(other) == len(kept) and other_index < index))
+                    for other_index, other in enumerate(sets) if other_index != index)
+        if not wider:
+            minimal.append({"enum": kept})
+    return minimal
 
 
 def _several_contains(translator, several: list, prefix: list, items: Any, min_items: int,
