@@ -35,8 +35,8 @@ holding a key P does not find / finds (the complement of the equivalent
 ``propertyNames`` is not negated); strings outside the pattern's language (a ``difference``
 terminal); numbers that are no multiple of a ``multipleOf`` step
 (``values.NOT_MULTIPLES``, read by ``number_nodes``: listed within narrow
-bounds, else one remainder automaton; in a schema's own ``not`` only, not
-for oneOf exclusions or an ``if``: see ``negation_node``); strings outside
+bounds, else one remainder automaton; in a schema's own ``not`` and the
+oneOf exclusions, not for an ``if``: see ``negation_node``); strings outside
 an asserted format's pattern, the same way
 (only where ``formats.negatable``: not for a format looser or stricter
 than specified; a format no draft defines fails no instance); objects
@@ -130,7 +130,7 @@ branches (each a link of the chain of complements); more: translated as
 anyOf, warned."""
 MAX_ONE_OF_COMPLEMENT_PARTS = 1000
 """oneOf: the overlapping branches' complements together make at most this
-many alternatives (``_complement_parts``; each a translation of the branch
+many alternatives (``_exclusion_parts``; each a translation of the branch
 beside them); more: translated as anyOf, warned."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
@@ -434,10 +434,11 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str,
     hold a ``not`` of its own: each alternative is translated with it; its
     ``$ref`` and ``allOf`` are merged in first).  ``multiples``: a
     ``multipleOf`` is negated too, as for a schema's own ``not``
-    (``not_node``); the oneOf exclusions and ``if`` leave it out, since
-    their chains of complements repeat each complement once per
-    combination of the other branches' keywords, and a remainder automaton
-    per combination made a Handwritten schema (allone1) take 45 s."""
+    (``not_node``) and the oneOf exclusions (bounded by
+    ``_exclusion_parts``); ``if`` leaves it out, since a chain of
+    complements repeats each complement once per combination of the other
+    links' keywords, with a remainder automaton each (a Handwritten
+    schema, allone1, took 45 s when nothing bounded it)."""
     if "$ref" in rest or "allOf" in rest:
         # Inlined, so that the complements below see every keyword of rest
         # (the enum of a $ref target, say).
