@@ -11,7 +11,10 @@ without a ``GrammarWarning``, and every instance of its table (each
 combination of a few member values, absent included) gets
 ``declared_oracle``'s verdict (members in any order, ``any_order=True``:
 a case may declare them in another order than the schema text); random
-walks are valid.  ``test_random_conditionals_are_exact`` draws
+walks are valid.  With many pairs (twenty beside an enum, MaskBench's
+minecraft-item-modifier) the merged ``not`` of their conditions stays one
+flat ``anyOf`` (``merge``), so each enum member is decided within
+``MAX_NEGATED_DEPTH``.  ``test_random_conditionals_are_exact`` draws
 allOf's of two to four random pairs over the same small alphabet (fixed
 seeds): whenever nothing warns, every instance of ``INSTANCES`` must be
 accepted iff the draft 2020-12 validator calls it valid.
@@ -67,6 +70,12 @@ EXACT = [
          {"if": {"properties": {"mode": {"const": "n"}}, "required": ["mode"]},
           "then": {"properties": {"a": False}}}]},
      objects(mode=["m", "n", "o"], a=[0], b=[0], c=[0])),
+    ("twenty pairs beside an enum",
+     {"type": "object", "required": ["f"],
+      "properties": {"f": {"enum": [f"v{index}" for index in range(20)] + ["w"]}},
+      "allOf": [{"if": {"properties": {"f": {"const": f"v{index}"}}},
+                 "then": {"properties": {"n": {"const": index % 3}}}} for index in range(20)]},
+     objects(f=["v0", "v1", "v2", "v19", "w", "x"], n=[0, 1, 2])),
     ("equal pairs once, numbers",
      {"allOf": [{"if": {"minimum": 5}, "then": {"multipleOf": 2}},
                 {"if": {"minimum": 5}, "then": {"multipleOf": 2}},

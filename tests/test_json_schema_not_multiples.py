@@ -6,7 +6,10 @@ In a schema's own ``not`` (an ``anyOf`` of steps included) the complement is
 exact: listed and filtered within narrow bounds, otherwise one remainder
 automaton over the steps' least common multiple (a literal with more
 decimals than the finest step is a multiple of none).  The oneOf exclusions
-and ``if`` still leave ``multipleOf`` un-negated, warned
+negate it too (``tests/test_json_schema_one_of_multiples.py``) while their
+chains of complements stay within ``MAX_ONE_OF_COMPLEMENT_PARTS`` counted
+as products (``applicators._exclusion_parts``), warned past it; ``if``
+still leaves ``multipleOf`` un-negated, warned
 (``applicators.negation_node`` says why).
 
 Steps are dyadic (3, 0.5, 0.25, 1.5, 2.5): ``jsonschema`` divides floats,
@@ -58,8 +61,16 @@ def test_not_multiple_of_random_walks(schema):
     assert_exact_and_silent(schema, [0, 1, 1.5, 3, 4.5, 6, 0.25], indented=False)
 
 
+ALL_ONE = {"type": "number", "allOf": [
+    {"oneOf": [{"multipleOf": 5}, {"multipleOf": 10}]},
+    {"oneOf": [{"not": {"multipleOf": 5}}, {"multipleOf": 7}]},
+    {"oneOf": [{"not": {"multipleOf": 7}}, {"multipleOf": 11}]}]}
+"""MaskBench's allone1: the merged oneOf has eight branches, each excluding
+the seven others, a chain of 3**7 alternatives per branch."""
+
+
 @pytest.mark.parametrize("schema,keyword", [
-    ({"oneOf": [{"multipleOf": 2}, {"multipleOf": 3}]}, "oneOf"),
+    (ALL_ONE, "oneOf"),
     ({"if": {"multipleOf": 2}, "then": {"minimum": 0}}, "if"),
 ], ids=["oneOf", "if"])
 def test_multiple_of_outside_a_not_still_warns(schema, keyword):

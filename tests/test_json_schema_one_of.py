@@ -95,6 +95,9 @@ EXACT = [
 ]
 
 SUBTRACTED = [
+    ("multiples", {"oneOf": [{"type": "integer", "multipleOf": 2},
+                             {"type": "integer", "multipleOf": 3}]},
+     [6, 4, 9, 1, 0, 12, 3, 2, -6, 6.0, 7, 2.5, "6"]),
     ("open object", {"oneOf": [
         {"type": "object", "properties": {"a": {"type": "boolean"}}, "required": ["a"]},
         {"type": "object", "properties": {"b": {"type": "string"}}, "required": ["b"]}]},
@@ -146,8 +149,8 @@ entirely match both, so the class is left out of every branch
 (``applicators._types_matched_once``), which may leave them disjoint."""
 
 OVERLAPPING = [
-    ("multiples", {"oneOf": [{"type": "integer", "multipleOf": 2},
-                             {"type": "integer", "multipleOf": 3}]}, 6, "oneOf"),
+    ("counted contains", {"oneOf": [{"type": "array", "contains": {"const": 1}, "minContains": 2},
+                                    {"type": "array", "maxItems": 3}]}, [1, 1], "oneOf"),
 ]
 
 

@@ -61,7 +61,8 @@ accept the canonical spellings (``regex_text.json_string_literal_regex``);
 (``strings.py``); ``unevaluatedProperties``/``unevaluatedItems`` are resolved
 per scope after merging (``merge.resolve_unevaluated``); ``$dynamicRef``
 follows the dynamic scope (``translator``); ``contains`` with maxContains,
-maxItems or prefixItems counts matches (``arrays``).
+maxItems or prefixItems counts matches, and several ``contains`` merged
+from an ``allOf`` are each met by some item (``arrays``).
 
 Module map, each importing only modules listed after it (no import cycle):
 ``translator`` (dispatch, shared rules for ``$ref`` and for merges holding

@@ -29,11 +29,14 @@ numbers, strings as a ``difference`` terminal minus every JSON spelling of
 the excluded strings); objects lacking one required name (``properties:
 {name: false}``); objects holding one of the keys a ``propertyNames`` of
 the forms ``false`` / ``{not: {enum: E}}`` / ``{not: {const: c}}`` fails on
-(``_names_complements``; any other ``propertyNames`` is not negated); strings outside the pattern's language (a ``difference``
+(``_names_complements``), or, for ``{pattern: P}`` / ``{not: {pattern: P}}``,
+holding a key P does not find / finds (the complement of the equivalent
+``additionalProperties`` / ``patternProperties``, below; any other
+``propertyNames`` is not negated); strings outside the pattern's language (a ``difference``
 terminal); numbers that are no multiple of a ``multipleOf`` step
 (``values.NOT_MULTIPLES``, read by ``number_nodes``: listed within narrow
-bounds, else one remainder automaton; in a schema's own ``not`` only, not
-for oneOf exclusions or an ``if``: see ``negation_node``); strings outside
+bounds, else one remainder automaton; in a schema's own ``not`` and the
+oneOf exclusions, not for an ``if``: see ``negation_node``); strings outside
 an asserted format's pattern, the same way
 (only where ``formats.negatable``: not for a format looser or stricter
 than specified; a format no draft defines fails no instance); objects
@@ -49,7 +52,9 @@ need not be negatable); for item schemas (``items``, ``prefixItems``, tuple ``it
 and ``additionalItems``, ``_position_complements``) the arrays whose item k
 fails its position's schema, or that are longer than a closed prefix, or
 (without a prefix) that contain an item failing ``items`` (``contains``);
-for ``anyOf`` the instances failing the first member and
+for ``contains: S`` the arrays whose every item fails S (``items: {not:
+S}``; not beside ``minContains`` / ``maxContains``); for ``anyOf`` the
+instances failing the first member and
 carrying ``not: {anyOf: [the others]}`` (a chain of complements); for
 ``oneOf`` that chain over its branches, and the instances valid against
 two branches at once (each pair not proven disjoint, merged); for a
@@ -125,7 +130,7 @@ branches (each a link of the chain of complements); more: translated as
 anyOf, warned."""
 MAX_ONE_OF_COMPLEMENT_PARTS = 1000
 """oneOf: the overlapping branches' complements together make at most this
-many alternatives (``_complement_parts``; each a translation of the branch
+many alternatives (``_exclusion_parts``; each a translation of the branch
 beside them); more: translated as anyOf, warned."""
 MAX_NEGATED_DEPTH = 16
 """Nested ``$ref`` / ``allOf`` / ``anyOf`` levels ``negated_conjuncts`` reads
@@ -163,7 +168,8 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
             branch = merge_schemas(translator, [rest, branch], branch_pointer, owner=0)
         if index in excluded and branch is not False:
             alternatives.append(negation_node(translator, {} if branch is True else branch,
-                                              {"anyOf": excluded[index]}, branch_pointer))
+                                              {"anyOf": excluded[index]}, branch_pointer,
+                                              multiples=True))
         else:
             alternatives.append(translator.node(branch, branch_pointer))
     if keyword == "anyOf" and unevaluated and len(branches) > 1:
@@ -221,10 +227,10 @@ def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool
         reason = "beside unevaluatedProperties / unevaluatedItems"
     elif max(len(others) for others in overlaps.values()) > MAX_ONE_OF_EXCLUSIONS:
         reason = f"a branch may overlap more than MAX_ONE_OF_EXCLUSIONS = {MAX_ONE_OF_EXCLUSIONS}"
-    elif any(negated_conjuncts(translator, branches[index]) is None for index in overlaps):
+    elif any(negated_conjuncts(translator, branches[index], multiples=True) is None
+             for index in overlaps):
         reason = "a branch cannot be negated"
-    elif sum(_complement_parts(translator, branches[other])
-             for others in overlaps.values() for other in others) > MAX_ONE_OF_COMPLEMENT_PARTS:
+    elif _exclusion_parts(translator, branches, overlaps) > MAX_ONE_OF_COMPLEMENT_PARTS:
         reason = f"the complements would have more than MAX_ONE_OF_COMPLEMENT_PARTS = " \
                  f"{MAX_ONE_OF_COMPLEMENT_PARTS} parts"
     if reason is not None:
@@ -234,6 +240,22 @@ def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool
         return {}, None
     return {index: [branches[other] for other in sorted(others)]
             for index, others in overlaps.items()}, None
+
+
+def _exclusion_parts(translator, branches: list, overlaps: dict[int, list[int]]) -> int:
+    """The alternatives the oneOf exclusions make (``MAX_ONE_OF_COMPLEMENT_PARTS``
+    bounds it): the sum of the overlapping branches' ``_complement_parts``;
+    where a branch negates ``multipleOf`` (``negated_conjuncts`` reads it
+    only with ``multiples``), each branch's chain of complements counts as
+    the product of its links' parts, which is what the chain builds: each
+    alternative of a link carries the rest of the chain, and here each
+    carries a remainder automaton (allone1, eight branches each excluding
+    the seven others: 8 * 3**7 = 17,496 alternatives, 12 s)."""
+    if all(negated_conjuncts(translator, branches[index]) is not None for index in overlaps):
+        return sum(_complement_parts(translator, branches[other])
+                   for others in overlaps.values() for other in others)
+    return sum(math.prod(max(1, _complement_parts(translator, branches[other], multiples=True))
+                         for other in others) for others in overlaps.values())
 
 
 def _types_matched_once(translator, branches: list, overlaps: dict[int, list[int]]
@@ -269,7 +291,8 @@ strings of at most ``n - 1`` characters, ``minimum: m`` on numbers below m."""
 _POSITION_KEYWORDS = frozenset({"items", "prefixItems", "additionalItems"})
 _EXTRA_KEY_KEYWORDS = frozenset({"additionalProperties", "patternProperties"})
 NEGATABLE_KEYWORDS = frozenset({"type", "enum", "const", "required", "pattern", "format",
-                                "multipleOf", "properties", "not", "anyOf", "oneOf"}) | \
+                                "multipleOf", "properties", "not", "anyOf", "oneOf",
+                                "contains"}) | \
     frozenset(_BOUND_COMPLEMENTS) | \
     _POSITION_KEYWORDS | _EXTRA_KEY_KEYWORDS
 """Keywords ``not`` is exact over: an instance fails their conjunction iff
@@ -277,8 +300,10 @@ it fails one of them, and each one's complement is built exactly (``not:
 X`` by X itself, ``anyOf`` by a chain of ``not``, ``oneOf`` by that chain
 and the pairs of branches an instance may match together; ``format`` only
 where ``formats.negatable``; ``multipleOf`` by the numbers that are no
-multiple, ``NOT_MULTIPLES``); ``$ref`` and ``allOf`` add their schemas as
-further conjuncts."""
+multiple, ``NOT_MULTIPLES``; ``contains: S`` by the arrays whose every item
+fails S, ``items: {not: S}``, where no ``minContains`` / ``maxContains``
+is beside it); ``$ref`` and ``allOf`` add their schemas as further
+conjuncts."""
 
 
 def negated_conjuncts(translator, schema: Any, depth: int = 0,
@@ -300,7 +325,9 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
     asserting = _asserting(schema, own)
     if "multipleOf" in asserting and not multiples:
         return None
-    if "propertyNames" in asserting and _failing_names(translator, own["propertyNames"]) is not None:
+    if "propertyNames" in asserting and (
+            _failing_names(translator, own["propertyNames"]) is not None
+            or _names_as_extra_keys(translator, own["propertyNames"]) is not None):
         asserting = asserting - {"propertyNames"}
     if not asserting <= NEGATABLE_KEYWORDS or not all(
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
@@ -314,6 +341,10 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
     if not all(isinstance(own.get(keyword, []), list) for keyword in ("anyOf", "oneOf")):
         return None
     members = list(own.get("anyOf", [])) + list(own.get("oneOf", []))
+    if "contains" in own:
+        if "contains" in translator.newer_keywords:
+            return None  # a draft 3 or 4 document that spells contains (ignored there)
+        members.append(own["contains"])
     if not _POSITION_KEYWORDS.isdisjoint(own):
         positional, _, others, _ = array_positions(own, translator.tuple_items)
         if not isinstance(positional, list) or (positional and others is not False
@@ -403,10 +434,11 @@ def negation_node(translator, rest: dict, negated: Any, pointer: str,
     hold a ``not`` of its own: each alternative is translated with it; its
     ``$ref`` and ``allOf`` are merged in first).  ``multiples``: a
     ``multipleOf`` is negated too, as for a schema's own ``not``
-    (``not_node``); the oneOf exclusions and ``if`` leave it out, since
-    their chains of complements repeat each complement once per
-    combination of the other branches' keywords, and a remainder automaton
-    per combination made a Handwritten schema (allone1) take 45 s."""
+    (``not_node``) and the oneOf exclusions (bounded by
+    ``_exclusion_parts``); ``if`` leaves it out, since a chain of
+    complements repeats each complement once per combination of the other
+    links' keywords, with a remainder automaton each (a Handwritten
+    schema, allone1, took 45 s when nothing bounded it)."""
     if "$ref" in rest or "allOf" in rest:
         # Inlined, so that the complements below see every keyword of rest
         # (the enum of a $ref target, say).
@@ -504,6 +536,12 @@ def _complements(translator, rest: dict, negated: dict, pointer: str,
                     if not disjoint(translator, first, second):
                         pair = merge_schemas(translator, [rest, second, first], pointer, owner=0)
                         alternatives.append(translator.node(pair, pointer))
+        elif keyword == "contains":
+            if "array" in allowed_types(translator, rest, pointer):
+                every_fails = merge_schemas(translator, [rest, {"type": "array",
+                                                                "items": {"not": value}}],
+                                            pointer, owner=0)
+                alternatives.append(translator.node(every_fails, pointer))
         elif keyword == "multipleOf":
             if not {"number", "integer"}.isdisjoint(allowed_types(translator, rest, pointer)):
                 outside = merge_schemas(translator, [rest, {"type": "number",
@@ -544,11 +582,42 @@ def _failing_names(translator, names_schema: Any) -> Optional[list]:
     return listed_strings(inner)
 
 
+def _names_as_extra_keys(translator, names_schema: Any) -> Optional[tuple[str, dict]]:
+    """For ``propertyNames: {pattern: P}`` or ``{not: {pattern: P}}``
+    (annotations aside; P one ``strings.translate_pattern`` reads), the
+    keyword and schema of ``additionalProperties`` / ``patternProperties``
+    failing on the same objects: "a key P does not find" is an additional
+    key of ``{patternProperties: {P: true}, additionalProperties: false}``,
+    "a key P finds" a key of ``{patternProperties: {P: false}}`` (both search
+    the key with P).  None for any other form, or where the declared draft
+    has no ``propertyNames``."""
+    if "propertyNames" in translator.newer_keywords or not isinstance(names_schema, dict):
+        return None
+    negated = set(names_schema) - ANNOTATION_KEYWORDS == {"not"}
+    inner = names_schema["not"] if negated else names_schema
+    if not isinstance(inner, dict) or set(inner) - ANNOTATION_KEYWORDS != {"pattern"} \
+            or not isinstance(inner["pattern"], str):
+        return None
+    try:
+        strings.translate_pattern(inner["pattern"])
+    except strings.PatternUnsupported:
+        return None
+    if negated:
+        return "patternProperties", {"patternProperties": {inner["pattern"]: False}}
+    return "additionalProperties", {"patternProperties": {inner["pattern"]: True},
+                                    "additionalProperties": False}
+
+
 def _names_complements(translator, rest: dict, names_schema: Any, pointer: str) -> list:
     """The objects of ``rest`` failing ``propertyNames: names_schema`` (a form
-    ``_failing_names`` reads): an object fails it iff one of its keys does,
-    so one alternative per failing key, required (any key at all for
-    ``false``)."""
+    ``_failing_names`` or ``_names_as_extra_keys`` reads): an object fails it
+    iff one of its keys does, so one alternative per failing key, required
+    (any key at all for ``false``); for a pattern, the complement of the
+    equivalent extra-key keyword (``_extra_key_complements``)."""
+    as_keys = _names_as_extra_keys(translator, names_schema)
+    if as_keys is not None:
+        keyword, equivalent = as_keys
+        return _extra_key_complements(translator, rest, equivalent, keyword, pointer)
     extras = [{"type": "object", "minProperties": 1} if name is None else
               {"type": "object", "required": [name]}
               for name in _failing_names(translator, names_schema)]
@@ -619,11 +688,11 @@ def _extra_key_complements(translator, rest: dict, negated: dict, keyword: str,
             and not any(pattern_matches(pattern, name) for pattern in patterns)]
 
 
-def _complement_parts(translator, schema: Any, depth: int = 0) -> int:
+def _complement_parts(translator, schema: Any, depth: int = 0, multiples: bool = False) -> int:
     """How many alternatives ``negation_node`` makes for ``schema``, nested
     complements (of member values, anyOf members) included: each is one
     more translation of the schema beside the ``not``."""
-    conjuncts = negated_conjuncts(translator, schema)
+    conjuncts = negated_conjuncts(translator, schema, multiples=multiples)
     if conjuncts is None or depth > MAX_NEGATED_DEPTH:
         return 0
     total = 0
@@ -634,10 +703,10 @@ def _complement_parts(translator, schema: Any, depth: int = 0) -> int:
         branches = len(conjunct.get("oneOf", []))
         total += branches * (branches - 1) // 2
         nested = (list(conjunct.get("anyOf", [])) + list(conjunct.get("oneOf", []))
-                  + [conjunct.get("additionalProperties", True)])
+                  + [conjunct.get("additionalProperties", True), conjunct.get("contains", True)])
         for keyword in ("properties", "patternProperties"):
             nested.extend((conjunct.get(keyword) or {}).values())
-        total += sum(_complement_parts(translator, sub, depth + 1) for sub in nested)
+        total += sum(_complement_parts(translator, sub, depth + 1, multiples) for sub in nested)
     return total
 
 
@@ -746,6 +815,9 @@ def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional
         verdicts.append(_format_holds(negated["format"], value))
     if "multipleOf" in negated and isinstance(value, (int, float)) and not isinstance(value, bool):
         verdicts.append(to_fraction(value) % to_fraction(negated["multipleOf"]) == 0)
+    if "contains" in negated and isinstance(value, list):
+        found = [holds(translator, negated["contains"], item, deeper) for item in value]
+        verdicts.append(True if True in found else None if None in found else False)
     if isinstance(value, list) and not _POSITION_KEYWORDS.isdisjoint(negated):
         positional, _, others, _ = array_positions(negated, translator.tuple_items)
         verdicts.extend(holds(translator, positional[index] if index < len(positional)
@@ -838,17 +910,35 @@ _STRING_BLIND_KEYWORDS = ("anyOf", "oneOf", "allOf", "$ref", "$dynamicRef", "if"
 strings); beside any other, strings are not excluded (warned)."""
 
 
+_STRING_UNREAD = frozenset(_STRING_BLIND_KEYWORDS + ("enum", "const")) - {"not"}
+"""Keywords a schema the strings must meet may bring into ``rest`` that
+``_strings_minus`` does not read (``enum``/``const`` never reach it
+otherwise: ``negation_node`` decides them value by value); such a ``not``
+is left unfolded, so its strings are not excluded, warned."""
+
+
 def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> Any:
     """The strings ``rest`` allows (lengths, pattern, asserted format) that
     match none of the JSON-string regexes ``removed``: one difference
     terminal.  A ``not`` that ``rest`` carries (a chain of complements)
-    removes its strings too (``_string_exclusions``).  Warned (and not
-    excluded) past the DFA limits and beside ``_STRING_BLIND_KEYWORDS``."""
-    if "not" in rest:
-        folded = _string_exclusions(rest["not"])
-        if folded is not None:
-            rest = {k: v for k, v in rest.items() if k != "not"}
-            removed = removed + folded
+    removes its strings too (``_string_exclusions``), and a member ``{not:
+    X}`` of it (an instance must fail it) makes the strings meet X, merged
+    into ``rest`` (whose own ``not`` is folded the same way, up to
+    ``MAX_NEGATED_DEPTH`` times).  Warned (and not excluded) past the DFA
+    limits and beside ``_STRING_BLIND_KEYWORDS``."""
+    for _ in range(MAX_NEGATED_DEPTH):
+        folded = _string_exclusions(translator, rest["not"]) if "not" in rest else None
+        if folded is None:
+            break
+        kept = {k: v for k, v in rest.items() if k != "not"}
+        if folded[1]:
+            kept = merge_schemas(translator, [kept] + folded[1], pointer, owner=0)
+            if kept is False or "string" not in allowed_types(translator, kept, pointer):
+                return translator.alt([])
+            if not _STRING_UNREAD.isdisjoint(kept):
+                break  # values or applicators the difference terminal cannot read
+        rest = kept
+        removed = removed + folded[0]
     strings_only = dict(rest, type="string")
     blind = [keyword for keyword in _STRING_BLIND_KEYWORDS if keyword in rest]
     if blind:
@@ -884,22 +974,52 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
     return translator.rx_minus(regexes, removed)
 
 
-def _string_exclusions(negated: Any) -> Optional[list[str]]:
-    """JSON-string regexes matching exactly the strings valid against
-    ``negated`` (a schema, or an ``anyOf`` of them, nested ones too, each a
-    boolean or one ``pattern`` / ``format`` (``formats.negatable``) / ``enum`` /
-    ``const`` with ``type`` and
-    annotations); None for any other schema."""
-    if isinstance(negated, dict) and set(negated) - ANNOTATION_KEYWORDS == {"anyOf"}:
+_LENGTHS = frozenset({"minLength", "maxLength"})
+
+
+def _string_exclusions(translator, negated: Any,
+                       depth: int = 0) -> Optional[tuple[list[str], list]]:
+    """For a string that must fail ``negated``: (JSON-string regexes of the
+    strings valid against it, which are removed; schemas the string must
+    meet).  ``negated`` is a schema, or an ``anyOf`` of them, nested ones
+    too, each a boolean, a ``$ref`` alone (annotations aside) to a schema
+    in the current resource, ``{not: X}`` (X goes to the second list), or
+    one ``pattern`` / ``format`` (``formats.negatable``) / ``enum`` /
+    ``const``, or length bounds alone, with ``type`` and annotations; None
+    for any other schema or past ``MAX_NEGATED_DEPTH`` levels."""
+    if depth > MAX_NEGATED_DEPTH:
+        return None
+    asserting = set(negated) - ANNOTATION_KEYWORDS if isinstance(negated, dict) else None
+    if asserting == {"anyOf"}:
         if not isinstance(negated["anyOf"], list):
             return None
-        regexes = []
+        regexes, met = [], []
         for member in negated["anyOf"]:
-            found = _string_exclusions(member)
+            found = _string_exclusions(translator, member, depth + 1)
             if found is None:
                 return None
-            regexes.extend(found)
-        return regexes
+            regexes.extend(found[0])
+            met.extend(found[1])
+        return regexes, met
+    if asserting == {"not"}:
+        return [], [negated["not"]]
+    if asserting == {"$ref"}:
+        try:
+            target, _, target_base = translator.resolver.resolve(negated["$ref"],
+                                                                  translator.base_uri)
+        except UnresolvedRef:
+            return None
+        if target_base != translator.base_uri:
+            return None
+        return _string_exclusions(translator, target, depth + 1)
+    found = _strings_of(negated)
+    return None if found is None else (found, [])
+
+
+def _strings_of(negated: Any) -> Optional[list[str]]:
+    """JSON-string regexes matching exactly the strings valid against
+    ``negated`` (a member ``_string_exclusions`` reads without nesting);
+    None for any other schema."""
     member = {} if negated is True else negated
     if member is False:
         return []
@@ -908,10 +1028,17 @@ def _string_exclusions(negated: Any) -> Optional[list[str]]:
     keywords = set(member) - ANNOTATION_KEYWORDS - {"type"}
     declared = member.get("type", "string")
     names = [declared] if isinstance(declared, str) else declared
-    if not isinstance(names, list) or len(keywords) > 1:
+    if not isinstance(names, list) or len(keywords - _LENGTHS) > 1 or \
+            keywords & _LENGTHS and keywords - _LENGTHS:
         return None
     if "string" not in names:
         return []  # no string is valid against it
+    if keywords and keywords <= _LENGTHS:
+        low, high = member.get("minLength", 0), member.get("maxLength")
+        if not all(isinstance(count, int) and not isinstance(count, bool) and count >= 0
+                   for count in (low, high) if count is not None):
+            return None
+        return [] if high is not None and high < low else [strings.string_regex(low, high)]
     keyword = keywords.pop() if keywords else None
     if keyword is None:
         return [strings.string_regex(0, None)]

@@ -1,5 +1,5 @@
 """Arrays: prefixItems / items (also draft-7 ``items: [...]`` + ``additionalItems``),
-minItems / maxItems, a simple form of ``contains``.
+minItems / maxItems, ``contains`` (counted, and several at once).
 
 Which keywords give the positions depends on the declared draft
 (``keywords.array_positions``): before 2020-12 ``prefixItems`` is ignored.
@@ -35,6 +35,17 @@ and count are dropped, so no rule is empty).  Past ``MAX_CONTAINS_STATES``
 states, or when ``contains`` cannot be negated, a warning says contains is
 not enforced.
 
+Several ``contains`` (``keywords.MORE_CONTAINS``, from an ``allOf``; at
+most ``MAX_MORE_CONTAINS`` beside the first, none counted) are exact by
+crediting items (``_several_contains``): each item meets the schemas it is
+credited with (a choice: no schema is negated), one rule per state (the
+set credited so far, items so far capped as above), accepted once every
+schema is credited and the length is allowed; past the caps, or beside
+minContains / maxContains, the first only is enforced, warned.  Over a
+finite item domain each of them is first the set of item values valid
+against it, and a set holding another is dropped (``_value_sets``): a
+oneOf exclusion of array branches over disjoint enums keeps one.
+
 ``uniqueItems: true`` is exact when the items have a small finite domain
 (``finite_item_values``: ``const``, ``enum``, ``type`` boolean and/or null,
 scalar values only, without ``prefixItems`` or ``contains``): with the k distinct values
@@ -62,7 +73,7 @@ from grammask.errors import LimitExceeded
 from grammask.grammar.ast import CharClass, Literal, Regex, RuleRef
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.keywords import (
-    ANNOTATION_KEYWORDS, array_positions, child_pointer, count_keyword,
+    ANNOTATION_KEYWORDS, MORE_CONTAINS, array_positions, child_pointer, count_keyword,
 )
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.values import json_equal, scalar_node, simple_constraints_hold
@@ -75,6 +86,13 @@ LEAVES = (RuleRef, Literal, Regex, CharClass)
 MAX_CONTAINS_STATES = 1024
 """contains with counted bounds: at most this many (matches, length) states
 (one rule each)."""
+
+MAX_MORE_CONTAINS = 3
+"""Several ``contains`` (``keywords.MORE_CONTAINS``): at most this many
+beside the first (2**4 = 16 sets of credited schemas per length state, a
+node per set an item may be credited with, up to 16 edges per state);
+past it only the first is enforced, warned (over a finite item domain
+they are reduced first: ``_value_sets``)."""
 
 MAX_UNIQUE_SUBSETS = 256
 """uniqueItems over a finite item domain: at most this many sets of used
@@ -152,6 +170,24 @@ def _contains(translator, schema, prefix, items, min_items, max_items, pointer: 
     effect, or it was warned about and is not enforced)."""
     min_contains = count_keyword(translator, schema, "minContains", pointer)
     max_contains = count_keyword(translator, schema, "maxContains", pointer)
+    if MORE_CONTAINS in schema and min_contains is None and max_contains is None:
+        several = _value_sets(translator, [schema["contains"]] + list(schema[MORE_CONTAINS]),
+                              prefix, items)
+        if several == []:
+            return NEVER
+        if several is not None and len(several) == 1:
+            schema = {k: v for k, v in schema.items() if k != MORE_CONTAINS}
+            schema["contains"] = several[0]
+    if MORE_CONTAINS in schema:
+        several = [schema["contains"]] + list(schema[MORE_CONTAINS])
+        if min_contains is None and max_contains is None \
+                and len(several) <= MAX_MORE_CONTAINS + 1:
+            return _several_contains(translator, several, prefix, items, min_items, max_items,
+                                     pointer)
+        translator.warn("contains", pointer, f"several contains beside minContains / "
+                                             f"maxContains or past MAX_MORE_CONTAINS = "
+                                             f"{MAX_MORE_CONTAINS}: only "
+                                             f"{schema['contains']!r} is enforced")
     if min_contains == 0 and max_contains is None:
         return None
     n_matches = 1 if min_contains is None else min_contains
@@ -180,6 +216,132 @@ def _contains(translator, schema, prefix, items, min_items, max_items, pointer: 
     ws = translator.ws()
     return translator.seq(translator.lit("["), ws, before, match, more, others, ws,
                           translator.lit("]"))
+
+
+def _value_sets(translator, several: list, prefix: list, items: Any) -> Optional[list]:
+    """Several contains over a finite item domain (``finite_item_values`` of
+    ``items``, no prefix), each as the ``enum`` of the item values valid
+    against it (``Translator.holds``), keeping only the minimal sets: an
+    item of a set is an item of every set holding it, so a larger set adds
+    nothing (a oneOf exclusion of array branches over disjoint enums,
+    o62056, reduces to one set).  [] when some set is empty (no array
+    meets that contains); None when the domain is not finite or a value is
+    undecided."""
+    values = None if prefix else finite_item_values(items)
+    if values is None:
+        return None
+    sets = []
+    for sub in several:
+        verdicts = [translator.holds(sub, value) for value in values]
+        if None in verdicts:
+            return None
+        kept = [value for value, verdict in zip(values, verdicts) if verdict]
+        if not kept:
+            return []
+        sets.append(kept)
+    minimal = []
+    for index, kept in enumerate(sets):
+        wider = any(all(any(json_equal(v, w) for w in kept) for v in other)
+                    and (len(other) < len(kept) or (len(other) == len(kept) and other_index < index))
+                    for other_index, other in enumerate(sets) if other_index != index)
+        if not wider:
+            minimal.append({"enum": kept})
+    return minimal
+
+
+def _several_contains(translator, several: list, prefix: list, items: Any, min_items: int,
+                      max_items: Optional[int], pointer: str):
+    """Arrays holding, for each schema of ``several``, an item valid against
+    it, with between ``min_items`` and ``max_items`` items, position k
+    using ``prefix[k]`` or ``items``.  An item may be credited with any set
+    T of the schemas it meets (its node: its position's schema merged with
+    them); one rule per state (the set credited so far, items so far capped
+    as ``_counted_contains`` caps them).  Crediting is a choice, so no
+    schema needs negating, and an array is accepted iff some choice credits
+    every schema: exact (the parse may be ambiguous).  None (warned) past
+    ``MAX_CONTAINS_STATES``."""
+    everything = (1 << len(several)) - 1
+    length_cap = max(min_items, len(prefix)) if max_items is None else max_items
+    n_states = (everything + 1) * (length_cap + 1)
+    if n_states > MAX_CONTAINS_STATES:
+        translator.warn("contains", pointer, f"not enforced: several contains need {n_states} "
+                                             f"states, above MAX_CONTAINS_STATES="
+                                             f"{MAX_CONTAINS_STATES}")
+        return None
+    nodes: dict[tuple[int, int], Any] = {}
+
+    def node_at(position: int, subset: int) -> Any:
+        """The node of an item at ``position`` credited with ``subset``."""
+        key = (position if position < len(prefix) else -1, subset)
+        if key not in nodes:
+            if key[0] >= 0:
+                item, item_pointer = prefix[key[0]], child_pointer(pointer, "prefixItems", key[0])
+            else:
+                item, item_pointer = items, child_pointer(pointer, "items")
+            chosen = [sub for index, sub in enumerate(several) if subset >> index & 1]
+            node = translator.node(merge_schemas(translator, [item] + chosen, item_pointer)
+                                   if chosen else item, item_pointer)
+            if node is not NEVER and not isinstance(node, LEAVES):
+                node = translator.define(translator.fresh_name(f"{pointer}_credited"), node)
+            nodes[key] = node
+        return nodes[key]
+
+    def accepts(state: tuple[int, int]) -> bool:
+        return state[0] == everything and state[1] >= min_items
+
+    def successors(state: tuple[int, int]) -> list[tuple[Any, tuple[int, int]]]:
+        done, length = state
+        if max_items is not None and length >= max_items:
+            return []
+        following = min(length + 1, length_cap)
+        return [(node_at(length, subset), (done | subset, following))
+                for subset in range(everything + 1)
+                if not subset & done and node_at(length, subset) is not NEVER]
+
+    return _state_rules(translator, (0, 0), successors, accepts, pointer)
+
+
+def _state_rules(translator, start: Any, successors, accepts, pointer: str):
+    """The array whose items walk the states from ``start``
+    (``successors``: (item node, next state) pairs), accepted where
+    ``accepts``: one rule per state that can still reach an accepted one;
+    NEVER when ``start`` cannot."""
+    states = [start]
+    edges: dict[Any, list] = {}
+    for state in states:
+        edges[state] = successors(state)
+        for _, target in edges[state]:
+            if target not in states:
+                states.append(target)
+    live = {state for state in states if accepts(state)}
+    grown = True
+    while grown:
+        grown = False
+        for state in states:
+            if state not in live and any(target in live for _, target in edges[state]):
+                live.add(state)
+                grown = True
+    ws = translator.ws()
+    empty = translator.seq(translator.lit("["), ws, translator.lit("]"))
+    if start not in live:
+        return NEVER
+    rules: dict[Any, RuleRef] = {}
+    comma = translator.comma()
+
+    def after(state: Any) -> RuleRef:
+        """The rule for the rest of an array that has reached ``state``."""
+        if state not in rules:
+            rules[state] = RuleRef(translator.fresh_name(f"{pointer}_contains"))
+            alternatives = [translator.seq()] if accepts(state) else []
+            alternatives.extend(translator.seq(comma, node, after(target))
+                                for node, target in edges[state] if target in live)
+            translator.define(rules[state].name, translator.alt(alternatives))
+        return rules[state]
+
+    first = translator.alt([translator.seq(node, after(target))
+                            for node, target in edges[start] if target in live])
+    full = translator.seq(translator.lit("["), ws, first, ws, translator.lit("]"))
+    return translator.alt([empty if accepts(start) else NEVER, full])
 
 
 def _counted_contains(translator, schema, prefix, items, min_items, max_items, n_min: int,
@@ -231,42 +393,7 @@ def _counted_contains(translator, schema, prefix, items, min_items, max_items, n
             result.append((matching, (min(matches + 1, match_cap), following)))
         return [(node, target) for node, target in result if node is not NEVER]
 
-    states = [(0, 0)]
-    edges: dict[tuple[int, int], list] = {}
-    for state in states:
-        edges[state] = successors(state)
-        for _, target in edges[state]:
-            if target not in states:
-                states.append(target)
-    live = {state for state in states if accepts(state)}
-    grown = True
-    while grown:
-        grown = False
-        for state in states:
-            if state not in live and any(target in live for _, target in edges[state]):
-                live.add(state)
-                grown = True
-    ws = translator.ws()
-    empty = translator.seq(translator.lit("["), ws, translator.lit("]"))
-    if (0, 0) not in live:
-        return NEVER
-    rules: dict[tuple[int, int], RuleRef] = {}
-    comma = translator.comma()
-
-    def after(state: tuple[int, int]) -> RuleRef:
-        """The rule for the rest of an array that has reached ``state``."""
-        if state not in rules:
-            rules[state] = RuleRef(translator.fresh_name(f"{pointer}_contains"))
-            alternatives = [translator.seq()] if accepts(state) else []
-            alternatives.extend(translator.seq(comma, node, after(target))
-                                for node, target in edges[state] if target in live)
-            translator.define(rules[state].name, translator.alt(alternatives))
-        return rules[state]
-
-    first = translator.alt([translator.seq(node, after(target))
-                            for node, target in edges[(0, 0)] if target in live])
-    full = translator.seq(translator.lit("["), ws, first, ws, translator.lit("]"))
-    return translator.alt([empty if accepts((0, 0)) else NEVER, full])
+    return _state_rules(translator, (0, 0), successors, accepts, pointer)
 
 
 def finite_item_values(items: Any) -> Optional[list]:

@@ -59,8 +59,14 @@ OBJECT_KEYWORDS = ("properties", "required", "additionalProperties", "patternPro
                    "minProperties", "maxProperties", "propertyNames", "dependentRequired",
                    "dependentSchemas", "dependencies", "unevaluatedProperties",
                    EXTRA_WITNESSES, ADDITIONAL_OF)
+MORE_CONTAINS = "$grammask:moreContains"
+"""Internal keyword of a merged ``allOf`` (``merge``) whose operands hold
+different ``contains`` schemas (without ``minContains`` / ``maxContains``):
+``contains`` keeps the first, this list the others, "for each, some item is
+valid against it" (``arrays``)."""
 ARRAY_KEYWORDS = ("items", "prefixItems", "additionalItems", "contains", "minContains",
-                  "maxContains", "minItems", "maxItems", "uniqueItems", "unevaluatedItems")
+                  "maxContains", "minItems", "maxItems", "uniqueItems", "unevaluatedItems",
+                  MORE_CONTAINS)
 MORE_CONDITIONS = "$grammask:moreConditions"
 """A merged ``allOf`` with several ``if`` keeps the first in ``if`` / ``then`` /
 ``else`` and the others, in order, as a list of ``{"if", "then", "else"}``

@@ -29,20 +29,25 @@ boolean), so the translator can build a single grammar for it:
 
 Operands (and inlined targets) lose the keywords newer than the declared
 draft first (``translator.own_keywords``).  ``multipleOf`` steps merge to their least common multiple.  Keywords that
-cannot be combined (two different ``format`` values)
-keep the first value with a warning naming the keyword: looser, never
-silent (extension keywords ``x-...`` assert nothing: first value, silently).  ``then`` / ``else`` of an operand without ``if`` are dropped (they
+cannot be combined (two different ``format`` values; two different
+``contains`` beside ``minContains`` / ``maxContains``) keep the first
+value with a warning naming the keyword: looser, never silent (extension keywords ``x-...`` assert nothing: first value, silently).  ``then`` / ``else`` of an operand without ``if`` are dropped (they
 must not meet another operand's ``if``).  Operands with an ``if`` each keep
 their conditional: the first stays in ``if`` / ``then`` / ``else``, the
 others (equal ones once) go, in order, to the list
 ``keywords.MORE_CONDITIONS``, which ``applicators.if_then_else_node``
 applies one after the other.  Two ``not`` values become one
-``not: {anyOf: [both]}`` (failing both is failing their union).  A second
+``not: {anyOf: [both]}`` (failing both is failing their union; a value that
+is itself a bare ``anyOf`` gives its members, so the list stays flat).  A second
 ``pattern`` goes to the list ``keywords.MORE_PATTERNS`` (every string node
 and value check meets them all: ``formats.asserted_patterns``,
 ``values.simple_constraints_hold``); the excluded steps of
 ``keywords.NOT_MULTIPLES`` (a complement's) are joined the same way, and
 so are the members ``keywords.EXTRA_WITNESSES`` requires (each once).
+Two different ``contains`` (without counts) are not merged into one
+("an item matches A" and "an item matches B" is not "an item matches
+both", which ``contains: {allOf: [A, B]}`` would say): the second goes to
+the list ``keywords.MORE_CONTAINS`` (``arrays`` meets them all).
 """
 
 from __future__ import annotations
@@ -52,8 +57,8 @@ from fractions import Fraction
 from typing import Any
 
 from grammask.json_schema.keywords import (ADDITIONAL_OF, EXTRA_WITNESSES, MORE_CONDITIONS,
-                                           MORE_PATTERNS, NOT_MULTIPLES, array_positions,
-                                           pattern_matches)
+                                           MORE_CONTAINS, MORE_PATTERNS, NOT_MULTIPLES,
+                                           array_positions, pattern_matches)
 from grammask.json_schema.values import json_equal
 
 MAX_DISTRIBUTED_BRANCHES = 128
@@ -66,6 +71,7 @@ _UPPER_BOUNDS = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxPro
 _LAZY_SUBSCHEMAS = ("additionalProperties", "contains", "propertyNames",
                     "unevaluatedProperties", "unevaluatedItems")
 _CONDITIONAL = ("if", "then", "else")
+_CONTAINS_KEYWORDS = ("contains", "minContains", "maxContains", MORE_CONTAINS)
 _KEEP_FIRST = ("$defs", "definitions", "$id", "$schema", "$anchor", "title", "description",
                "default", "examples", "$comment")
 
@@ -178,8 +184,39 @@ def _flatten(translator, schemas: list, pointer: str, n_inlined: list[int], base
     return operands
 
 
+def _any_of_members(schema: Any) -> list:
+    """The members of ``schema`` as an ``anyOf`` operand: its own when it is
+    a bare ``anyOf`` list (so merged ``not`` values stay one flat anyOf,
+    not one level deeper per operand), else ``[schema]``."""
+    if isinstance(schema, dict) and set(schema) == {"anyOf"} and isinstance(schema["anyOf"], list):
+        return list(schema["anyOf"])
+    return [schema]
+
+
+def _contains_apart(translator, a: dict, b: dict, pointer: str) -> dict:
+    """``b`` ready to merge into ``a`` when both hold different ``contains``:
+    "an item matches A" and "an item matches B" is not "an item matches
+    both", so b's contains schemas not already among a's go to
+    ``keywords.MORE_CONTAINS``; beside ``minContains`` / ``maxContains``
+    (counts of one schema) a's are kept alone, warned."""
+    if not {"minContains", "maxContains"}.isdisjoint(set(a) | set(b)):
+        translator.warn("contains", pointer, f"two different 'contains' values in allOf beside "
+                                             f"minContains / maxContains: only "
+                                             f"{a['contains']!r} is enforced")
+        return {k: v for k, v in b.items() if k not in _CONTAINS_KEYWORDS}
+    known = [a["contains"]] + list(a.get(MORE_CONTAINS, []))
+    more = [schema for schema in [b["contains"]] + list(b.get(MORE_CONTAINS, []))
+            if not any(json_equal(schema, other) for other in known)]
+    kept = {k: v for k, v in b.items() if k not in _CONTAINS_KEYWORDS}
+    if more:
+        kept[MORE_CONTAINS] = more
+    return kept
+
+
 def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
     result = dict(a)
+    if "contains" in a and "contains" in b and not json_equal(a["contains"], b["contains"]):
+        b = _contains_apart(translator, a, b, pointer)
     if "if" in a and "if" in b:
         b = dict(b)
         conditional = {key: b.pop(key) for key in _CONDITIONAL if key in b}
@@ -218,7 +255,7 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
                 result[MORE_PATTERNS] = more + [value]
         elif key in (MORE_PATTERNS, NOT_MULTIPLES):
             result[key] = list(dict.fromkeys(current + value))
-        elif key in (EXTRA_WITNESSES, ADDITIONAL_OF):
+        elif key in (EXTRA_WITNESSES, ADDITIONAL_OF, MORE_CONTAINS):
             result[key] = list(current) + [w for w in value
                                            if not any(json_equal(w, kept) for kept in current)]
         elif key == MORE_CONDITIONS:
@@ -242,7 +279,7 @@ def _merge_two(translator, a: dict, b: dict, pointer: str) -> dict:
             else:
                 result[key] = [both(x, y) for x in current for y in value]
         elif key == "not":
-            result[key] = {"anyOf": [current, value]}
+            result[key] = {"anyOf": _any_of_members(current) + _any_of_members(value)}
         elif key == "uniqueItems":
             result[key] = bool(current) or bool(value)
         elif key == "multipleOf":
