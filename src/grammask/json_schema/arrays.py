@@ -263,10 +263,7 @@ def _several_contains(translator, several: list, prefix: list, items: Any, min_i
     everything = (1 << len(several)) - 1
     length_cap = max(min_items, len(prefix)) if max_items is None else max_items
     n_states = (everything + 1) * (length_cap + 1)
-    if n_states > MAX_CONTAINS_STATES:
-        translator.warn("contains", pointer, f"not enforced: several contains need {n_states} "
-                                             f"states, above MAX_CONTAINS_STATES="
-                                             f"{MAX_CONTAINS_STATES}")
+    if _past_state_limit(translator, pointer, "several contains need", n_states):
         return None
     nodes: dict[tuple[int, int], Any] = {}
 
@@ -355,10 +352,7 @@ def _counted_contains(translator, schema, prefix, items, min_items, max_items, n
     match_cap = n_min if n_max is None else n_max
     length_cap = max(min_items, len(prefix)) if max_items is None else max_items
     n_states = (match_cap + 1) * (length_cap + 1)
-    if n_states > MAX_CONTAINS_STATES:
-        translator.warn("contains", pointer, f"not enforced: counting matches needs {n_states} "
-                                             f"states, above MAX_CONTAINS_STATES="
-                                             f"{MAX_CONTAINS_STATES}")
+    if _past_state_limit(translator, pointer, "counting matches needs", n_states):
         return None
     position_nodes: dict[int, tuple[Any, Any]] = {}
 
@@ -469,3 +463,13 @@ def _unique_items(translator, schema, prefix, items, min_items, max_items, point
                             for index, node in enumerate(value_nodes)])
     full = translator.seq(translator.lit("["), ws, first, ws, translator.lit("]"))
     return translator.alt([empty if min_items == 0 else NEVER, full])
+
+
+def _past_state_limit(translator, pointer: str, needs: str, n_states: int) -> bool:
+    """Whether a contains automaton of ``n_states`` rule states is past
+    ``MAX_CONTAINS_STATES`` (then warned: ``contains`` not enforced)."""
+    if n_states <= MAX_CONTAINS_STATES:
+        return False
+    translator.warn("contains", pointer, f"not enforced: {needs} {n_states} states, above "
+                                         f"MAX_CONTAINS_STATES={MAX_CONTAINS_STATES}")
+    return True
