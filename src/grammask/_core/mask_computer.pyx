@@ -112,6 +112,14 @@ def clear_hubs():
 cdef Py_ssize_t WALK_LIMIT = 4096
 
 
+# A literal with at least this many bytes left to match has its token sets
+# built for the grammar alone, outside the shared store: a token holding the
+# rest of it is rare, so the build (a walk along one path, about 8 µs on a
+# 128k vocabulary) costs less than the store's lookup and insertion and the
+# disk tier's miss (about 15 µs); short rests (`"`, `, `, a space) can leave
+# exit tries of most of the vocabulary, milliseconds to build, and are shared.
+PRIVATE_LITERAL_BYTES = 3
+
 # A derived token set is built from a base state's only when its walk is
 # estimated to visit fewer than this share of the trie's nodes (it runs two
 # automata per node; a full build runs one over the nodes alive for the state).
@@ -440,7 +448,8 @@ cdef class MaskComputer:
                                          state_id_t progress):
         """The ``TerminalTokens`` of (terminal, progress) over ``trie`` (the
         vocabulary trie, or an exit trie owned by another entry): from this
-        grammar's cache, else the shared store, else built."""
+        grammar's cache, else the shared store, else built (a literal with
+        ``PRIVATE_LITERAL_BYTES`` or more left: built for this grammar)."""
         key = (trie, terminal_id, progress)
         entry = self.cache.get(key)
         if entry is not None:
@@ -472,6 +481,10 @@ cdef class MaskComputer:
             else:
                 entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
                                           self.tables, trie, terminal_id, progress, self.vocab_size)
+        elif not info.is_dfa and info.literal_len - max(progress - 1, 0) >= PRIVATE_LITERAL_BYTES:
+            entry = _terminal_tokens.build_terminal_tokens(self.tables, trie, terminal_id, progress,
+                                                           self.vocab_size, self.store.bitset_pool,
+                                                           self.store.trie_pool)
         else:
             entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
                                       self.tables, trie, terminal_id, progress, self.vocab_size)

@@ -10,7 +10,9 @@ What it computes
     string, number and whitespace terminals have the same digest in every
     schema, and a new grammar finds their sets already built: its first
     masks only build what is new in it (xgrammar's adaptive token mask cache
-    and llguidance's per-tokenizer slices share work the same way).
+    and llguidance's per-tokenizer slices share work the same way).  A
+    literal with several bytes left to match is built by its grammar alone
+    (``mask_computer.PRIVATE_LITERAL_BYTES``: cheaper than a lookup here).
 
 Data layout
     ``_entries``: an LRU ``OrderedDict`` from (trie, terminal content key,
