@@ -32,7 +32,8 @@ states share a few dozen entries (``bounded_state_classes``,
 ``state_representatives``).  Entries are first looked up in the
 vocabulary's ``TokenSetStore`` (``token_set_store.py``) by the terminal's
 content, so a schema's string and number terminals reuse the sets an
-earlier schema built.  Each computer keeps its entries twice: in ``cache``
+earlier schema built (a literal with ``PRIVATE_LITERAL_BYTES`` or more left
+to match is built for its grammar alone).  Each computer keeps its entries twice: in ``cache``
 (a dict, which keeps them alive) and in a C hash table from (trie,
 terminal, state class) to the entry (``SetTable``, mask_computer.pxd), the
 one a mask reads.  A mask is computed by attempts without the GIL
