@@ -24,6 +24,8 @@ from grammask._core.types cimport token_id_t, word_t
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
+    int __builtin_popcount(unsigned int x) nogil
+    int __builtin_ctz(unsigned int x) nogil    # undefined for 0: callers test the word first
 
 
 cdef inline Py_ssize_t n_words(Py_ssize_t n_tokens) noexcept nogil:

@@ -29,12 +29,8 @@ results equal the numpy expressions they replace (tested in
 
 cimport cython
 
+from grammask._core.bitset cimport __builtin_ctz, __builtin_popcount
 from grammask._core.types cimport word_t
-
-
-cdef extern from *:
-    int __builtin_ctz(unsigned int) nogil
-    int __builtin_popcount(unsigned int) nogil
 
 
 cdef inline void _append_ids(list out, word_t word, Py_ssize_t base):

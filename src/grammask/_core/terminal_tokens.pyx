@@ -45,17 +45,13 @@ import hashlib
 
 import numpy as np
 
-from grammask._core.bitset cimport bitset_add, bitset_add_ids, n_words
+from grammask._core.bitset cimport __builtin_ctz, bitset_add, bitset_add_ids, n_words
 from grammask._core.earley_tables cimport CompiledTables, DfaInfo, TerminalInfo
 from grammask._core.exit_trie cimport merge_subtrees
 from grammask._core.growable cimport Growable, growable_empty, grow_push
 from grammask._core.narrow cimport is_narrow, is_space
 from grammask._core.trie_walk cimport TrieView
 from grammask._core.types cimport node_id_t, state_id_t, terminal_id_t, token_id_t, word_t
-
-
-cdef extern from *:
-    int __builtin_ctz(unsigned int value) noexcept nogil
 
 
 # Inside sets with at most this many tokens are kept as id lists, larger ones
