@@ -120,7 +120,8 @@ _ENTRY, _CLASSES = 1, 2
 # Entry header: kind, dense, n_inside, end_state, has_exit_trie, trie max depth,
 # then the element counts of the nine arrays of _ENTRY_ARRAYS.
 _ENTRY_HEADER = 15
-_ENTRY_ARRAYS = (np.int32,) * 8 + (np.uint8,)
+_ENTRY_INT32S = 8
+_ENTRY_ARRAYS = (np.int32,) * _ENTRY_INT32S + (np.uint8,)
 # Classes header: kind, rows, states.
 _CLASSES_HEADER = 3
 
@@ -368,17 +369,19 @@ class TokenSetDisk:
         header = list(struct.unpack_from(f"<{n_header}q", data, start))
         if header[0] != kind:
             return None
-        # the int32 arrays first, then (entries) the uint8 one: one view each
-        # of the int32 run and of the tail, sliced
-        counts = header[6:] if kind == _ENTRY else [header[1] * header[2], header[2]]
-        n_int32 = sum(counts[:8]) if kind == _ENTRY else sum(counts)
-        n_bytes = counts[8] if kind == _ENTRY else 0
-        if min(counts) < 0 or header_end + 4 * n_int32 + n_bytes != body_end:
+        # the int32 arrays first, then (entries) the uint8 one: one view of
+        # the int32 run, sliced, and one of the byte tail
+        if kind == _ENTRY:
+            counts, n_bytes = header[6:6 + _ENTRY_INT32S], header[6 + _ENTRY_INT32S]
+        else:
+            counts, n_bytes = [header[1] * header[2], header[2]], 0
+        n_int32 = sum(counts)
+        if min(counts) < 0 or n_bytes < 0 or header_end + 4 * n_int32 + n_bytes != body_end:
             return None
         int32s = np.frombuffer(data, dtype=np.int32, count=n_int32, offset=header_end)
         arrays = []
         offset = 0
-        for count in (counts[:8] if kind == _ENTRY else counts):
+        for count in counts:
             arrays.append(int32s[offset:offset + count])
             offset += count
         if kind == _ENTRY:
