@@ -338,29 +338,49 @@ def _complete_by_pattern(backend, region: str, cuts: tuple) -> bool:
 
 def test_compiled_trim_and_end_check_match_the_pattern(encoding_and_filter):
     """The trim and the end-of-text check walked on the pre-tokenizer machine's table
-    (``_region_scan.common_boundary`` / ``complete_verdict``) equal the regex references
+    (``_region_scan.ScanTable.common_boundary`` / ``complete_verdict``) equal the regex references
     (``_common_boundary_by_scans``; ``finditer`` boundaries against the cuts) on random class
     strings with random cuts and on the regions met along real encodings, and the table
     decides every one of them (no fallback)."""
-    from grammask.canonical._region_scan import common_boundary, complete_verdict
-
     encoding, flt = encoding_and_filter
     backend = flt.backend
-    (_index, trans, matched, end_match), class_of, probes = backend._compiled_scans()
+    table = backend._compiled_scans()
     rng = random.Random(29)
     regions = _trim_regions(backend, encoding, rng, "'  aa\n1", 14)
     n_complete = 0
     for region in regions:
-        cut = common_boundary(trans, matched, end_match, class_of, region, probes)
+        cut = table.common_boundary(region)
         assert cut == backend._common_boundary_by_scans(region, b"", True), region
         boundaries = backend.scanner.boundaries_by_finditer(region)
         inner = [offset for offset in range(1, len(region))
                  if offset in boundaries or rng.random() < 0.3]
         cuts = tuple((offset, rng.random() < 0.8) for offset in inner)
-        verdict = complete_verdict(trans, matched, end_match, class_of, region, cuts)
+        verdict = table.complete_verdict(region, cuts)
         assert verdict == _complete_by_pattern(backend, region, cuts), (region, cuts)
         n_complete += verdict
     assert 0 < n_complete < len(regions)
+
+
+def test_compiled_fresh_classes_match_the_scans(encoding_and_filter):
+    """Which first characters start a fresh pre-token after a region
+    (``_region_scan.ScanTable.fresh_first_classes``, walked on the machine's table) equals
+    ``_fixed_boundaries``' regex scans, on random class strings and the regions met along
+    real encodings, and the table decides every one of them (no fallback)."""
+    encoding, flt = encoding_and_filter
+    backend = flt.backend
+    table = backend._compiled_scans()
+    first_classes = backend._first_classes()
+    rng = random.Random(31)
+    n_fresh = n_compared = 0
+    for region in _trim_regions(backend, encoding, rng, "'  aa\n1", 10)[::4]:
+        fresh = np.zeros(len(first_classes), dtype=np.int8)
+        assert table.fresh_first_classes(region, first_classes, fresh) == 0, region
+        for index, first in enumerate(backend._first_chars):
+            fixed = backend._fixed_boundaries(region, first)
+            assert fresh[index] == (bool(fixed) and fixed[-1] == len(region)), (region, first)
+            n_fresh += int(fresh[index])
+            n_compared += 1
+    assert 0 < n_fresh < n_compared
 
 
 @pytest.mark.parametrize("pattern, expected", [

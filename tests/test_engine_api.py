@@ -152,6 +152,27 @@ def test_bitmask_layout_matches_ids(vocab, lists):
         engine.fill_bitmask(np.zeros((1, n_words + 1), dtype=np.int32))
 
 
+@pytest.mark.parametrize("vocab_size", [1, 31, 32, 33, 1000, 128257])
+def test_allowed_ids_match_the_unpacked_bits(vocab_size):
+    """``_core.logits.allowed_ids`` (popcount and count-trailing-zeros) equals numpy's
+    unpack and nonzero (``bitset.token_ids``) on random bitsets of every density, the
+    padding bits past the vocabulary set, and on a bitset shorter than the vocabulary."""
+    from grammask import bitset
+    from grammask._core.logits import allowed_ids
+
+    rng = np.random.default_rng(vocab_size)
+    for density in (0.0, 0.001, 0.3, 1.0):
+        flags = rng.random(vocab_size) < density
+        bits = bitset.from_flags(flags)
+        if vocab_size % 32:
+            bits[-1] |= np.uint32(0xFFFFFFFF) << np.uint32(vocab_size % 32)
+        assert allowed_ids(bits, vocab_size).dtype == np.int32
+        assert allowed_ids(bits, vocab_size).tolist() == np.flatnonzero(flags).tolist()
+        assert allowed_ids(bits, vocab_size).tolist() == bitset.token_ids(bits, vocab_size).tolist()
+    short = bitset.from_flags(np.ones(min(vocab_size, 64), dtype=bool))
+    assert allowed_ids(short, vocab_size + 64).tolist() == list(range(min(vocab_size, 64)))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_mask_logits_numpy(vocab, lists, dtype):
     engine = grammask.Engine(lists)

@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""Token bitsets to logits: ``-inf`` for every token a mask disallows.
+"""Token bitsets to what a sampler reads: ``-inf`` for every token a mask
+disallows, or the allowed ids.
 
 What it computes
 ----------------
@@ -7,6 +8,10 @@ What it computes
 float64 ``[rows, V']`` array, the logit of each token whose bit is clear in
 the token bitset ``bits`` (``bitset.pxd``) to ``-inf``, in place.  Columns
 from ``vocab_size`` on (padded model vocabularies) are always disallowed.
+``allowed_ids(bits, vocab_size)`` is the sorted int32 array of the set
+tokens below ``vocab_size`` (``bitset.token_ids``, numpy's unpack and
+nonzero over V bytes, is the reference), counted with popcounts and read
+off with count-trailing-zeros, a word at a time.
 
 Layout
 ------
@@ -20,6 +25,12 @@ Only ``-inf`` is written, and only to disallowed columns; allowed logits are
 left untouched.
 """
 
+cimport cython
+from libc.stdint cimport int32_t
+
+import numpy as np
+
+from grammask._core.bitset cimport __builtin_ctz, __builtin_popcount
 from grammask._core.types cimport word_t
 
 
@@ -57,3 +68,29 @@ def mask_rows(real_t[:, :] logits, const word_t[::1] bits, Py_ssize_t vocab_size
     with nogil:
         for r in range(logits.shape[0]):
             mask_row(logits[r], &bits[0], bits.shape[0], vocab_size, minus_inf)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def allowed_ids(const word_t[::1] bits, Py_ssize_t vocab_size):
+    """Sorted np.int32 array of the tokens set in ``bits`` below ``vocab_size``."""
+    cdef Py_ssize_t n_words = min(bits.shape[0], (vocab_size + 31) >> 5), i, count = 0, n = 0
+    cdef word_t word, last_mask = 0xFFFFFFFFu
+    if n_words and vocab_size < n_words * 32:
+        last_mask = (<word_t> 1 << (vocab_size & 31)) - 1
+    with nogil:
+        for i in range(n_words):
+            word = bits[i] & (last_mask if i == n_words - 1 else <word_t> 0xFFFFFFFFu)
+            count += __builtin_popcount(word)
+    out = np.empty(count, dtype=np.int32)
+    if not count:
+        return out
+    cdef int32_t[::1] ids = out
+    with nogil:
+        for i in range(n_words):
+            word = bits[i] & (last_mask if i == n_words - 1 else <word_t> 0xFFFFFFFFu)
+            while word:
+                ids[n] = <int32_t> ((i << 5) + __builtin_ctz(word))
+                n += 1
+                word &= word - 1
+    return out

@@ -41,13 +41,15 @@ the unreachable tokens).  Cost: the crossing merges below the spine's parent
 priorities plus the tokens they forbid; no allocation.
 
 Also here: ``combine_words`` (a mask from the cached region bitsets and a
-pair bitset in one pass) and, for ``MergeTable``'s build,
+pair bitset in one pass), ``code_words`` (the packed tokens whose shape
+has a given verdict) and, for ``MergeTable``'s build,
 ``enumerate_cuts`` (token byte strings split into two token byte strings)
 and ``bpe_last_merges`` (BPE over token ids, an open-addressing table of
 (left, right) -> merge; ``bpe.bpe_merge`` over bytes is the reference and
 tests compare the trees with it and with tiktoken's own BPE).
 """
 
+cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from grammask._core.bitset cimport bitset_add, n_words
@@ -152,6 +154,39 @@ def combine_words(const uint32_t[::1] allowed, const uint32_t[::1] conditional,
     with nogil:
         for index in range(n):
             out[index] = allowed[index] | (conditional[index] & ~pair_forbidden[index])
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def code_words(const signed char[::1] codes, const int32_t[::1] index, uint32_t[::1] out_two,
+               uint32_t[::1] out_one):
+    """Set in ``out_two`` (``out_one``) the bit of every token t with ``codes[index[t]]``
+    equal to 2 (1); ``index[t]`` outside ``codes`` (-1): neither.  ``index`` has one entry
+    per token and both bitsets cover them.  The packed form of ``codes[index] == 2`` and
+    ``== 1`` in one pass, a word at a time, without the V-byte gather and ``packbits``."""
+    cdef Py_ssize_t n_tokens = index.shape[0], word_index, token, end
+    cdef uint32_t n_codes = <uint32_t> codes.shape[0], at, inside, two, one, bit
+    cdef signed char code
+    if out_two.shape[0] < n_words(n_tokens) or out_one.shape[0] < n_words(n_tokens):
+        raise ValueError("a bitset does not cover every token")
+    if n_codes == 0:
+        return
+    with nogil:
+        for word_index in range(n_words(n_tokens)):
+            two = one = 0
+            token = word_index << 5
+            end = min(token + 32, n_tokens)
+            while token < end:
+                # branch-free: shapes are in no order, so a branch would mispredict often
+                at = <uint32_t> index[token]
+                inside = at < n_codes
+                code = codes[at if inside else 0]
+                bit = inside << (token & 31)
+                two |= (<uint32_t> (code == 2)) * bit
+                one |= (<uint32_t> (code == 1)) * bit
+                token += 1
+            out_two[word_index] |= two
+            out_one[word_index] |= one
 
 
 # ---- build-time helpers of MergeTable -------------------------------------------

@@ -41,12 +41,17 @@ character from its body).  Region: ``tail`` (class ids of T), the state
 (``cut_offsets``, ascending) with ``cut_holds`` (1: BPE keeps the pair
 apart, 0: it merges), the start cut at offset len(T).
 
-``table_run`` is ``PretokenMachine.run`` on the table (the state after a
-text and its best match end).  ``common_boundary`` and ``complete_verdict`` are ``PretokenizedBPE``'s
+``ScanTable`` holds the table, the class of every code point and the
+probes as typed views once; its ``run`` is ``PretokenMachine.run`` on the
+table (the state after a text and its best match end), its
+``common_boundary`` and ``complete_verdict`` are ``PretokenizedBPE``'s
 region trim (the last boundary every probe puts inside a region) and its
-end-of-text check on the same table: the region's consecutive matches run
+end-of-text check on the same table (the region's consecutive matches run
 in C over its class ids, and only the match still running at the region's
-end reads a probe.
+end reads a probe), and its ``fresh_first_classes`` says which first
+characters of a token fix a pre-token boundary at the region's end for
+every probe (``PretokenizedBPE.fresh_words``: the boundaries up to the
+region's end, per probe, compared).
 
 Invariants
 ----------
@@ -287,24 +292,6 @@ cdef int _common_boundary(const int[:, ::1] trans, const unsigned char[:, ::1] m
     return cut
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def common_boundary(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
-                    const unsigned char[::1] end_match, const short[::1] class_of, str region,
-                    const int[::1] probes):
-    """The last pre-token boundary inside ``region`` that every continuation among ``probes``
-    (class ids, -1 = the end of the text) puts there, 0 if none; -1 where the table does not
-    decide.  Matches that end before the region's end are the same for every probe; the one
-    running at the end is resumed with each probe, and a boundary counts when every probe
-    ends it at the same offset within the region."""
-    cdef int n = <int> len(region), cut
-    cdef int* text = _region_classes(region, class_of)
-    with nogil:
-        cut = _common_boundary(trans, matched, end_match, text, n, probes)
-    free(text)
-    return cut
-
-
 cdef int _complete_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
                            const unsigned char[::1] end_match, const int* text, int n,
                            const int* cut_offsets, const unsigned char* cut_holds,
@@ -331,43 +318,164 @@ cdef int _complete_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] 
     return 1
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def complete_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
-                     const unsigned char[::1] end_match, const short[::1] class_of, str region,
-                     tuple cuts):
-    """1 if ``region`` ended here is tokenized canonically at its ``cuts`` ((offset, pair
-    verdict) pairs, ascending, strictly inside; verdict True: BPE keeps the pair there
-    apart): every boundary before the end is a cut and every cut that is not a boundary
-    holds; else 0; -1 where the table does not decide."""
-    cdef int n = <int> len(region), n_cuts = <int> len(cuts), verdict, k
-    cdef int* text = _region_classes(region, class_of)
-    cdef int* offsets = <int*> malloc((n_cuts + 1) * sizeof(int))
-    cdef unsigned char* holds = <unsigned char*> malloc(n_cuts + 1)
-    try:
-        if offsets == NULL or holds == NULL:
-            raise MemoryError()
-        for k in range(n_cuts):
-            offsets[k] = cuts[k][0]
-            holds[k] = cuts[k][1] is True
+cdef int _boundaries_to(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                        const unsigned char[::1] end_match, const int* text, int length, int n,
+                        int* ends) noexcept nogil:
+    """The ends of consecutive matches of ``text[:length]`` up to the first at or past ``n``,
+    those at most ``n`` written to ``ends``; returns their count, -1 where text remains and
+    no match starts."""
+    cdef int position = 0, best, count = 0
+    while position < length:
+        best = _resume(trans, matched, end_match, text, length, position, 0, -1)
+        if best <= position:
+            return -1
+        if best > n:
+            break
+        ends[count] = best
+        count += 1
+        if best == n:
+            break
+        position = best
+    return count
+
+
+cdef int _fresh_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                        const unsigned char[::1] end_match, int* text, int n,
+                        const int[::1] probes, int* reference, int* ends) noexcept nogil:
+    """``fresh_first_classes``' verdict for the text ``text[:n + 1]`` (the region and a first
+    character): 1, 0, or -1 undecided."""
+    cdef int p, k, length, count, n_reference = -1
+    for p in range(probes.shape[0]):
+        length = n + 1
+        if probes[p] >= 0:
+            text[length] = probes[p]
+            length += 1
+        count = _boundaries_to(trans, matched, end_match, text, length, n,
+                               reference if n_reference < 0 else ends)
+        if count < 0:
+            return -1
+        if n_reference < 0:
+            n_reference = count
+            continue
+        if count != n_reference:
+            return 0
+        for k in range(count):
+            if ends[k] != reference[k]:
+                return 0
+    return 1 if n_reference > 0 and reference[n_reference - 1] == n else 0
+
+
+cdef class ScanTable:
+    """A pre-tokenizer automaton's table (``PretokenMachine.table``), the class of every
+    code point and the probe classes, held as typed views once, so a region's walk costs
+    the walk alone (converting five arrays at every call cost several microseconds, more
+    than the walks the canonical lookahead asks for)."""
+
+    cdef const int[:, ::1] trans
+    cdef const unsigned char[:, ::1] matched
+    cdef const unsigned char[::1] end_match
+    cdef const short[::1] class_of
+    cdef const int[::1] probes
+
+    def __init__(self, const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                 const unsigned char[::1] end_match, const short[::1] class_of,
+                 const int[::1] probes):
+        self.trans = trans
+        self.matched = matched
+        self.end_match = end_match
+        self.class_of = class_of
+        self.probes = probes
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def run(self, str text):
+        """(state after ``text`` from the start state, -1 once every thread died; end of the
+        best match so far, -1 if none): ``PretokenMachine.run`` on the table."""
+        cdef int n = <int> len(text), alive, best
+        cdef int* classes = _region_classes(text, self.class_of)
         with nogil:
-            verdict = _complete_verdict(trans, matched, end_match, text, n, offsets, holds, n_cuts)
-    finally:
+            best = _run(self.trans, self.matched, classes, n, 0, 0, -1, &alive)
+        free(classes)
+        return alive, best
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def common_boundary(self, str region):
+        """The last pre-token boundary inside ``region`` that every continuation among the
+        probes (class ids, -1 = the end of the text) puts there, 0 if none; -1 where the
+        table does not decide.  Matches that end before the region's end are the same for
+        every probe; the one running at the end is resumed with each probe, and a boundary
+        counts when every probe ends it at the same offset within the region."""
+        cdef int n = <int> len(region), cut
+        cdef int* text = _region_classes(region, self.class_of)
+        with nogil:
+            cut = _common_boundary(self.trans, self.matched, self.end_match, text, n, self.probes)
         free(text)
-        free(offsets)
-        free(holds)
-    return verdict
+        return cut
 
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def complete_verdict(self, str region, tuple cuts):
+        """1 if ``region`` ended here is tokenized canonically at its ``cuts`` ((offset, pair
+        verdict) pairs, ascending, strictly inside; verdict True: BPE keeps the pair there
+        apart): every boundary before the end is a cut and every cut that is not a boundary
+        holds; else 0; -1 where the table does not decide."""
+        cdef int n = <int> len(region), n_cuts = <int> len(cuts), verdict, k
+        cdef int* text = _region_classes(region, self.class_of)
+        cdef int* offsets = <int*> malloc((n_cuts + 1) * sizeof(int))
+        cdef unsigned char* holds = <unsigned char*> malloc(n_cuts + 1)
+        try:
+            if offsets == NULL or holds == NULL:
+                raise MemoryError()
+            for k in range(n_cuts):
+                offsets[k] = cuts[k][0]
+                holds[k] = cuts[k][1] is True
+            with nogil:
+                verdict = _complete_verdict(self.trans, self.matched, self.end_match, text, n,
+                                            offsets, holds, n_cuts)
+        finally:
+            free(text)
+            free(offsets)
+            free(holds)
+        return verdict
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def table_run(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
-              const short[::1] class_of, str text):
-    """(state after ``text`` from the start state, -1 once every thread died; end of the
-    best match so far, -1 if none): ``PretokenMachine.run`` on the table."""
-    cdef int n = <int> len(text), alive, best
-    cdef int* classes = _region_classes(text, class_of)
-    with nogil:
-        best = _run(trans, matched, classes, n, 0, 0, -1, &alive)
-    free(classes)
-    return alive, best
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def fresh_first_classes(self, str region, const int[::1] first_classes, signed char[::1] out):
+        """Fill ``out[k]`` with 1 when every continuation of ``region`` that starts with a
+        character of class ``first_classes[k]`` (-1: none, verdict 0), followed by each
+        probe, puts the same pre-token boundaries inside the region, the last one at its
+        end (a token starting with that class then begins a fresh pre-token), else 0.
+        Returns 0, or -1 when the table does not decide (a position where text remains and
+        no match starts, or a region longer than the buffer): the caller scans with the
+        pattern instead."""
+        cdef int n = <int> len(region), k, verdict, status = 0
+        cdef int* text
+        cdef int* reference
+        cdef int* ends
+        cdef Py_UCS4 char
+        if n + 2 > _MAX_TEXT:
+            return -1
+        text = <int*> malloc(3 * (n + 2) * sizeof(int))
+        if text == NULL:
+            raise MemoryError()
+        reference = text + (n + 2)
+        ends = reference + (n + 2)
+        k = 0
+        for char in region:
+            text[k] = self.class_of[char]
+            k += 1
+        with nogil:
+            for k in range(first_classes.shape[0]):
+                if first_classes[k] < 0:
+                    out[k] = 0
+                    continue
+                text[n] = first_classes[k]
+                verdict = _fresh_verdict(self.trans, self.matched, self.end_match, text, n,
+                                         self.probes, reference, ends)
+                if verdict < 0:
+                    status = -1
+                    break
+                out[k] = verdict
+        free(text)
+        return status

@@ -56,7 +56,7 @@ Invariants
     strings (tested with hypothesis on the real patterns), and equal
     signatures give equal verdicts (tested against the filter's scans).
     Work per signature is one compiled table step per character of the
-    region (``_region_scan.table_run``), or O(len(region) x program length)
+    region (``_region_scan.ScanTable.run``), or O(len(region) x program length)
     in the Pike machine where the table is not built.
 
 Seeds: Cox 2009 (docs/references.md: Thompson's construction and Pike's
@@ -71,7 +71,7 @@ from typing import Optional
 import numpy as np
 import regex
 
-from grammask.canonical._region_scan import table_run
+from grammask.canonical._region_scan import ScanTable
 from grammask.canonical.pretokenizer import _bracket_end
 
 _END = -1
@@ -328,17 +328,18 @@ class PretokenMachine:
         return found
 
     def _table_rows(self):
-        """``table()`` for ``run``: (thread tuple -> state, state -> thread tuple,
-        trans, matched), or None."""
+        """``table()`` for ``run``: (thread tuple -> state, state -> thread tuple, the
+        table as a ``_region_scan.ScanTable``), or None."""
         rows = self.__dict__.get("_rows")
         if rows is None and "_rows" not in self.__dict__:
             table = self.table()
             if table is not None:
-                index, trans, matched, _ends = table
+                index, trans, matched, ends = table
                 order = [None] * len(index)
                 for threads, state in index.items():
                     order[state] = threads
-                rows = (index, order, trans, matched)
+                rows = (index, order, ScanTable(trans, matched, ends, self.class_of,
+                                                np.zeros(0, dtype=np.int32)))
             self._rows = rows
         return rows
 
@@ -349,11 +350,11 @@ class PretokenMachine:
     def run(self, text: str):
         """(threads after ``text`` before their closure, end of the best match so far or None).
 
-        With a table, one compiled walk (``_region_scan.table_run``); else the Pike
+        With a table, one compiled walk (``_region_scan.ScanTable.run``); else the Pike
         machine, memoized per text and resumed after a memoized prefix."""
         rows = self._table_rows()
         if rows is not None:
-            state, best = table_run(rows[2], rows[3], self.class_of, text)
+            state, best = rows[2].run(text)
             return (rows[1][state] if state >= 0 else ()), (best if best >= 0 else None)
         memo = self._threads_memo
         found = memo.get(text)

@@ -89,8 +89,8 @@ from typing import NamedTuple, Optional, Sequence
 import numpy as np
 
 from grammask import bitset
-from grammask.canonical._bpe_pairs import combine_words
-from grammask.canonical._region_scan import common_boundary, complete_verdict, shape_group_verdicts
+from grammask.canonical._bpe_pairs import code_words, combine_words
+from grammask.canonical._region_scan import ScanTable, shape_group_verdicts
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.pretoken_machine import PretokenMachine
 from grammask.canonical.pretokenizer import Scanner, utf8_completion_range
@@ -255,6 +255,10 @@ class PretokenizedBPE:
 
     def _reset_caches(self) -> None:
         self._shape_index = array("i", self.shape_of_token.astype(np.int32).tobytes())
+        self._first_chars = tuple(self.shapes_by_first_char)
+        self._first_of_shape = np.zeros(self.n_shapes, dtype=np.int32)
+        for index, shape_ids in enumerate(self.shapes_by_first_char.values()):
+            self._first_of_shape[shape_ids] = index
         generic = self.classes.generic_representatives
         self._generic_probes = ("",) + tuple(dict.fromkeys(
             generic[index] for index in range(len(generic)) if index != self.classes.surrogate_class))
@@ -275,7 +279,8 @@ class PretokenizedBPE:
     def __getstate__(self) -> dict:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
-        for name in ("_shape_index", "_generic_probes", "_machine", "_probes_by_end", "_verdict_groups",
+        for name in ("_shape_index", "_first_chars", "_first_of_shape",
+                     "_first_class_ids", "_generic_probes", "_machine", "_probes_by_end", "_verdict_groups",
                      "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_pair_ok_memo", "_trim_memo",
                      "_pair_cache",
                      "_scan_group_arrays", "_compiled_scan_parts",
@@ -701,8 +706,7 @@ class PretokenizedBPE:
             return self._common_boundary_by_scans(region, partial, partial_inside)
         compiled = self._compiled_scans()
         if compiled is not None:
-            (_index, trans, matched, end_match), class_of, probe_classes = compiled
-            cut = common_boundary(trans, matched, end_match, class_of, region, probe_classes)
+            cut = compiled.common_boundary(region)
             if cut >= 0:
                 return cut
         cut = 0
@@ -726,10 +730,11 @@ class PretokenizedBPE:
             rest = rest[agreed:]
         return cut
 
-    def _compiled_scans(self) -> Optional[tuple]:
-        """(``PretokenMachine.table()``, the class of each code point, every probe's class id
-        with -1 for the end of the text) for the compiled trim and end check, or None when
-        the pattern has no machine table."""
+    def _compiled_scans(self) -> Optional[ScanTable]:
+        """The pattern's ``PretokenMachine`` table with the class of each code point and
+        every probe's class id (-1 for the end of the text), as a ``_region_scan.ScanTable``
+        for the compiled trim, end check and fresh test, or None when the pattern has no
+        machine table."""
         found = self.__dict__.get("_compiled_scan_parts", _ABSENT)
         if found is _ABSENT:
             table = self._machine.table() if self._machine is not None else None
@@ -738,7 +743,7 @@ class PretokenizedBPE:
                 class_of = self._machine.class_of
                 probes = np.asarray([int(class_of[ord(probe)]) if probe else -1 for probe in self.probes],
                                     dtype=np.int32)
-                found = (table, class_of, probes)
+                found = ScanTable(table[1], table[2], table[3], class_of, probes)
             self._compiled_scan_parts = found
         return found
 
@@ -772,8 +777,7 @@ class PretokenizedBPE:
             return False
         compiled = self._compiled_scans()
         if compiled is not None:
-            (_index, trans, matched, end_match), class_of, _probes = compiled
-            verdict = complete_verdict(trans, matched, end_match, class_of, state.region, state.cuts)
+            verdict = compiled.complete_verdict(state.region, state.cuts)
             if verdict >= 0:
                 return bool(verdict)
         boundaries = self.scanner.boundaries(state.region)
@@ -832,9 +836,11 @@ class PretokenizedBPE:
     def _region_words(self, state: PretokenState) -> tuple:
         """(allowed words, allowed-iff-pair words) of a region without a pending partial character."""
         def compute() -> tuple:
-            codes = np.concatenate((self._shape_codes(state), np.zeros(1, dtype=np.int8)))
-            token_codes = codes[self.shape_of_token]
-            return bitset.from_flags(token_codes == 2), bitset.from_flags(token_codes == 1)
+            codes = self._shape_codes(state)
+            allowed = np.zeros(self.n_words, dtype=np.uint32)
+            conditional = np.zeros(self.n_words, dtype=np.uint32)
+            code_words(codes, self.shape_of_token, allowed, conditional)
+            return allowed, conditional
         return self._cached_words(self._region_key(state), compute)
 
     def _region_key(self, state: PretokenState) -> tuple:
@@ -927,16 +933,39 @@ class PretokenizedBPE:
         region = state.region
 
         def compute() -> tuple:
-            fresh = np.zeros(self.n_shapes + 1, dtype=bool)
-            if not region:
-                fresh[:-1] = True
-            for first, shape_ids in (self.shapes_by_first_char.items() if region else ()):
-                fixed = self._fixed_boundaries(region, first)
-                if fixed and fixed[-1] == len(region):
-                    fresh[shape_ids] = True
-            return bitset.from_flags(fresh[self.shape_of_token]), None
+            words = np.zeros(self.n_words, dtype=np.uint32)
+            fresh = self._fresh_by_first(region)
+            code_words(fresh[self._first_of_shape], self.shape_of_token, np.zeros_like(words), words)
+            return words, None
         core = self._machine.core(region) if self._machine is not None else None
         return self._cached_words(("fresh", region if core is None else core), compute)[0]
+
+    def _fresh_by_first(self, region: str) -> np.ndarray:
+        """int8 flags in ``shapes_by_first_char`` order: 1 when every continuation of
+        ``region`` starting with that character fixes a pre-token boundary at its end
+        (``_fixed_boundaries``); from the automaton's table in compiled code
+        (``_region_scan.fresh_first_classes``) where it decides, else by scans."""
+        firsts = self._first_chars
+        fresh = np.zeros(len(firsts), dtype=np.int8)
+        if not region:
+            fresh[:] = 1
+            return fresh
+        compiled = self._compiled_scans()
+        if compiled is not None and compiled.fresh_first_classes(region, self._first_classes(), fresh) == 0:
+            return fresh
+        for index, first in enumerate(firsts):
+            fixed = self._fixed_boundaries(region, first)
+            fresh[index] = bool(fixed) and fixed[-1] == len(region)
+        return fresh
+
+    def _first_classes(self) -> np.ndarray:
+        """The class id of each of ``_first_chars`` (-1 for the empty text of tail-only shapes)."""
+        found = self.__dict__.get("_first_class_ids")
+        if found is None:
+            class_of = self.classes.class_of
+            found = self._first_class_ids = np.asarray(
+                [int(class_of[ord(first)]) if first else -1 for first in self._first_chars], dtype=np.int32)
+        return found
 
     def allowed_mask(self, state: PretokenState) -> np.ndarray:
         pair_forbidden = self.pair_forbidden(state.last_id) if state.last_id >= 0 else None

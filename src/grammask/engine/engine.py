@@ -66,6 +66,7 @@ import numpy as np
 
 from grammask import bitset
 from grammask._core.earley import EarleyRecognizer
+from grammask._core.logits import allowed_ids
 from grammask._core.mask_computer import MaskState, pop_probe, push_probe
 from grammask.config import Config
 from grammask.engine import forced
@@ -546,7 +547,7 @@ class Engine:
 
     def compute_allowed_token_ids(self) -> np.ndarray:
         """Sorted np.int32 array of the allowed token ids (EOS included when allowed)."""
-        return bitset.token_ids(self._current_bits(), self.compiled.vocab.size)
+        return allowed_ids(self._current_bits(), self.compiled.vocab.size)
 
     def is_token_allowed(self, token_id: int) -> bool:
         """Token ``token_id`` is in the current mask (False for an id outside
