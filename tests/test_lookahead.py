@@ -273,3 +273,132 @@ def test_candidate_bits_equal_the_numpy_expressions():
         chosen = [int(token_id) for token_id in rng.integers(0, 32 * n, 6)]
         add_ids(target, chosen)
         assert ids(target) == sorted(set(chosen))
+
+
+@pytest.mark.parametrize("texts", [['{"a": "hello world", "b": [1, 22, 333]}\n',
+                                    "def f(x):\n    return x  + 1\n",
+                                    'It\'s 2024... ok?!  "quoted"\n\n{"name":"This is a very"}']])
+def test_fresh_first_bytes_start_a_text(cl100k_vocab, cl100k_encoding, texts):
+    """``fresh_first_bytes(state)``: every token starting with one of its bytes is allowed
+    after ``state`` exactly when it is allowed at the start of a text, and leads to the
+    state it leads to from there (what lets the lookahead search such states from the
+    start, ``_alive_from_start``); checked on the states of real encodings, every token of
+    a sample of each byte's tokens."""
+    from grammask.canonical import build_canonical_filter
+    canonical = build_canonical_filter(cl100k_vocab)
+    initial = canonical.initial_state()
+    by_first: dict = {}
+    for token_id, data in enumerate(cl100k_vocab.token_bytes):
+        if data:
+            by_first.setdefault(data[0], []).append(token_id)
+    rng = np.random.default_rng(3)
+    n_checked = n_states = 0
+    for text in texts:
+        state = initial
+        for token_id in cl100k_encoding.encode(text, disallowed_special=()):
+            fresh_bytes = canonical.fresh_first_bytes(state)
+            if fresh_bytes:
+                n_states += any(fresh_bytes)
+                for byte in (b for b in range(256) if (fresh_bytes[b >> 3] >> (b & 7)) & 1):
+                    ids = by_first.get(byte, [])
+                    for other in rng.choice(ids, size=min(12, len(ids)), replace=False).tolist():
+                        assert canonical.is_allowed(state, other) == canonical.is_allowed(initial, other)
+                        assert canonical.advance(state, other) == canonical.advance(initial, other)
+                        n_checked += 1
+            state = canonical.advance(state, token_id)
+    assert n_states > 20 and n_checked > 2000
+
+
+def test_settle_from_start_sorts_candidates_as_the_probes_say(cl100k_vocab):
+    """``_core.candidate_states.settle_from_start`` against the same questions asked one
+    probe at a time in Python (``push_probe``, ``next_bytes``, ``state_key``): refused,
+    not narrow, keyed with a verdict or without one, or left to the search, on the fresh
+    candidates of masks along a counted string and a JSON object."""
+    from grammask._core.candidate_states import settle_from_start
+    from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
+    from grammask.bitset import byte_set_within
+
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 14},
+                                               "n": {"type": "integer"}}, "required": ["name", "n"]}
+    compiled = grammask.compile(grammask.Grammar.from_json_schema(schema), cl100k_vocab,
+                                grammask.Config(canonical=True, canonical_lookahead_budget=20_001))
+    canonical = compiled.canonical
+    token_bytes = cl100k_vocab.token_bytes
+    rng = np.random.default_rng(5)
+    engine = grammask.Engine(compiled)
+    n_keyed = n_compared = 0
+    for piece in ['{"', 'name', '":"', 'This', ' is', ' a', ' very', '","', 'n', '":', '12', '}']:
+        bits = engine.allowed_bitset()
+        recognizer = engine._recognizer
+        ids = [t for t in set_bit_ids(bits) if token_bytes[t]][:3000]
+        ordered = np.asarray(sorted(ids, key=token_bytes.__getitem__), dtype=np.int32)
+        rows, known = canonical.start_byte_table(ordered)
+        verdicts = {}
+        # a few kept verdicts, alive and dead, at keys the candidates reach
+        for token_id in rng.choice(ordered, size=min(20, len(ordered)), replace=False).tolist():
+            if push_probe(recognizer, token_bytes[token_id]):
+                verdicts[recognizer.state_key()] = (bool(rng.random() < 0.5), int(rng.integers(0, 5)), ())
+                pop_probe(recognizer, len(token_bytes[token_id]))
+        depth = 3
+        alive, dead, keyed, other = settle_from_start(recognizer, ordered, token_bytes, rows, known,
+                                                      verdicts, depth)
+        expected = {"alive": [], "dead": [], "keyed": [], "other": []}
+        for token_id in ordered.tolist():
+            data = token_bytes[token_id]
+            if not push_probe(recognizer, data):
+                expected["dead"].append(token_id)
+                continue
+            try:
+                byte_set, narrow = next_bytes(recognizer, data[-1])
+                start = rows[token_id].tobytes()
+                if not narrow:
+                    expected["alive"].append(token_id)
+                elif recognizer.is_accepting() or not known[token_id] or not byte_set_within(byte_set, start):
+                    expected["other"].append(token_id)
+                else:
+                    key = recognizer.state_key()
+                    found = verdicts.get(key)
+                    if found is not None and not found[0]:
+                        expected["dead"].append(token_id)
+                    elif found is not None and found[1] >= depth:
+                        expected["alive"].append(token_id)
+                    else:
+                        expected["keyed"].append((token_id, key))
+            finally:
+                pop_probe(recognizer, len(data))
+        assert (alive, dead, keyed, other) == (expected["alive"], expected["dead"], expected["keyed"],
+                                                expected["other"]), piece
+        n_keyed += len(keyed)
+        n_compared += len(ordered)
+        engine.try_accept_new_bytes(piece.encode())
+    assert n_compared > 5000 and n_keyed > 10
+
+
+def test_settled_candidates_give_the_masks_of_the_one_by_one_search(cl100k_vocab, monkeypatch):
+    """Masks with the compiled pass over fresh candidates equal the masks of the search one
+    candidate at a time (``SETTLE_MIN_CANDIDATES`` past any mask), along instances of a
+    schema with counted strings, where hundreds of candidates end the count together."""
+    from grammask.engine import lookahead
+
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 20},
+                                               "tag": {"type": "string", "minLength": 2, "maxLength": 6},
+                                               "n": {"type": "integer"}}, "required": ["name", "tag", "n"]}
+    grammar = grammask.Grammar.from_json_schema(schema)
+    texts = ['{"name":"This is a very","tag":"ab","n":12}', '{"name":"12345678901234567890","tag":"abcdef","n":-3}',
+             '{"name":"","tag":"x y","n":0}']
+    masks = {}
+    for label, budget, minimum in (("settled", 400_001, lookahead.SETTLE_MIN_CANDIDATES),
+                                   ("one by one", 400_002, 1 << 30)):
+        monkeypatch.setattr(lookahead, "SETTLE_MIN_CANDIDATES", minimum)
+        compiled = grammask.compile(grammar, cl100k_vocab,
+                                    grammask.Config(canonical=True, canonical_lookahead_budget=budget))
+        out = masks[label] = []
+        for text in texts:
+            engine = grammask.Engine(compiled)
+            for token_id in cl100k_vocab.tokenizer.encode(text, disallowed_special=()):
+                out.append(engine.allowed_bitset().copy())
+                engine.try_accept_new_token(token_id)
+            assert engine.stats()["lookahead_cutoffs"] == 0
+    assert len(masks["settled"]) == len(masks["one by one"])
+    for settled, searched in zip(masks["settled"], masks["one by one"]):
+        assert np.array_equal(settled, searched)

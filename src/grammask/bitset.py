@@ -29,7 +29,7 @@ import numpy as np
 __all__ = [
     "n_words", "has", "add", "discard", "from_flags", "from_ids", "set_bit_ids", "token_ids",
     "count_bits", "column_flags",
-    "byte_set_values", "byte_list",
+    "byte_set_values", "byte_set_within", "byte_list",
 ]
 
 
@@ -137,6 +137,11 @@ def byte_set_values(byte_set: bytes) -> list:
         values.append(low.bit_length() - 1)
         remaining ^= low
     return values
+
+
+def byte_set_within(byte_set: bytes, other: bytes) -> bool:
+    """Every byte of the 32-byte set ``byte_set`` is in ``other``."""
+    return not int.from_bytes(byte_set, "little") & ~int.from_bytes(other, "little")
 
 
 def byte_list(byte_set: bytes) -> str:

@@ -342,8 +342,8 @@ cdef int _boundaries_to(const int[:, ::1] trans, const unsigned char[:, ::1] mat
 cdef int _fresh_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
                         const unsigned char[::1] end_match, int* text, int n,
                         const int[::1] probes, int* reference, int* ends) noexcept nogil:
-    """``fresh_first_classes``' verdict for the text ``text[:n + 1]`` (the region and a first
-    character): 1, 0, or -1 undecided."""
+    """``ScanTable.fresh_first_classes``' verdict for the text ``text[:n + 1]`` (the region
+    and a first character): 2, 1, 0, or -1 undecided."""
     cdef int p, k, length, count, n_reference = -1
     for p in range(probes.shape[0]):
         length = n + 1
@@ -362,7 +362,9 @@ cdef int _fresh_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] mat
         for k in range(count):
             if ends[k] != reference[k]:
                 return 0
-    return 1 if n_reference > 0 and reference[n_reference - 1] == n else 0
+    if n_reference <= 0 or reference[n_reference - 1] != n:
+        return 0
+    return 2 if n_reference == 1 else 1
 
 
 cdef class ScanTable:
@@ -445,7 +447,8 @@ cdef class ScanTable:
         """Fill ``out[k]`` with 1 when every continuation of ``region`` that starts with a
         character of class ``first_classes[k]`` (-1: none, verdict 0), followed by each
         probe, puts the same pre-token boundaries inside the region, the last one at its
-        end (a token starting with that class then begins a fresh pre-token), else 0.
+        end (a token starting with that class then begins a fresh pre-token), 2 when that
+        end is the only one (no boundary falls strictly inside the region), else 0.
         Returns 0, or -1 when the table does not decide (a position where text remains and
         no match starts, or a region longer than the buffer): the caller scans with the
         pattern instead."""

@@ -41,7 +41,8 @@ Backend protocol
     ``is_complete(state)``, ``vocab_size``, ``never_filtered_ids`` (ids left
     alone: special and unused).  Optional: ``allowed_words(state)`` (the
     mask as a packed bitset), ``fresh_words(state)`` (see ``fresh_bitset``),
-    ``state_class(state)`` (see ``state_class``).
+    ``fresh_first_bytes(state)`` (see ``fresh_first_bytes`` and
+    ``start_byte_table``), ``state_class(state)`` (see ``state_class``).
 """
 
 from __future__ import annotations
@@ -170,6 +171,43 @@ class CanonicalFilter:
             return None
         with self._lock:
             return fresh_words(state)
+
+    def start_byte_table(self, token_ids: np.ndarray) -> Optional[tuple]:
+        """(uint64[V, 4] byte sets, uint8[V] known): row t is ``fresh_first_bytes``
+        of the state after t from ``initial_state()`` (no byte when the backend
+        cannot tell), filled for the ``token_ids`` not known yet and kept for the
+        filter's life (32 bytes per token: 4 MB at 131k tokens); None when the
+        backend has no ``fresh_first_bytes``.  The canonical lookahead's compiled
+        pass over fresh candidates reads it
+        (``_core.candidate_states.settle_from_start``)."""
+        fresh_first_bytes = getattr(self.backend, "fresh_first_bytes", None)
+        if fresh_first_bytes is None:
+            return None
+        with self._lock:
+            table = self.__dict__.get("_start_bytes")
+            if table is None:
+                table = self._start_bytes = (np.zeros((self.vocab_size, 4), dtype=np.uint64),
+                                             np.zeros(self.vocab_size, dtype=np.uint8))
+            rows, known = table
+            token_ids = np.asarray(token_ids, dtype=np.int64)
+            initial = self.backend.initial_state()
+            for token_id in token_ids[known[token_ids] == 0].tolist():
+                found = fresh_first_bytes(self.advance(initial, token_id))
+                if found is not None:
+                    rows[token_id] = np.frombuffer(found, dtype=np.uint64)
+                known[token_id] = 1
+            return table
+
+    def fresh_first_bytes(self, state) -> Optional[bytes]:
+        """A 32-byte set of the bytes b such that every token starting with b is
+        fresh after ``state`` and allowed there exactly when it is allowed from
+        ``initial_state()``, or None (the backend cannot tell; see
+        ``PretokenizedBPE.fresh_first_bytes``)."""
+        fresh_first_bytes = getattr(self.backend, "fresh_first_bytes", None)
+        if fresh_first_bytes is None:
+            return None
+        with self._lock:
+            return fresh_first_bytes(state)
 
     def state_class(self, state):
         """A hashable class of ``state`` that states which usually allow the

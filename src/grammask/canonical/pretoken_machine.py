@@ -407,11 +407,18 @@ class PretokenMachine:
         core = self.core(region)
         if core is None:
             return None
+        if not cuts:
+            return core, (), True
         n_region = len(region)
         best = n_region + core[1]
-        late = tuple((offset - n_region, verdict) for offset, verdict in cuts if offset >= best)
-        early_hold = all(verdict is True for offset, verdict in cuts if offset < best)
-        return core, late, early_hold
+        late = []
+        early_hold = True
+        for offset, verdict in cuts:  # a plain loop: the canonical lookahead asks this per candidate
+            if offset >= best:
+                late.append((offset - n_region, verdict))
+            elif verdict is not True:
+                early_hold = False
+        return core, tuple(late), early_hold
 
 
 def _emit(node, program: list) -> None:

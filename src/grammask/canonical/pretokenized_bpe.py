@@ -270,6 +270,8 @@ class PretokenizedBPE:
         self._region_key_memo: dict = {}
         self._pair_ok_memo: dict = {}
         self._trim_memo: dict = {}
+        self._fresh_memo: dict = {}
+        self._fresh_bytes_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
         self._words_cache: OrderedDict = OrderedDict()
         self._codes_cache: OrderedDict = OrderedDict()
@@ -279,8 +281,9 @@ class PretokenizedBPE:
     def __getstate__(self) -> dict:
         """Pickled without the per-process memo tables."""
         state = dict(self.__dict__)
-        for name in ("_shape_index", "_first_chars", "_first_of_shape",
-                     "_first_class_ids", "_generic_probes", "_machine", "_probes_by_end", "_verdict_groups",
+        for name in ("_shape_index", "_first_chars", "_first_of_shape", "_first_class_ids", "_first_index",
+                     "_fresh_memo", "_fresh_bytes_memo", "_generic_probes", "_machine", "_probes_by_end",
+                     "_verdict_groups",
                      "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_pair_ok_memo", "_trim_memo",
                      "_pair_cache",
                      "_scan_group_arrays", "_compiled_scan_parts",
@@ -934,29 +937,67 @@ class PretokenizedBPE:
 
         def compute() -> tuple:
             words = np.zeros(self.n_words, dtype=np.uint32)
-            fresh = self._fresh_by_first(region)
-            code_words(fresh[self._first_of_shape], self.shape_of_token, np.zeros_like(words), words)
+            code_words(self._fresh_by_first(region)[self._first_of_shape], self.shape_of_token, words, words)
             return words, None
         core = self._machine.core(region) if self._machine is not None else None
         return self._cached_words(("fresh", region if core is None else core), compute)[0]
 
     def _fresh_by_first(self, region: str) -> np.ndarray:
-        """int8 flags in ``shapes_by_first_char`` order: 1 when every continuation of
+        """int8 codes in ``shapes_by_first_char`` order: 1 when every continuation of
         ``region`` starting with that character fixes a pre-token boundary at its end
-        (``_fixed_boundaries``); from the automaton's table in compiled code
-        (``_region_scan.fresh_first_classes``) where it decides, else by scans."""
+        (``_fixed_boundaries``), 2 when that is the only boundary they fix in it, else 0;
+        from the automaton's table in compiled code (``_region_scan.ScanTable``) where
+        it decides, else by scans.  Memoized per region."""
+        found = self._fresh_memo.get(region)
+        if found is not None:
+            return found
         firsts = self._first_chars
         fresh = np.zeros(len(firsts), dtype=np.int8)
-        if not region:
-            fresh[:] = 1
-            return fresh
         compiled = self._compiled_scans()
-        if compiled is not None and compiled.fresh_first_classes(region, self._first_classes(), fresh) == 0:
-            return fresh
-        for index, first in enumerate(firsts):
-            fixed = self._fixed_boundaries(region, first)
-            fresh[index] = bool(fixed) and fixed[-1] == len(region)
+        if not region:
+            fresh[:] = 2
+        elif compiled is None or compiled.fresh_first_classes(region, self._first_classes(), fresh) != 0:
+            for index, first in enumerate(firsts):
+                fixed = self._fixed_boundaries(region, first)
+                fresh[index] = 0 if not fixed or fixed[-1] != len(region) else 2 if len(fixed) == 1 else 1
+        if len(self._fresh_memo) >= _MEMO_LIMIT:
+            self._fresh_memo.clear()
+        self._fresh_memo[region] = fresh
         return fresh
+
+    def fresh_first_bytes(self, state: PretokenState) -> Optional[bytes]:
+        """The ASCII bytes b (a 32-byte set, ``bitset`` layout) such that every token
+        starting with b is fresh after ``state`` and is allowed there exactly when it is
+        allowed at the start of a text: b's character fixes a boundary at the region's
+        end, the only one it fixes inside the region, and the region holds no cuts (so
+        none can be infeasible).  The canonical lookahead then decides a state from which
+        the grammar allows only such bytes as if the text started there.  None with cuts
+        or a pending partial character."""
+        if state.partial or state.cuts:
+            return None
+        found = self._fresh_bytes_memo.get(state.region)
+        if found is None:
+            codes = np.append(self._fresh_by_first(state.region), np.int8(0))
+            flags = np.zeros(256, dtype=bool)
+            flags[:128] = codes[self._first_index_of_ascii()] == 2
+            found = np.packbits(flags, bitorder="little").tobytes()
+            if len(self._fresh_bytes_memo) >= _MEMO_LIMIT:
+                self._fresh_bytes_memo.clear()
+            self._fresh_bytes_memo[state.region] = found
+        return found
+
+    def _first_index_of_ascii(self) -> np.ndarray:
+        """int64[128]: per ASCII byte, the index in ``_first_chars`` of its class, or
+        ``len(_first_chars)`` when no shape starts with that class."""
+        found = self.__dict__.get("_first_index")
+        if found is None:
+            index_of_class = {int(class_id): index for index, class_id in enumerate(self._first_classes())
+                              if class_id >= 0}
+            class_of = self.classes.class_of
+            found = self._first_index = np.asarray(
+                [index_of_class.get(int(class_of[byte]), len(self._first_chars)) for byte in range(128)],
+                dtype=np.int64)
+        return found
 
     def _first_classes(self) -> np.ndarray:
         """The class id of each of ``_first_chars`` (-1 for the empty text of tail-only shapes)."""

@@ -81,6 +81,21 @@ Witness replay
     hundreds of whitespace-run tokens a JSON value start allows then cost a
     byte or two of Earley work each instead of their whole length.
 
+States searched from the start
+    When every byte the grammar allows after a token starts a token that is
+    fresh and allowed as at the start of a text
+    (``CanonicalFilter.fresh_first_bytes``), the search from there is the one
+    from ``initial_state()``: its verdict depends on the Earley state alone
+    and is kept per state key in a bounded FIFO (``_alive_from_start``).
+    Fresh candidates have a fixed canonical state after them, so their start
+    bytes are a per-token table (``CanonicalFilter.start_byte_table``), and a
+    mask with ``SETTLE_MIN_CANDIDATES`` of them or more settles them in one
+    compiled pass (``_core.candidate_states.settle_from_start``): the ones
+    the grammar refuses, is not narrow after, or whose state has a start
+    verdict, and one search per new state for the tokens that meet there
+    (the thousands of tokens that end a counted string reach one state).
+    The pass costs a unit of work per ``SETTLE_IDS_PER_UNIT`` candidates.
+
 Invariants
     One lock serializes ``prune`` calls of engines on several threads (the
     caches and scratch bitsets are shared by every engine of a compiled
@@ -103,8 +118,9 @@ from collections import OrderedDict
 import numpy as np
 
 from grammask._core.candidate_bits import add_ids, clear_dead, has_candidates, split_candidates
+from grammask._core.candidate_states import settle_from_start
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
-from grammask.bitset import byte_set_values, count_bits, discard, first_bit_id, set_bit_ids
+from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard, first_bit_id, set_bit_ids
 from grammask.errors import InvalidArgument
 
 __all__ = ["CanonicalLookahead"]
@@ -113,6 +129,13 @@ APPLY_UNITS = 64
 """Units charged for one whole keep bitset (``CanonicalFilter.apply``); a
 node expansion, a witness replay and a single ``is_allowed`` query cost one."""
 
+
+SETTLE_MIN_CANDIDATES = 32
+"""Fresh candidates of one mask from which ``_settle_from_start``'s compiled
+pass runs (fewer go one by one, where witness replays are as cheap)."""
+
+SETTLE_IDS_PER_UNIT = 32
+"""Candidates the compiled pass settles per unit of work."""
 
 _NO_BYTES = bytes(32)
 """The empty byte set in ``next_bytes``' 32-byte form."""
@@ -153,6 +176,8 @@ class CanonicalLookahead:
         self._scratch = [np.zeros(n_words, np.uint32) for _ in range(max_depth)]
         self._narrow_scratch = [np.zeros(n_words, np.uint32) for _ in range(max_depth)]
         self._verdicts: OrderedDict = OrderedDict()
+        self._start_verdicts: dict = {}
+        self._initial_state = canonical.initial_state()
         self.cache_size = cache_size
         self._fresh_verdicts: OrderedDict = OrderedDict()
         self.fresh_cache_size = 256
@@ -236,6 +261,7 @@ class CanonicalLookahead:
         checked, dead = entry
         decided, dead_ids = [], []
         try:
+            candidate_ids = self._settle_from_start(recognizer, candidate_ids, decided, dead_ids)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, None, candidate_ids):
                 if not alive:
                     dead_ids.append(token_id)
@@ -244,6 +270,46 @@ class CanonicalLookahead:
             add_ids(checked, decided)
             add_ids(dead, dead_ids)
             self._n_removed += clear_dead(bits, narrow, fresh, dead)
+
+    def _settle_from_start(self, recognizer, candidate_ids: list, decided: list, dead_ids: list) -> list:
+        """Settle the fresh candidates whose search is the one from the start of
+        a text (``_alive_from_start``) in one compiled pass
+        (``_core.candidate_states.settle_from_start``: the grammar refuses them,
+        is not narrow after them, or the state after them has a start verdict),
+        searching once for each new state such candidates meet in; appends the
+        settled ids to ``decided`` (and ``dead_ids``) and returns the others.
+        The pass costs one unit of work per ``SETTLE_IDS_PER_UNIT`` candidates."""
+        if len(candidate_ids) < SETTLE_MIN_CANDIDATES:
+            return candidate_ids
+        table = self.canonical.start_byte_table(candidate_ids)
+        if table is None:
+            return candidate_ids
+        token_bytes = self.token_bytes
+        ordered = np.asarray(sorted(candidate_ids, key=token_bytes.__getitem__), dtype=np.int32)
+        self._spend(1 + len(ordered) // SETTLE_IDS_PER_UNIT)
+        depth = self.max_depth - 1
+        alive_ids, dead_now, keyed, others = settle_from_start(
+            recognizer, ordered, token_bytes, table[0], table[1], self._start_verdicts, depth)
+        decided += alive_ids
+        decided += dead_now
+        dead_ids += dead_now
+        by_key: dict = {}
+        for token_id, key in keyed:
+            by_key.setdefault(key, []).append(token_id)
+        for group in by_key.values():
+            data = token_bytes[group[0]]
+            if not push_probe(recognizer, data):
+                others += group
+                continue
+            try:
+                byte_set, narrow = next_bytes(recognizer, data[-1])
+                alive = self._alive_from_start(recognizer, byte_set, narrow, depth)
+            finally:
+                pop_probe(recognizer, len(data))
+            decided += group
+            if not alive:
+                dead_ids += group
+        return others
 
     def _verdicts_in_byte_order(self, recognizer, canonical_state, token_ids: list):
         """Yields (token id, alive) for ``token_ids`` after the current state
@@ -288,7 +354,9 @@ class CanonicalLookahead:
         each with the same next allowed bytes, is replayed
         (``_witness_holds``: one probe, cheaper than the recognizer's state
         key on large Earley sets), unless the search would end alive here at
-        once (``_ends_alive``); else the verdict,
+        once (``_ends_alive``); else, where the grammar allows only start
+        bytes of ``after`` next, the verdict of the search from the start of
+        a text (``_alive_from_start``); else the verdict,
         which depends only on this state (the recognizer's exact key and the
         canonical state), is looked up or searched and cached.  When alive,
         ``self._suffix`` is the witness from here."""
@@ -311,19 +379,44 @@ class CanonicalLookahead:
             # checked from ``after`` now, so its filter part is known here
             self._keep_witness(self._witnesses, exact_key, (similar[0], similar[1], after))
             return True
-        key = (recognizer.state_key(), after, last_byte)
-        found = self._verdicts.get(key)
-        if found is not None and (not found[0] or found[1] >= depth):
-            self._suffix = found[2]
-            return found[0]
-        alive = self._live_after(recognizer, after, byte_set, narrow, depth)
+        fresh_bytes = self.canonical.fresh_first_bytes(after)
+        if fresh_bytes is not None and byte_set_within(byte_set, fresh_bytes):
+            alive = self._alive_from_start(recognizer, byte_set, narrow, depth)
+        else:
+            key = (recognizer.state_key(), after, last_byte)
+            found = self._verdicts.get(key)
+            if found is not None and (not found[0] or found[1] >= depth):
+                self._suffix = found[2]
+                return found[0]
+            alive = self._live_after(recognizer, after, byte_set, narrow, depth)
+            self._verdicts[key] = (alive, depth, self._suffix if alive else None)
+            if len(self._verdicts) > self.cache_size:
+                self._verdicts.popitem(last=False)
         if alive:
+            # a witness from the start of a text holds from ``after`` as well
             witness = (self._suffix, b"".join([self.token_bytes[next_id] for next_id in self._suffix]), after)
             self._keep_witness(self._witnesses, exact_key, witness)
             self._keep_witness(self._class_witnesses, class_key, witness)
-        self._verdicts[key] = (alive, depth, self._suffix if alive else None)
-        if len(self._verdicts) > self.cache_size:
-            self._verdicts.popitem(last=False)
+        return alive
+
+    def _alive_from_start(self, recognizer, byte_set: bytes, narrow: bool, depth: int) -> bool:
+        """``_alive_here``'s search where every byte the grammar allows next starts
+        a token that is fresh after the canonical state and allowed as at the start
+        of a text (``CanonicalFilter.fresh_first_bytes``): the search is the one
+        from ``initial_state()`` (its tokens, their verdicts and the states after
+        them are the same), so its verdict depends on the recognizer's state alone
+        and is kept per state key, for every token that leads there (the tokens
+        of one length that end a counted string all meet in one state)."""
+        self._spend(1)
+        key = recognizer.state_key()
+        found = self._start_verdicts.get(key)
+        if found is not None and (not found[0] or found[1] >= depth):
+            self._suffix = found[2]
+            return found[0]
+        alive = self._live_after(recognizer, self._initial_state, byte_set, narrow, depth)
+        self._start_verdicts[key] = (alive, depth, self._suffix if alive else None)
+        if len(self._start_verdicts) > self.cache_size:
+            del self._start_verdicts[next(iter(self._start_verdicts))]
         return alive
 
     def _keep_witness(self, witnesses: OrderedDict, key: tuple, witness: tuple) -> None:

@@ -1,0 +1,131 @@
+# cython: language_level=3
+"""The canonical lookahead's fresh candidates settled by the Earley state they lead to, in one compiled pass.
+
+What it computes
+----------------
+``settle_from_start(recognizer, ids, token_bytes, start_bytes, start_known,
+verdicts, depth)`` probes each candidate token of ``ids`` (given in byte
+order) on the recognizer and sorts it into one of four lists:
+
+- *dead*: the grammar refuses its bytes;
+- *alive*: the grammar is not narrow after it (``narrow.pxd``), so the
+  search ends alive there, or the state after it has a kept verdict that
+  says so;
+- *keyed*: the search from the state after it is the search from the start
+  of a text (every byte the grammar allows next is in ``start_bytes[t]``,
+  the bytes that begin a fresh token allowed as at the start of a text,
+  ``CanonicalFilter.fresh_first_bytes`` of the canonical state after t),
+  but ``verdicts`` (the lookahead's start verdicts, keyed by
+  ``EarleyRecognizer.state_key``) holds none deep enough: returned as
+  (id, state key) pairs, and a kept dead verdict puts the id in *dead*;
+- *other*: everything else (the grammar may end after it, its row of
+  ``start_bytes`` is not known yet, or some next byte is not in it): the
+  caller searches it as before.
+
+The candidates of one mask that end a counted string (every token of the
+length left) meet in one Earley state, and the search from there is the
+same for all of them: one Python search per state instead of one per token
+(``grammask.engine.lookahead``, ``_prune_fresh``).
+
+Layout
+------
+``ids`` int32, in byte order of their bytes, so each probe keeps the bytes
+it shares with the previous one (``token_bytes[t]``: the token's bytes);
+``start_bytes`` uint64[V, 4] (a 256-bit byte set per token, ``bitset.pxd``
+layout), ``start_known`` uint8[V]; ``verdicts`` maps a 16-byte state key to
+(alive, depth checked, witness).
+
+Invariants
+----------
+The recognizer is left as it was (every probe popped).  An alive verdict
+counts only when checked at least ``depth`` deep; a dead one always.
+Work: the bytes each probe does not share with the previous one, one byte
+set and, for keyed candidates, one state key.
+"""
+
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItem
+from cpython.object cimport PyObject
+from libc.stdint cimport int32_t, uint8_t, uint64_t
+
+from grammask._core.earley cimport EarleyRecognizer
+from grammask._core.narrow cimport is_narrow
+
+
+cdef bytes _key_bytes(const uint64_t* out2):
+    """``EarleyRecognizer.state_key``'s 16 bytes from its two words."""
+    cdef uint8_t key_bytes[16]
+    cdef int i
+    for i in range(8):
+        key_bytes[i] = <uint8_t>(out2[0] >> (8 * i))
+        key_bytes[8 + i] = <uint8_t>(out2[1] >> (8 * i))
+    return (<char*>key_bytes)[:16]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, object token_bytes,
+                      const uint64_t[:, ::1] start_bytes, const uint8_t[::1] start_known,
+                      dict verdicts, int depth):
+    """(alive ids, dead ids, keyed (id, state key) pairs, other ids); see the module docstring."""
+    cdef list alive = [], dead = [], keyed = [], other = []
+    cdef Py_ssize_t k, i, n = ids.shape[0], pushed = 0, common, length, previous_length = 0
+    cdef const char* data
+    cdef const char* previous = NULL
+    cdef int32_t token_id
+    cdef uint64_t byte_set[4]
+    cdef uint64_t out2[2]
+    cdef bint within
+    cdef PyObject* found
+    cdef bytes token
+    try:
+        for k in range(n):
+            token_id = ids[k]
+            token = token_bytes[token_id]
+            if token is None or not PyBytes_GET_SIZE(token):
+                other.append(token_id)
+                continue
+            data = PyBytes_AS_STRING(token)
+            length = PyBytes_GET_SIZE(token)
+            common = 0
+            while common < pushed and common < length and data[common] == previous[common]:
+                common += 1
+            if pushed > common:
+                recognizer.pop_bytes(pushed - common)
+                pushed = common
+            while pushed < length and recognizer.try_push_byte(<uint8_t> data[pushed]):
+                pushed += 1
+            previous = data
+            if pushed < length:
+                recognizer.raise_pending_error()
+                dead.append(token_id)
+                continue
+            recognizer.allowed_bytes(byte_set)
+            if not is_narrow(byte_set, <uint8_t> data[length - 1]):
+                alive.append(token_id)
+                continue
+            if recognizer.accepting() or not start_known[token_id]:
+                other.append(token_id)
+                continue
+            within = True
+            for i in range(4):
+                if byte_set[i] & ~start_bytes[token_id, i]:
+                    within = False
+            if not within:
+                other.append(token_id)
+                continue
+            if not recognizer.state_key_into(out2):
+                recognizer.raise_pending_error()
+            key = _key_bytes(out2)
+            found = PyDict_GetItem(verdicts, key)
+            if found != NULL and not (<tuple> found)[0]:
+                dead.append(token_id)
+            elif found != NULL and (<tuple> found)[1] >= depth:
+                alive.append(token_id)
+            else:
+                keyed.append((token_id, key))
+    finally:
+        if pushed:
+            recognizer.pop_bytes(pushed)
+    return alive, dead, keyed, other
