@@ -111,6 +111,9 @@ _NO_MATCH = object()
 _WALK_AFTER = 3
 """Single-token verdicts asked of one region signature before all its shapes' verdicts are walked."""
 
+_NO_BYTES = bytes(32)
+"""The empty byte set (``fresh_first_bytes``)."""
+
 _ABSENT = object()
 """Marker of a key missing from a cache whose values may be None."""
 
@@ -969,12 +972,15 @@ class PretokenizedBPE:
         """The ASCII bytes b (a 32-byte set, ``bitset`` layout) such that every token
         starting with b is fresh after ``state`` and is allowed there exactly when it is
         allowed at the start of a text: b's character fixes a boundary at the region's
-        end, the only one it fixes inside the region, and the region holds no cuts (so
-        none can be infeasible).  The canonical lookahead then decides a state from which
-        the grammar allows only such bytes as if the text started there.  None with cuts
-        or a pending partial character."""
-        if state.partial or state.cuts:
+        end, the only one it fixes inside the region, and BPE keeps every token pair at
+        the region's cuts apart (so the region is tokenized canonically whatever b
+        starts; no byte when one of them merges).  The canonical lookahead then decides
+        a state from which the grammar allows only such bytes as if the text started
+        there.  None while a character is incomplete."""
+        if state.partial:
             return None
+        if not all(verdict is True for _offset, verdict in state.cuts):
+            return _NO_BYTES
         found = self._fresh_bytes_memo.get(state.region)
         if found is None:
             codes = np.append(self._fresh_by_first(state.region), np.int8(0))

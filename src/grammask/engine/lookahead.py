@@ -134,6 +134,10 @@ SETTLE_MIN_CANDIDATES = 32
 """Fresh candidates of one mask from which ``_settle_from_start``'s compiled
 pass runs (fewer go one by one, where witness replays are as cheap)."""
 
+SETTLE_SAMPLE = 32
+"""Fresh candidates the compiled pass settles first; it goes on over the rest
+of the mask's only when it settled at least half of these."""
+
 SETTLE_IDS_PER_UNIT = 32
 """Candidates the compiled pass settles per unit of work."""
 
@@ -273,26 +277,50 @@ class CanonicalLookahead:
 
     def _settle_from_start(self, recognizer, candidate_ids: list, decided: list, dead_ids: list) -> list:
         """Settle the fresh candidates whose search is the one from the start of
-        a text (``_alive_from_start``) in one compiled pass
+        a text (``_alive_from_start``) in compiled passes
         (``_core.candidate_states.settle_from_start``: the grammar refuses them,
         is not narrow after them, or the state after them has a start verdict),
         searching once for each new state such candidates meet in; appends the
         settled ids to ``decided`` (and ``dead_ids``) and returns the others.
-        The pass costs one unit of work per ``SETTLE_IDS_PER_UNIT`` candidates."""
+        The first ``SETTLE_SAMPLE`` candidates in byte order go first, and the
+        rest only when at least half of those were settled (elsewhere, e.g. the
+        digits of a number member, nearly all are left to the search, which
+        would probe them a second time).  A pass costs one unit of work per
+        ``SETTLE_IDS_PER_UNIT`` candidates."""
         if len(candidate_ids) < SETTLE_MIN_CANDIDATES:
             return candidate_ids
-        table = self.canonical.start_byte_table(candidate_ids)
-        if table is None:
+        ordered = sorted(candidate_ids, key=self.token_bytes.__getitem__)
+        head, tail = ordered[:SETTLE_SAMPLE], ordered[SETTLE_SAMPLE:]
+        others = self._settle_part(recognizer, head, decided, dead_ids)
+        if others is None:
             return candidate_ids
-        token_bytes = self.token_bytes
-        ordered = np.asarray(sorted(candidate_ids, key=token_bytes.__getitem__), dtype=np.int32)
+        if not tail or 2 * len(others) > len(head):
+            return others + tail
+        return others + self._settle_part(recognizer, tail, decided, dead_ids)
+
+    def _settle_part(self, recognizer, ordered: list, decided: list, dead_ids: list):
+        """``_settle_from_start``'s compiled pass over ``ordered`` (ids in byte
+        order); returns the ids left to the search, or None when the filter has
+        no start bytes."""
+        table = self.canonical.start_byte_table(ordered)
+        if table is None:
+            return None
         self._spend(1 + len(ordered) // SETTLE_IDS_PER_UNIT)
         depth = self.max_depth - 1
         alive_ids, dead_now, keyed, others = settle_from_start(
-            recognizer, ordered, token_bytes, table[0], table[1], self._start_verdicts, depth)
+            recognizer, np.asarray(ordered, dtype=np.int32), self.token_bytes, table[0], table[1],
+            self._start_verdicts, depth)
         decided += alive_ids
         decided += dead_now
         dead_ids += dead_now
+        self._settle_keyed(recognizer, keyed, depth, decided, dead_ids, others)
+        return others
+
+    def _settle_keyed(self, recognizer, keyed: list, depth: int, decided: list, dead_ids: list,
+                      others: list) -> None:
+        """One search from the start of a text per new state of ``keyed`` ((id,
+        state key) pairs), whose verdict every id of that state takes."""
+        token_bytes = self.token_bytes
         by_key: dict = {}
         for token_id, key in keyed:
             by_key.setdefault(key, []).append(token_id)
@@ -309,7 +337,6 @@ class CanonicalLookahead:
             decided += group
             if not alive:
                 dead_ids += group
-        return others
 
     def _verdicts_in_byte_order(self, recognizer, canonical_state, token_ids: list):
         """Yields (token id, alive) for ``token_ids`` after the current state
