@@ -933,17 +933,18 @@ class PretokenizedBPE:
         else the tokens whose first character class fixes a pre-token boundary
         at the region's end for every continuation (the scan restarts there,
         so the cuts before it no longer matter).  None while a character is
-        incomplete.  Cached per region (the canonical lookahead's shortcut)."""
+        incomplete.  Cached by which first characters are fresh (regions of
+        one kind share that, so a new region costs the compiled fresh test
+        and no pass over the vocabulary; the canonical lookahead's shortcut)."""
         if state.partial:
             return None
-        region = state.region
+        fresh = np.minimum(self._fresh_by_first(state.region), 1)
 
         def compute() -> tuple:
             words = np.zeros(self.n_words, dtype=np.uint32)
-            code_words(self._fresh_by_first(region)[self._first_of_shape], self.shape_of_token, words, words)
+            code_words(fresh[self._first_of_shape], self.shape_of_token, words, words)
             return words, None
-        core = self._machine.core(region) if self._machine is not None else None
-        return self._cached_words(("fresh", region if core is None else core), compute)[0]
+        return self._cached_words(("fresh", fresh.tobytes()), compute)[0]
 
     def _fresh_by_first(self, region: str) -> np.ndarray:
         """int8 codes in ``shapes_by_first_char`` order: 1 when every continuation of
