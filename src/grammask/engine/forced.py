@@ -35,6 +35,7 @@ arXiv:2501.10868); llguidance's ``compute_ff_tokens``; issue "Beyond the peers".
 from __future__ import annotations
 
 from grammask import bitset
+from grammask._core.logits import allowed_ids
 from grammask.errors import InvalidArgument, InvalidArgumentType
 
 
@@ -75,7 +76,7 @@ def forced_tokens(engine, max_tokens: int = 64) -> list[int]:
     forced: list[int] = []
     while len(forced) < max_tokens and not probe.is_finished():
         fallbacks = probe._stats["canonical_fallbacks"]
-        allowed = bitset.token_ids(probe._current_bits(), engine.compiled.vocab.size)
+        allowed = allowed_ids(probe._current_bits(), engine.compiled.vocab.size)
         if len(allowed) != 1 or int(allowed[0]) in eos:
             break
         if probe._stats["canonical_fallbacks"] != fallbacks:
