@@ -318,42 +318,42 @@ cdef int _complete_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] 
     return 1
 
 
-cdef int _boundaries_to(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
-                        const unsigned char[::1] end_match, const int* text, int length, int n,
-                        int* ends) noexcept nogil:
-    """The ends of consecutive matches of ``text[:length]`` up to the first at or past ``n``,
-    those at most ``n`` written to ``ends``; returns their count, -1 where text remains and
-    no match starts."""
-    cdef int position = 0, best, count = 0
-    while position < length:
-        best = _resume(trans, matched, end_match, text, length, position, 0, -1)
-        if best <= position:
-            return -1
-        if best > n:
-            break
-        ends[count] = best
-        count += 1
-        if best == n:
-            break
-        position = best
-    return count
-
-
-cdef int _fresh_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+cdef int _fresh_resumed(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
                         const unsigned char[::1] end_match, int* text, int n,
-                        const int[::1] probes, int* reference, int* ends) noexcept nogil:
+                        const int[::1] probes, int start, int n_decided, int run_state,
+                        int run_best, int* reference, int* ends) noexcept nogil:
     """``ScanTable.fresh_first_classes``' verdict for the text ``text[:n + 1]`` (the region
-    and a first character): 2, 1, 0, or -1 undecided."""
-    cdef int p, k, length, count, n_reference = -1
+    and a first character): 2, 1, 0, or -1 undecided.  The region's ``n_decided``
+    matches that end before its end whatever follows (the last at ``start``) are the
+    same for every probe; the match running from ``start`` at the region's end (state
+    ``run_state``, best end ``run_best``; ``start == n``: none, a boundary at the end is
+    decided) is resumed over the first character and each probe, and the matches after
+    it inside the region scanned, their ends up to the region's end compared between
+    probes (``reference``, ``ends``: buffers of n + 1)."""
+    cdef int p, length, end, position, count, k, n_reference = -1
+    cdef int* found
+    if start == n:
+        return 2 if n_decided == 1 else 1
     for p in range(probes.shape[0]):
         length = n + 1
         if probes[p] >= 0:
             text[length] = probes[p]
             length += 1
-        count = _boundaries_to(trans, matched, end_match, text, length, n,
-                               reference if n_reference < 0 else ends)
-        if count < 0:
-            return -1
+        found = reference if n_reference < 0 else ends
+        count = 0
+        position = start
+        end = _resume(trans, matched, end_match, text, length, n, run_state, run_best)
+        while True:
+            if end <= position:
+                return -1
+            if end > n:
+                break
+            found[count] = end
+            count += 1
+            if end == n:
+                break
+            position = end
+            end = _resume(trans, matched, end_match, text, length, position, 0, -1)
         if n_reference < 0:
             n_reference = count
             continue
@@ -364,7 +364,7 @@ cdef int _fresh_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] mat
                 return 0
     if n_reference <= 0 or reference[n_reference - 1] != n:
         return 0
-    return 2 if n_reference == 1 else 1
+    return 2 if n_decided == 0 and n_reference == 1 else 1
 
 
 cdef class ScanTable:
@@ -453,6 +453,8 @@ cdef class ScanTable:
         no match starts, or a region longer than the buffer): the caller scans with the
         pattern instead."""
         cdef int n = <int> len(region), k, verdict, status = 0
+        cdef int start = 0, n_decided = 0, run_state = 0, run_best = -1, best, alive
+        cdef bint decided = True
         cdef int* text
         cdef int* reference
         cdef int* ends
@@ -469,13 +471,28 @@ cdef class ScanTable:
             text[k] = self.class_of[char]
             k += 1
         with nogil:
+            # the matches that end inside the region whatever follows, once; then the one
+            # still running at its end, which each first character and probe resume
+            while start < n:
+                best = _run(self.trans, self.matched, text, n, start, 0, -1, &alive)
+                if alive >= 0:
+                    run_state, run_best = alive, best
+                    break
+                if best <= start:
+                    decided = False
+                    break
+                n_decided += 1
+                start = best
             for k in range(first_classes.shape[0]):
                 if first_classes[k] < 0:
                     out[k] = 0
                     continue
                 text[n] = first_classes[k]
-                verdict = _fresh_verdict(self.trans, self.matched, self.end_match, text, n,
-                                         self.probes, reference, ends)
+                verdict = -1
+                if decided:
+                    verdict = _fresh_resumed(self.trans, self.matched, self.end_match, text, n,
+                                             self.probes, start, n_decided, run_state, run_best,
+                                             reference, ends)
                 if verdict < 0:
                     status = -1
                     break
