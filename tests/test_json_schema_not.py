@@ -143,7 +143,8 @@ WARNED = [
      {"type": "object", "properties": {"a": {"type": "string"}},
       "not": {"not": {"properties": {"b": {"const": 1}}, "required": ["b"]}},
       "unevaluatedProperties": False}, {"a": "x"}),
-    ("not of an object value", {"not": {"const": {"a": 1}}}, {"a": 1}),
+    ("not of an object value nested too deep",
+     {"not": {"const": {"a": [[[[[[[[1]]]]]]]]}}}, {"a": [[[[[[[[1]]]]]]]]}),
     ("not of uniqueItems beside enum", {"enum": [[1, 1], [1, 2]], "not": {"uniqueItems": True}},
      [1, 2]),
 ]
