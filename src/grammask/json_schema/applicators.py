@@ -348,6 +348,23 @@ conjuncts."""
 def negated_conjuncts(translator, schema: Any, depth: int = 0, multiples: bool = False,
                       outer: frozenset = frozenset(), chain: frozenset = frozenset(),
                       entered: Optional[set] = None) -> Optional[list]:
+    """``_negated_conjuncts``, each answer kept in ``Translator.negation_memo``
+    (by the schema's identity, the base URI and the other arguments; not
+    when ``entered`` collects locations): chains of complements, their
+    counts and discriminators ask for the same schemas many times over."""
+    if entered is not None or isinstance(schema, bool):
+        return _negated_conjuncts(translator, schema, depth, multiples, outer, chain, entered)
+    key = (id(schema), translator.base_uri, depth, multiples, outer, chain)
+    kept = translator.negation_memo.get(key)
+    if kept is None or kept[0] is not schema:
+        kept = (schema, _negated_conjuncts(translator, schema, depth, multiples, outer, chain,
+                                           None))
+        translator.negation_memo[key] = kept
+    return kept[1]
+
+
+def _negated_conjuncts(translator, schema: Any, depth: int, multiples: bool, outer: frozenset,
+                       chain: frozenset, entered: Optional[set]) -> Optional[list]:
     """The schemas whose conjunction is ``schema``, each a boolean or a dict
     of ``NEGATABLE_KEYWORDS``, annotations and unknown keywords, with ``$ref`` targets (inside
     the current resource) and ``allOf`` members flattened; None when
