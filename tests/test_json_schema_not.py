@@ -200,3 +200,14 @@ def test_other_negations_still_warn(name, schema, accepted):
     assert [warning.keyword for warning in matcher.warnings] == ["not"]
     assert not declared_oracle(schema).is_valid(accepted)
     assert matcher.accepts(json.dumps(accepted))
+
+
+def test_draft_3_boolean_required_in_a_negation_warns():
+    """A draft-3 ``required: true`` inside a negated schema is not negated
+    (it raised a TypeError): warned, as everywhere."""
+    draft_3 = "http://json-schema.org/draft-03/schema#"
+    for schema in ({"$schema": draft_3, "not": {"oneOf": [{"required": True},
+                                                          {"type": "object"}]}},
+                   {"$schema": draft_3, "oneOf": [{"properties": {"a": {"required": True}}},
+                                                  {"type": "object"}]}):
+        assert SchemaMatcher(schema).warnings

@@ -4,9 +4,10 @@ value differs, from an excluded array when its length or one item differs,
 so the complement is built by structure, recursing into members and items
 (also beside recursive definitions, in ``enum``, as a oneOf exclusion, and
 under drafts 4 and 7, where ``const`` / ``prefixItems`` are not keywords:
-the complement of a boolean value was ``const: true``, which a draft-4
+the complement of ``true`` was ``const: false``, which a draft-4
 document ignores, so ``not: {items: [{enum: [true]}]}`` accepted ``[true]``).
-Values nested past ``MAX_EXCLUDED_NESTING`` stay warned.
+Values nested past ``MAX_EXCLUDED_NESTING``, or past what
+``max_schema_depth`` leaves room for, stay warned.
 
 Checked against ``jsonschema`` (the declared draft's validator) on
 hand-written values and on values Hypothesis draws (derandomized by the
@@ -75,3 +76,6 @@ def test_values_nested_too_deep_are_warned():
     matcher = SchemaMatcher({"type": "array", "not": {"const": deep}})
     assert [warning.keyword for warning in matcher.warnings] == ["not"]
     assert SchemaMatcher({"type": "array", "not": {"const": deep[0]}}).warnings == []
+    shallow = SchemaMatcher({"type": "array", "not": {"const": deep[0]}},
+                            max_schema_depth=4 * MAX_EXCLUDED_NESTING)
+    assert [warning.keyword for warning in shallow.warnings] == ["not"]

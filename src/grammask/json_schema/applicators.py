@@ -162,7 +162,8 @@ three or four translator levels beside the schema's own (the member's
 merge, its complement, its object or array), against
 ``Options.max_schema_depth``: Handwritten mod306 (10 levels, beside a
 recursion whose 30 phases take 124 levels alone) needs 150 and mod304
-(30 levels) 156, past it and Python's recursion.  Deeper: warned, not
+(30 levels) 156, past it and Python's recursion.  Deeper, or deeper than
+four levels each below the translator's depth leaves room for: warned, not
 excluded."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
@@ -404,8 +405,8 @@ def _negated_conjuncts(translator, schema: Any, depth: int, multiples: bool, out
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own):
         return None
-    if own.get("multipleOf", 1) <= 0:
-        return None
+    if own.get("multipleOf", 1) <= 0 or not isinstance(own.get("required", []), list):
+        return None  # a draft-3 boolean required is not negated (nor enforced)
     if "format" in own and not formats.negatable(own["format"]):
         return None
     # Members whose complement is built; a "not" member is met positively.
@@ -827,7 +828,7 @@ def _level_parts(translator, schema: Any, outer: frozenset = frozenset()) -> int
             continue
         for keyword, value in conjunct.items():
             if keyword in ("required", "properties"):
-                total += len(value)
+                total += len(value) if isinstance(value, (list, dict)) else 1
             elif keyword in ("anyOf", "oneOf"):
                 total += _chain_parts(translator, value, outer)
                 total += len(value) * (len(value) - 1) // 2 if keyword == "oneOf" else 0
@@ -1148,8 +1149,11 @@ def _not_values(translator, rest: dict, values: list, pointer: str) -> Any:
         elif type_name in ("array", "object"):
             shapes = [_value_shape(translator, value) for value in of_type]
             reason = None
-            if max(_nesting(value) for value in of_type) > MAX_EXCLUDED_NESTING:
+            nesting = max(_nesting(value) for value in of_type)
+            if nesting > MAX_EXCLUDED_NESTING:
                 reason = f"nested deeper than MAX_EXCLUDED_NESTING = {MAX_EXCLUDED_NESTING}"
+            elif translator.depth + 4 * nesting > translator.options.max_schema_depth:
+                reason = "nested deeper than max_schema_depth leaves room for"
             elif len(shapes) > 1 and math.prod(_complement_parts(translator, shape)
                                                for shape in shapes) > MAX_ONE_OF_COMPLEMENT_PARTS:
                 reason = f"complements of more than MAX_ONE_OF_COMPLEMENT_PARTS = " \
