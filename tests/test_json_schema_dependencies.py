@@ -1,5 +1,7 @@
 """``dependentRequired``, ``dependentSchemas`` and draft-4..7 ``dependencies``
-are exact and silent (issue 17), against ``jsonschema``.
+are exact and silent (issue 17), against ``jsonschema``; under 2019-09 and
+2020-12 (no ``$schema``) ``dependencies`` is no keyword and is ignored, as
+their validators ignore it (``keywords.NEWER_KEYWORDS``).
 
 Each schema of ``EXACT`` translates without a ``GrammarWarning``; every
 object over its candidate keys (each subset of ``KEYS``, each value from
@@ -53,6 +55,17 @@ EXACT = [
     ("draft-7 boolean dependency",
      {"$schema": DRAFT7, "type": "object", "properties": {"a": INT, "b": INT},
       "dependencies": {"a": False}}),
+    ("2020-12 ignores dependencies",
+     {"type": "object", "properties": {"a": INT, "b": INT, "c": INT},
+      "dependencies": {"a": ["b"], "c": {"properties": {"a": {"const": 2}}}, "b": False}}),
+    ("2019-09 ignores dependencies",
+     {"$schema": "https://json-schema.org/draft/2019-09/schema", "type": "object",
+      "properties": {"a": INT, "b": INT}, "dependentRequired": {"b": ["a"]},
+      "dependencies": {"a": ["b"]}}),
+    ("a one-of branch of dependencies alone accepts everything",
+     {"type": "object", "properties": {"a": INT, "b": INT}, "oneOf": [
+         {"required": ["a"], "not": {"required": ["b"]}},
+         {"dependencies": {"a": {"not": {"required": ["b"]}}}}]}),
     ("through $ref with unevaluatedProperties",
      {"$defs": {"B": {"properties": {"b": INT}}}, "type": "object",
       "properties": {"a": INT}, "dependentSchemas": {"a": {"$ref": "#/$defs/B"}},

@@ -143,7 +143,8 @@ WARNED = [
      {"type": "object", "properties": {"a": {"type": "string"}},
       "not": {"not": {"properties": {"b": {"const": 1}}, "required": ["b"]}},
       "unevaluatedProperties": False}, {"a": "x"}),
-    ("not of an object value", {"not": {"const": {"a": 1}}}, {"a": 1}),
+    ("not of an object value nested too deep",
+     {"not": {"const": {"a": [[[[[[[[1]]]]]]]]}}}, {"a": [[[[[[[[1]]]]]]]]}),
     ("not of uniqueItems beside enum", {"enum": [[1, 1], [1, 2]], "not": {"uniqueItems": True}},
      [1, 2]),
 ]
@@ -199,3 +200,14 @@ def test_other_negations_still_warn(name, schema, accepted):
     assert [warning.keyword for warning in matcher.warnings] == ["not"]
     assert not declared_oracle(schema).is_valid(accepted)
     assert matcher.accepts(json.dumps(accepted))
+
+
+def test_draft_3_boolean_required_in_a_negation_warns():
+    """A draft-3 ``required: true`` inside a negated schema is not negated
+    (it raised a TypeError): warned, as everywhere."""
+    draft_3 = "http://json-schema.org/draft-03/schema#"
+    for schema in ({"$schema": draft_3, "not": {"oneOf": [{"required": True},
+                                                          {"type": "object"}]}},
+                   {"$schema": draft_3, "oneOf": [{"properties": {"a": {"required": True}}},
+                                                  {"type": "object"}]}):
+        assert SchemaMatcher(schema).warnings

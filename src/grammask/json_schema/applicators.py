@@ -26,7 +26,9 @@ alternation of one complement per keyword, each met with the schema's other
 keywords: other types; values other than the excluded ones (null and
 booleans by the values left, numbers as the open intervals between excluded
 numbers, strings as a ``difference`` terminal minus every JSON spelling of
-the excluded strings); objects lacking one required name (``properties:
+the excluded strings, arrays and objects by structure: the complement of
+"exactly these names / items, each equal to its value",
+``_value_shape``); objects lacking one required name (``properties:
 {name: false}``); objects holding one of the keys a ``propertyNames`` of
 the forms ``false`` / ``{not: {enum: E}}`` / ``{not: {const: c}}`` fails on
 (``_names_complements``), or, for ``{pattern: P}`` / ``{not: {pattern: P}}``,
@@ -55,10 +57,18 @@ fails its position's schema, or that are longer than a closed prefix, or
 for ``contains: S`` the arrays whose every item fails S (``items: {not:
 S}``; not beside ``minContains`` / ``maxContains``); for ``anyOf`` the
 instances failing the first member and
-carrying ``not: {anyOf: [the others]}`` (a chain of complements); for
+carrying ``not: {anyOf: [the others]}`` (a chain of complements), except
+that members a discriminator tells apart (objects requiring one member
+whose values, listed, are disjoint) are split on it, a sum instead of a
+product (``_none_discriminated``); for
 ``oneOf`` that chain over its branches, and the instances valid against
 two branches at once (each pair not proven disjoint, merged); for a
-bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).  Beside ``enum``/``const`` the kept
+bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).
+Recursive definitions: a ``$ref`` met again beyond a member is read once
+(``negated_conjuncts``), its complement nested in a complement being one
+shared rule (``{not: {$ref: L}}`` per JSON text, ``Translator._node``; a
+oneOf branch minus the branches it overlaps, ``_excluding_node``), so a
+recursive complement is a cycle of rules, not an expansion.  Beside ``enum``/``const`` the kept
 values are filtered in Python (``holds``: the same conjuncts, item
 schemas included, and also ``multipleOf`` and ``oneOf``, which a given
 value decides, so the negated schema need not be negatable; warned when a
@@ -66,8 +76,9 @@ part it does not read decides).  Still warned: any other negated keyword (not en
 a ``properties`` or ``not`` complement beside unevaluated* (its properties
 would count as evaluated), a member such a complement requires past
 ``objects.MAX_WITNESSES`` of them, beside propertyNames keys the key
-terminals cannot meet or with ``any_order=True``, excluded
-array/object values, ``not: {type:
+terminals cannot meet or with ``any_order=True``, excluded array/object
+values nested past ``MAX_EXCLUDED_NESTING`` or, several, past
+``MAX_ONE_OF_COMPLEMENT_PARTS``, ``not: {type:
 integer}`` beside ``number`` with ``multipleOf`` or an applicator (otherwise
 the non-integers, ``number_nodes.non_integer_node`` through
 ``Translator.non_integers``),
@@ -109,6 +120,7 @@ from typing import Any, Optional
 
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
+from grammask.json_schema.builder import rule_hint
 from grammask.json_schema.disjoint import VALUE_CLASSES, accepts_class, disjoint
 from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, EXTRA_WITNESSES,
                                            MORE_CONDITIONS, VALIDATION_KEYWORDS, allowed_types,
@@ -142,7 +154,17 @@ dropped from further cases, warned."""
 MAX_NEGATED_ONE_OF_CHAIN = 64
 """``not`` of a ``oneOf``: "no branch" is a chain of complements, one
 alternative per combination of the branches' complements; past this
-product (``_complement_parts``) the ``oneOf`` is not negated."""
+product (of ``_level_parts``) the ``oneOf`` is not negated."""
+MAX_EXCLUDED_NESTING = 8
+"""``not`` of array / object values (``_value_shape``): the values nested at
+most this deep are excluded by structure.  Each level of the value takes
+three or four translator levels beside the schema's own (the member's
+merge, its complement, its object or array), against
+``Options.max_schema_depth``: Handwritten mod306 (10 levels, beside a
+recursion whose 30 phases take 124 levels alone) needs 150 and mod304
+(30 levels) 156, past it and Python's recursion.  Deeper, or deeper than
+four levels each below the translator's depth leaves room for: warned, not
+excluded."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
 on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
@@ -167,9 +189,8 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
         elif has_constraints(rest):
             branch = merge_schemas(translator, [rest, branch], branch_pointer, owner=0)
         if index in excluded and branch is not False:
-            alternatives.append(negation_node(translator, {} if branch is True else branch,
-                                              {"anyOf": excluded[index]}, branch_pointer,
-                                              multiples=True))
+            alternatives.append(_excluding_node(translator, {} if branch is True else branch,
+                                                excluded[index], branch_pointer))
         else:
             alternatives.append(translator.node(branch, branch_pointer))
     if keyword == "anyOf" and unevaluated and len(branches) > 1:
@@ -189,6 +210,25 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
                     merged = merge_schemas(translator, [rest] + chosen, pointer, owner=0)
                     alternatives.append(translator.node(merged, pointer))
     return translator.alt(alternatives)
+
+
+def _excluding_node(translator, branch: dict, others: list, pointer: str) -> Any:
+    """The instances of ``branch`` (merged with the oneOf's other keywords)
+    valid against none of ``others`` (``negation_node``); a shared rule
+    (``Translator.shared_rule``, one per JSON text of both, base URI and
+    dynamic scope) when they hold a reference: a recursive definition
+    whose oneOf branch refers back to it (``features: {patternProperties:
+    {P: {oneOf: [..., {$ref: features}]}}}``) is inlined by the negation,
+    and meets the same oneOf again inside, which then refers to the rule in
+    progress instead of expanding without end."""
+    def build() -> Any:
+        return negation_node(translator, branch, {"anyOf": others}, pointer, multiples=True)
+
+    text = json.dumps([branch, others])
+    if '"$ref"' not in text and '"$dynamicRef"' not in text:
+        return build()
+    key = ("excluding", translator.base_uri, text, translator.scope_key())
+    return translator.shared_rule(key, rule_hint(pointer, "excluding"), build)
 
 
 def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool,
@@ -306,8 +346,26 @@ is beside it); ``$ref`` and ``allOf`` add their schemas as further
 conjuncts."""
 
 
-def negated_conjuncts(translator, schema: Any, depth: int = 0,
-                      multiples: bool = False) -> Optional[list]:
+def negated_conjuncts(translator, schema: Any, depth: int = 0, multiples: bool = False,
+                      outer: frozenset = frozenset(), chain: frozenset = frozenset(),
+                      entered: Optional[set] = None) -> Optional[list]:
+    """``_negated_conjuncts``, each answer kept in ``Translator.negation_memo``
+    (by the schema's identity, the base URI and the other arguments; not
+    when ``entered`` collects locations): chains of complements, their
+    counts and discriminators ask for the same schemas many times over."""
+    if entered is not None or isinstance(schema, bool):
+        return _negated_conjuncts(translator, schema, depth, multiples, outer, chain, entered)
+    key = (id(schema), translator.base_uri, depth, multiples, outer, chain)
+    kept = translator.negation_memo.get(key)
+    if kept is None or kept[0] is not schema:
+        kept = (schema, _negated_conjuncts(translator, schema, depth, multiples, outer, chain,
+                                           None))
+        translator.negation_memo[key] = kept
+    return kept[1]
+
+
+def _negated_conjuncts(translator, schema: Any, depth: int, multiples: bool, outer: frozenset,
+                       chain: frozenset, entered: Optional[set]) -> Optional[list]:
     """The schemas whose conjunction is ``schema``, each a boolean or a dict
     of ``NEGATABLE_KEYWORDS``, annotations and unknown keywords, with ``$ref`` targets (inside
     the current resource) and ``allOf`` members flattened; None when
@@ -315,12 +373,26 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
     ``properties`` / ``anyOf`` / item schema (so a negation never warns
     half-way down; a nested ``not`` is met as it is, so it may hold
     anything), or the nesting passes ``MAX_NEGATED_DEPTH`` (recursive
-    definitions).  ``multipleOf`` only with ``multiples`` (see
-    ``negation_node``)."""
+    definitions, unless recursive through members: below).  ``multipleOf``
+    only with ``multiples`` (see ``negation_node``).
+
+    Recursive definitions: ``chain`` holds the ``$ref`` locations that led
+    to ``schema`` through conjuncts alone (a ``$ref`` whose target is a
+    conjunct), ``outer`` those entered further up, beyond a member (a
+    property value, an item, an ``anyOf`` branch...).  A location of
+    ``chain`` met again is a cycle of conjuncts, which nothing reads (None);
+    one of ``outer`` met again is a recursion through members, whose
+    complement is the rule of that ``not`` (``{not: {$ref: L}}`` nested in a
+    complement is one shared rule per JSON text, ``Translator._node``), so
+    it adds no conjunct and is read once: the parts it could fail on are
+    all read where it was first entered.  ``entered`` (when given) collects
+    the locations this call enters through its conjuncts."""
     if isinstance(schema, bool):
         return [schema]
     if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
         return None
+    # The draft's own keywords only: a draft-4 "const" asserts nothing.
+    schema = translator.own_keywords(schema)
     own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
     asserting = _asserting(schema, own)
     if "multipleOf" in asserting and not multiples:
@@ -333,8 +405,8 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
             isinstance(own[k], (int, float)) and not isinstance(own[k], bool)
             for k in list(_BOUND_COMPLEMENTS) + ["multipleOf"] if k in own):
         return None
-    if own.get("multipleOf", 1) <= 0:
-        return None
+    if own.get("multipleOf", 1) <= 0 or not isinstance(own.get("required", []), list):
+        return None  # a draft-3 boolean required is not negated (nor enforced)
     if "format" in own and not formats.negatable(own["format"]):
         return None
     # Members whose complement is built; a "not" member is met positively.
@@ -360,15 +432,26 @@ def negated_conjuncts(translator, schema: Any, depth: int = 0,
             return None
     if "additionalProperties" in own:
         members.append(own["additionalProperties"])
-    if not all(negated_conjuncts(translator, member, depth + 1, multiples) is not None
+    inside = outer | chain
+    if not all(negated_conjuncts(translator, member, depth + 1, multiples, inside) is not None
                for member in members):
         return None
-    if math.prod(max(1, _complement_parts(translator, branch, depth + 1))
-                 for branch in own.get("oneOf", [])) > MAX_NEGATED_ONE_OF_CHAIN:
+    if _chain_parts(translator, own.get("oneOf", []), inside) > MAX_NEGATED_ONE_OF_CHAIN:
         return None
-    return _flattened(translator, schema, own, depth,
-                      lambda _, part, deeper: negated_conjuncts(translator, part, deeper,
-                                                                multiples))
+
+    def flatten(_, part, deeper, location):
+        if location is None:
+            return negated_conjuncts(translator, part, deeper, multiples, outer, chain, entered)
+        if location in chain:
+            return None  # a cycle of conjuncts
+        if location in outer:
+            return []  # a recursion through members, read where first entered
+        if entered is not None:
+            entered.add(location)
+        return negated_conjuncts(translator, part, deeper, multiples, outer, chain | {location},
+                                 entered)
+
+    return _flattened(translator, schema, own, depth, flatten)
 
 
 def _asserting(schema: dict, own: dict) -> set:
@@ -394,8 +477,9 @@ _REFERENCE_KEYS = frozenset({"$ref", "$dynamicRef", "$recursiveRef"})
 
 def _flattened(translator, schema: dict, own: dict, depth: int, flatten) -> Optional[list]:
     """``own`` (the schema's keywords but ``$ref`` and ``allOf``) followed by
-    ``flatten(translator, part, depth + 1)`` of each ``allOf`` member and of
-    the ``$ref`` target inside the current resource (``own`` and the members
+    ``flatten(translator, part, depth + 1, location)`` of each ``allOf``
+    member (location None) and of the ``$ref`` target inside the current
+    resource (its resolved location; ``own`` and the members
     dropped where the draft's ``$ref`` hides its siblings); None if a part
     gives None, the ``allOf`` is not a list or the target is unresolved or
     in another resource."""
@@ -403,18 +487,20 @@ def _flattened(translator, schema: dict, own: dict, depth: int, flatten) -> Opti
         return None
     parts = [] if translator.ref_hides_siblings and "$ref" in schema else \
         [own] + schema.get("allOf", [])
+    locations = [None] * len(parts)
     if "$ref" in schema:
         try:
-            target, _, target_base = translator.resolver.resolve(schema["$ref"],
-                                                                  translator.base_uri)
+            target, location, target_base = translator.resolver.resolve(schema["$ref"],
+                                                                         translator.base_uri)
         except UnresolvedRef:
             return None
         if target_base != translator.base_uri:
             return None
         parts.append(target)
+        locations.append(location)
     conjuncts = []
-    for part in parts:
-        flat = [part] if part is own else flatten(translator, part, depth + 1)
+    for part, location in zip(parts, locations):
+        flat = [part] if part is own else flatten(translator, part, depth + 1, location)
         if flat is None:
             return None
         conjuncts.extend(flat)
@@ -518,6 +604,11 @@ def _complements(translator, rest: dict, negated: dict, pointer: str,
             alternatives.append(translator.node(merge_schemas(translator, [rest, value], pointer,
                                                               owner=0), pointer))
         elif keyword == "anyOf":
+            found = _discriminator(translator, value)
+            if found is not None:
+                alternatives.extend(_none_discriminated(translator, rest, value, found, pointer,
+                                                        multiples))
+                continue
             # Failing every member: rest without the first, carrying "not"
             # of the others (and of the not rest already had).
             pending = list(value) + ([rest["not"]] if "not" in rest else [])
@@ -688,13 +779,19 @@ def _extra_key_complements(translator, rest: dict, negated: dict, keyword: str,
             and not any(pattern_matches(pattern, name) for pattern in patterns)]
 
 
-def _complement_parts(translator, schema: Any, depth: int = 0, multiples: bool = False) -> int:
+def _complement_parts(translator, schema: Any, depth: int = 0, multiples: bool = False,
+                      outer: frozenset = frozenset()) -> int:
     """How many alternatives ``negation_node`` makes for ``schema``, nested
     complements (of member values, anyOf members) included: each is one
-    more translation of the schema beside the ``not``."""
-    conjuncts = negated_conjuncts(translator, schema, multiples=multiples)
+    more translation of the schema beside the ``not``.  A recursion through
+    members (a ``$ref`` location of ``outer``, as in ``negated_conjuncts``)
+    counts once, where first entered: its complement is one rule."""
+    entered: set = set()
+    conjuncts = negated_conjuncts(translator, schema, multiples=multiples, outer=outer,
+                                  entered=entered)
     if conjuncts is None or depth > MAX_NEGATED_DEPTH:
         return 0
+    outer = outer | entered
     total = 0
     for conjunct in conjuncts:
         if not isinstance(conjunct, dict):
@@ -706,8 +803,129 @@ def _complement_parts(translator, schema: Any, depth: int = 0, multiples: bool =
                   + [conjunct.get("additionalProperties", True), conjunct.get("contains", True)])
         for keyword in ("properties", "patternProperties"):
             nested.extend((conjunct.get(keyword) or {}).values())
-        total += sum(_complement_parts(translator, sub, depth + 1, multiples) for sub in nested)
+        total += sum(_complement_parts(translator, sub, depth + 1, multiples, outer)
+                     for sub in nested)
     return total
+
+
+def _level_parts(translator, schema: Any, outer: frozenset = frozenset()) -> int:
+    """How many alternatives ``negation_node`` makes for ``schema`` at its own
+    level, the factor of a link of a chain of complements: one per keyword
+    of each conjunct (per name of ``required`` and ``properties``), the
+    product of an ``anyOf``'s members (a chain inlined), that of a
+    ``oneOf``'s plus its pairs.  The complement of a member's value (a
+    property, an item, an extra key, a ``contains``) is one alternative
+    here: it is built inside that member, bounded where ``negated_conjuncts``
+    reads the member.  0 when ``schema`` is not negated."""
+    conjuncts = negated_conjuncts(translator, schema, outer=outer)
+    if conjuncts is None:
+        return 0
+    total = 0
+    for conjunct in conjuncts:
+        if conjunct is False:
+            total += 1
+        if not isinstance(conjunct, dict):
+            continue
+        for keyword, value in conjunct.items():
+            if keyword in ("required", "properties"):
+                total += len(value) if isinstance(value, (list, dict)) else 1
+            elif keyword in ("anyOf", "oneOf"):
+                total += _chain_parts(translator, value, outer)
+                total += len(value) * (len(value) - 1) // 2 if keyword == "oneOf" else 0
+            elif keyword in NEGATABLE_KEYWORDS or keyword == "propertyNames":
+                total += 1
+    return total
+
+
+def _chain_parts(translator, members: list, outer: frozenset) -> int:
+    """The alternatives of "no member" of ``members``: a chain of
+    complements, the product of their ``_level_parts``, except that the
+    members a discriminator tells apart (``_discriminator``) count as the
+    sum of theirs plus one (``_none_discriminated``)."""
+    parts = [max(1, _level_parts(translator, member, outer)) for member in members]
+    found = _discriminator(translator, members, outer)
+    if found is None:
+        return math.prod(parts)
+    told = found[1]
+    return (sum(parts[index] for index in told) + 1) * math.prod(
+        part for index, part in enumerate(parts) if index not in told)
+
+
+def _discriminator(translator, members: list,
+                   outer: frozenset = frozenset()) -> Optional[tuple[str, dict[int, list]]]:
+    """(name, member index -> values) for the most members (two at least)
+    that (read by ``negated_conjuncts``) hold only objects (a conjunct
+    ``type: object``) requiring member ``name`` with a value among an
+    ``enum`` / ``const`` of a conjunct's ``properties``, their value lists
+    pairwise disjoint (``json_equal``); None if there are none.  ``outer``:
+    as for ``negated_conjuncts``."""
+    found = []
+    for member in members:
+        conjuncts = negated_conjuncts(translator, member, outer=outer)
+        conjuncts = [translator.own_keywords(c) for c in conjuncts or [] if isinstance(c, dict)]
+        values: dict = {}
+        if any(c.get("type") in ("object", ["object"]) for c in conjuncts):
+            required = {name for c in conjuncts if isinstance(c.get("required"), list)
+                        for name in c["required"]}
+            for c in conjuncts:
+                for name, sub in (c.get("properties") or {}).items():
+                    listed = _listed_values(translator, sub)
+                    if name in required and listed is not None and name not in values:
+                        values[name] = listed
+        found.append(values)
+    best = None
+    for name in dict.fromkeys(name for values in found for name in values):
+        told: dict[int, list] = {}
+        for index, values in enumerate(found):
+            listed = values.get(name)
+            if listed is not None and not any(json_equal(a, b) for other in told.values()
+                                              for a in listed for b in other):
+                told[index] = listed
+        if len(told) > 1 and (best is None or len(told) > len(best[1])):
+            best = (name, told)
+    return best
+
+
+def _listed_values(translator, schema: Any) -> Optional[list]:
+    """The values of a schema's ``enum`` or ``const`` (the draft's own
+    keywords), which every instance of it is one of; None without them."""
+    schema = translator.own_keywords(schema)
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return [schema["const"]]
+    return list(schema["enum"]) if isinstance(schema.get("enum"), list) else None
+
+
+def _none_discriminated(translator, rest: dict, members: list,
+                        found: tuple[str, dict[int, list]], pointer: str, multiples: bool) -> list:
+    """The instances of ``rest`` valid against none of ``members``, some told
+    apart by a discriminator (``found``, ``_discriminator``: member i holds only
+    objects whose member ``name`` is one of values V_i, the V_i disjoint):
+    those with ``name`` in V_i that fail member i (no other told member can
+    hold them), and those that are no object with ``name`` in any V_i; each
+    carries "none of the other members" (a ``not`` of their ``anyOf``, and
+    of the ``not`` ``rest`` had).  A sum over the told members where the
+    chain of complements is a product."""
+    name, told = found
+    pending = [member for index, member in enumerate(members) if index not in told]
+    pending += [rest["not"]] if "not" in rest else []
+    chained = {k: v for k, v in rest.items() if k != "not"}
+    if pending:
+        chained["not"] = {"anyOf": pending}
+    alternatives = []
+    for index, listed in told.items():
+        case = merge_schemas(translator, [chained, {"type": "object", "required": [name],
+                                                    "properties": {name: {"enum": listed}}}],
+                             pointer, owner=0)
+        if case is not False:
+            alternatives.append(negation_node(translator, case, members[index], pointer,
+                                              multiples))
+    every = [value for listed in told.values() for value in listed]
+    alternatives.append(negation_node(translator, chained, {
+        "type": "object", "required": [name], "properties": {name: {"enum": every}}},
+        pointer, multiples))
+    return alternatives
 
 
 def _closed_names(schema: dict) -> Optional[list[str]]:
@@ -787,7 +1005,8 @@ def _value_conjuncts(translator, schema: Any, depth: int) -> Optional[list]:
         return None
     if own.get("multipleOf", 1) <= 0 or "format" in own and not formats.negatable(own["format"]):
         return None
-    return _flattened(translator, schema, own, depth, _value_conjuncts)
+    return _flattened(translator, schema, own, depth,
+                      lambda _, part, deeper, location: _value_conjuncts(translator, part, deeper))
 
 
 def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional[bool]:
@@ -858,11 +1077,41 @@ def _not_type(translator, rest: dict, excluded: Any, pointer: str) -> Any:
     return translator.node(dict(rest, type=allowed), pointer)
 
 
+def _value_shape(translator, value: Any) -> dict:
+    """The schema valid on exactly the array or object ``value``, by its
+    structure: an object with exactly its names, each member ``enum:
+    [its value]``; an array of its length, item k ``enum: [item k]`` (JSON
+    equality is member- and item-wise, so the two agree; ``enum``, not
+    ``const``, which drafts 3 and 4 lack).  Its complement is built by
+    keyword (``_complements``), recursing into the members' values."""
+    if isinstance(value, dict):
+        shape = {"type": "object", "properties": {name: {"enum": [member]}
+                                                  for name, member in value.items()},
+                 "additionalProperties": False}
+        if value:
+            shape["required"] = list(value)
+        return shape
+    shape = {"type": "array", "minItems": len(value), "maxItems": len(value)}
+    if value:
+        shape["items" if translator.tuple_items else "prefixItems"] = [
+            {"enum": [item]} for item in value]
+    return shape
+
+
+def _nesting(value: Any) -> int:
+    """The JSON nesting of ``value``: 0 for a scalar, 1 + its deepest member or item."""
+    members = value.values() if isinstance(value, dict) else value if isinstance(value, list) \
+        else None
+    return 0 if members is None else 1 + max((_nesting(member) for member in members), default=0)
+
+
 def _not_values(translator, rest: dict, values: list, pointer: str) -> Any:
     """Instances of ``rest`` equal to none of ``values``: null and booleans
     by the values left, numbers as the open intervals between the excluded
-    numbers, strings as a difference terminal; arrays and objects are not
-    excluded (warned about when ``values`` holds some)."""
+    numbers, strings as a difference terminal; arrays and objects as the
+    complement of their ``_value_shape`` (several: a chain; warned and not
+    excluded past ``MAX_ONE_OF_COMPLEMENT_PARTS`` alternatives or
+    ``MAX_EXCLUDED_NESTING``)."""
     alternatives = []
     passed = []
     for type_name in allowed_types(translator, rest, pointer):
@@ -874,7 +1123,8 @@ def _not_values(translator, rest: dict, values: list, pointer: str) -> Any:
         if not of_type:
             passed.append(type_name)
         elif type_name == "boolean":
-            alternatives.extend(translator.node(dict(rest, type="boolean", const=flag), pointer)
+            # enum, not const, which drafts 3 and 4 lack (and ignore).
+            alternatives.extend(translator.node(dict(rest, type="boolean", enum=[flag]), pointer)
                                 for flag in (True, False) if flag not in of_type)
         elif type_name in ("number", "integer"):
             if any(isinstance(rest.get(k), bool) for k in ("exclusiveMinimum", "exclusiveMaximum")):
@@ -897,8 +1147,24 @@ def _not_values(translator, rest: dict, values: list, pointer: str) -> Any:
             literals = [json_string_literal_regex(v, ascii_escapes=True) for v in of_type]
             alternatives.append(_strings_minus(translator, rest, literals, pointer))
         elif type_name in ("array", "object"):
-            translator.warn("not", pointer, f"excluded {type_name} values are accepted")
-            passed.append(type_name)
+            shapes = [_value_shape(translator, value) for value in of_type]
+            reason = None
+            nesting = max(_nesting(value) for value in of_type)
+            if nesting > MAX_EXCLUDED_NESTING:
+                reason = f"nested deeper than MAX_EXCLUDED_NESTING = {MAX_EXCLUDED_NESTING}"
+            elif translator.depth + 4 * nesting > translator.options.max_schema_depth:
+                reason = "nested deeper than max_schema_depth leaves room for"
+            elif len(shapes) > 1 and math.prod(_complement_parts(translator, shape)
+                                               for shape in shapes) > MAX_ONE_OF_COMPLEMENT_PARTS:
+                reason = f"complements of more than MAX_ONE_OF_COMPLEMENT_PARTS = " \
+                         f"{MAX_ONE_OF_COMPLEMENT_PARTS} parts"
+            if reason is not None:
+                translator.warn("not", pointer, f"excluded {type_name} values ({reason}) "
+                                                f"are accepted")
+                passed.append(type_name)
+                continue
+            alternatives.append(negation_node(translator, dict(rest, type=type_name),
+                                              {"anyOf": shapes}, pointer))
     if passed:
         alternatives.append(translator.node(dict(rest, type=passed), pointer))
     return translator.alt(alternatives)

@@ -23,7 +23,9 @@ Any other ``$schema`` (2020-12, none, unknown) keeps 2020-12 rules, where an
 array-valued ``items`` is still read as the tuple form.  Keywords newer than
 a declared draft 3, 4, 6 or 7 (``NEWER_KEYWORDS``) are not keywords there
 and are ignored, as that draft's ``jsonschema`` validator ignores them
-(``$defs`` still resolves as a ``$ref`` target).
+(``$defs`` still resolves as a ``$ref`` target); so is ``dependencies``
+under 2019-09 and 2020-12 (any other ``$schema``), whose validators ignore
+it.
 """
 
 from __future__ import annotations
@@ -89,11 +91,17 @@ _AFTER_DRAFT_7 = frozenset({"dependentRequired", "dependentSchemas", "unevaluate
                             "$dynamicRef"})
 _AFTER_DRAFT_6 = _AFTER_DRAFT_7 | {"if", "then", "else"}
 _AFTER_DRAFT_4 = _AFTER_DRAFT_6 | {"const", "contains", "propertyNames"}
-NEWER_KEYWORDS: dict[int, frozenset[str]] = {3: _AFTER_DRAFT_4, 4: _AFTER_DRAFT_4,
-                                             6: _AFTER_DRAFT_6, 7: _AFTER_DRAFT_7}
-"""Declared draft -> the keywords its ``jsonschema`` validator does not know
-(``minContains``/``maxContains`` came with 2019-09; ``if``/``then``/``else``
-with draft 7; ``const``, ``contains`` and ``propertyNames`` with draft 6)."""
+_AFTER_2019 = frozenset({"dependencies"})
+NEWER_KEYWORDS: dict[int | None, frozenset[str]] = {
+    3: _AFTER_DRAFT_4, 4: _AFTER_DRAFT_4, 6: _AFTER_DRAFT_6, 7: _AFTER_DRAFT_7,
+    2019: _AFTER_2019, None: _AFTER_2019}
+"""Declared draft (``declared_draft``; None: 2020-12) -> the keywords its
+``jsonschema`` validator does not know (``minContains``/``maxContains``
+came with 2019-09; ``if``/``then``/``else`` with draft 7; ``const``,
+``contains`` and ``propertyNames`` with draft 6); for 2019-09 and 2020-12
+the one keyword they dropped, ``dependencies`` (split into
+``dependentRequired`` / ``dependentSchemas``), which a schema declaring no
+older draft spells in vain."""
 
 
 def declared_draft(root: Any) -> int | None:

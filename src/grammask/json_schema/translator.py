@@ -12,7 +12,7 @@ class extends; each keyword family has its own module.
 Data layout: ``rules`` (from the builder) maps rule name -> body node in
 definition order; ``plain_type_nodes`` maps a scalar type name -> the node
 (one terminal or a rule) of a schema that says nothing else, made once;
-``shared_rules`` maps a key -> its rule name, for three kinds
+``shared_rules`` maps a key -> its rule name, for four kinds
 of shared rule (issues 16 and 17):
 
 - a resolved ``$ref`` location (a string): one rule per definition;
@@ -25,9 +25,13 @@ of shared rule (issues 16 and 17):
 - ``("not_multiple", automaton parameters, bounds regex)``: the first rule
   of the numbers that are no multiple of excluded steps
   (``number_nodes._excluding_multiples``; NEVER if none, None past its
-  limits), which chains of complements ask for many times over.
+  limits), which chains of complements ask for many times over;
+- ``("excluding", base URI, JSON text, scope)`` of a oneOf branch and the
+  branches it must fail, when they hold a ``$ref``
+  (``applicators._excluding_node``): a recursive definition met again
+  inside its own exclusion refers to the rule in progress.
 
-Both keys carry the dynamic scope (``dynamic``) when some ``$dynamicRef``
+The first two keys carry the dynamic scope (``dynamic``) when some ``$dynamicRef``
 resolves dynamically: one rule per (definition, scope).
 
 Dynamic scope (draft 2020-12 ``$dynamicRef``): ``dynamic`` maps each anchor
@@ -102,6 +106,9 @@ class Translator(GrammarBuilder):
         self.conditional_cases: dict[str, int] = {}
         """Pointer -> the cases ``applicators.if_then_else_node`` split there
         while further if/then pairs remained (capped: ``MAX_CONDITIONAL_CASES``)."""
+        self.negation_memo: dict[tuple, tuple[Any, Optional[list]]] = {}
+        """(schema identity, base URI, depth, multiples, outer, chain) -> (the
+        schema, its ``applicators.negated_conjuncts``), kept for the translation."""
         self.warnings: list[GrammarWarning] = []
         self.depth = 0
         self.base_uri = self.resolver.root_uri
@@ -208,7 +215,7 @@ class Translator(GrammarBuilder):
     def _node(self, schema: dict, pointer: str) -> Any:
         if self._merges_reference(schema):
             key = (self.base_uri, json.dumps(schema), self.scope_key())
-            return self._shared_rule(key, rule_hint(pointer, "merged"),
+            return self.shared_rule(key, rule_hint(pointer, "merged"),
                                      lambda: self._merged_node(schema, pointer))
         return self._merged_node(schema, pointer)
 
@@ -326,9 +333,9 @@ class Translator(GrammarBuilder):
         self.dynamic = entered
         key = (location, self.scope_key()) if self.dynamic else location
         self.dynamic = saved_dynamic
-        return self._shared_rule(key, f"def_{hint}", build)
+        return self.shared_rule(key, f"def_{hint}", build)
 
-    def _shared_rule(self, key: Any, hint: str, build: Callable[[], Any]) -> Any:
+    def shared_rule(self, key: Any, hint: str, build: Callable[[], Any]) -> Any:
         """A ``RuleRef`` to the rule of ``key`` (see ``shared_rules``), whose
         body ``build`` makes on first use; NEVER if that body is empty."""
         name = self.shared_rules.get(key)
