@@ -121,6 +121,41 @@ def test_state_classes_by_depth_oracle():
                 assert (rows[depth, one] == rows[depth, other]) == (behaviour(one) == behaviour(other))
 
 
+def _moore_rows(transitions, accepting, depth):
+    """Every round of Moore's refinement over all states (the textbook form):
+    a state's signature is its label and its successors' labels."""
+    table = np.asarray(transitions)
+    labels = np.asarray(accepting).astype(np.int32) + 1
+    labels[0] = 0
+    rows = [labels]
+    for _ in range(depth):
+        signatures = np.concatenate([labels[:, None], labels[table]], axis=1)
+        numbered: dict = {}
+        labels = np.array([numbered.setdefault(row.tobytes(), len(numbered)) for row in signatures],
+                          dtype=np.int32)
+        rows.append(labels)
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("parts", [
+    ['"(?:[a-z/:.]|%[0-9A-F]{2}){0,40}"'],                   # a counted pattern
+    ["[a-z]+(?:-[a-z]+)*", "[a-z-]{0,30}"],                  # a length-bounded intersection
+    ["(ab|a){0,3}b?"], ["[a-z ]{0,80}\\n"], ["x*(?:yz|y)*"],
+])
+def test_state_classes_by_depth_match_every_round(parts):
+    # The refinement re-examines only the predecessors of the states that
+    # moved in the round before; every row must still equal the textbook
+    # round over all states, including a length-bounded intersection, whose
+    # rounds split off the states one count nearer the bound.
+    from grammask.terminals import INTERSECTION_SEPARATOR, compile_regex
+
+    dfa = compile_regex(INTERSECTION_SEPARATOR.join(parts),
+                        kind="intersection" if len(parts) > 1 else "regex")
+    depth = 45
+    rows = state_classes_by_depth(dfa.transitions, dfa.accepting, depth)
+    assert np.array_equal(rows, _moore_rows(dfa.transitions, dfa.accepting, depth))
+
+
 def test_equal_languages_share_a_digest():
     from grammask.terminals import compile_regex
 
