@@ -243,6 +243,41 @@ def test_grammars_share_token_sets_through_the_store(vocab):
     assert len(store) == 0
 
 
+def test_relative_builds_with_sparse_deep_rows_equal_full_walks(llama3_vocab):
+    # A length-bounded string on Llama-3 (tokens up to 128 bytes): positions
+    # far from the bound agree for more than the 33 contiguous rows, and the
+    # kept rows beyond them (every DEEP_ROW_STRIDE-th, then the last) must
+    # skip only subtrees the two states agree on: every derived set equals
+    # the full walk, and the estimate reads the same kept depths.
+    from grammask._core.mask_computer import (kept_row_depths, relative_walk_estimate,
+                                              row_of_height)
+
+    grammar = grammask.Grammar.from_json_schema({"type": "string", "format": "uri",
+                                                 "maxLength": 120})
+    tables = compiled_tables(grammar.lnf)
+    trie = vocabulary_tables(llama3_vocab).trie_view
+    depths = kept_row_depths(trie.max_depth + 1)
+    assert depths[32] == 32 and depths[33] == 40 and depths[-1] == trie.max_depth + 1
+    heights = row_of_height(depths)
+    assert all(depths[heights[h]] >= h and (heights[h] == 0 or depths[heights[h] - 1] < h)
+               for h in range(len(heights)))
+    terminal, dfa = max(_dfa_terminals(grammar), key=lambda pair: pair[1].n_states)
+    every_row = state_classes_by_depth(dfa.transitions, dfa.accepting, trie.max_depth + 1)
+    rows = np.ascontiguousarray(every_row[depths])
+    value = b'"https://example.org/' + b"path/segment-" * 10
+    states = [dfa.run(value[:n], dfa.start) for n in (20, 30, 50, 80, 100, 110, 118)]
+    assert all(states)
+    full = {state: build_terminal_tokens(tables, trie, terminal, state, llama3_vocab.size)
+            for state in states}
+    for state, base_state in zip(states[1:], states):
+        derived = build_terminal_tokens_relative(tables, trie, terminal, state, llama3_vocab.size,
+                                                 full[base_state], base_state, rows, heights)
+        assert _fields(derived) == _fields(full[state]), (state, base_state)
+        sparse = relative_walk_estimate(trie, dfa, rows, state, base_state, depths)
+        dense = relative_walk_estimate(trie, dfa, every_row, state, base_state)
+        assert dense <= sparse
+
+
 def _nodes_a_relative_walk_visits(trie, dfa, rows, state, base_state) -> int:
     """Oracle: the nodes ``build_terminal_tokens_relative`` visits, by
     replaying its descent rule in Python (a node is visited where the two
