@@ -20,8 +20,8 @@ from typing import Optional
 from grammask.errors import InvalidArgument, InvalidArgumentType
 
 _MINIMUM = {"canonical_lookahead": 0, "canonical_lookahead_budget": 1, "mask_cache_entries": 0,
-            "max_dfa_states": 2, "max_product_dfa_states": 2, "max_dfa_bytes": 1, "max_rules": 1, "max_nesting": 1,
-            "max_repetition": 0, "max_earley_items": 1, "max_earley_work_per_byte": 1,
+            "max_dfa_states": 2, "max_product_dfa_states": 2, "max_dfa_bytes": 1, "max_rules": 1,
+            "max_nesting": 1, "max_repetition": 0, "max_earley_items": 1, "max_earley_work_per_byte": 1,
             "max_earley_work_per_mask": 1, "max_rollback_bytes": 0}
 """The smallest value each integer field takes (``max_rollback_bytes`` may also be None)."""
 

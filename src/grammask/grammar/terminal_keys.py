@@ -188,6 +188,16 @@ def terminal_spelling(key: tuple) -> tuple[int, str]:
         return 2, repr(key)
 
 
+def _states_field(key: tuple) -> str:
+    """The Config field bounding the states of the key's DFA:
+    ``max_product_dfa_states`` for an intersection or difference
+    (``terminals.PRODUCT_KINDS``), else ``max_dfa_states``."""
+    from grammask.terminals import PRODUCT_KINDS
+
+    return ("max_product_dfa_states" if key[0] == "regex" and key[2] in PRODUCT_KINDS
+            else "max_dfa_states")
+
+
 def _regex_part(key: tuple) -> str:
     """The regex text of a regex key: a key exclusion's fallback pattern, else the pattern."""
     if key[2] != "key_exclusion":
@@ -238,13 +248,8 @@ class TerminalCompiler:
         return dfa
 
     def _states_limit(self, key: tuple) -> int:
-        """The Config's states limit for the key's DFA: ``max_product_dfa_states``
-        for an intersection or difference (``terminals.PRODUCT_KINDS``)."""
-        from grammask.terminals import PRODUCT_KINDS
-
-        if key[0] == "regex" and key[2] in PRODUCT_KINDS:
-            return self.config.max_product_dfa_states
-        return self.config.max_dfa_states
+        """The Config's states limit for the key's DFA (``_states_field``)."""
+        return getattr(self.config, _states_field(key))
 
     def _compile(self, key: tuple, max_states: int | None = None, max_bytes: int | None = None):
         from grammask import terminals
@@ -256,8 +261,7 @@ class TerminalCompiler:
             if kind == "class":
                 return terminals.compile_regex(class_pattern(key[1]), **limits)
             if kind == "regex":
-                states_limit = ("max_product_dfa_states" if key[2] in terminals.PRODUCT_KINDS
-                                else "max_dfa_states")
+                states_limit = _states_field(key)
                 check_repetitions(_regex_part(key), self.config.max_repetition, limits["max_states"],
                                   states_limit)
                 try:
