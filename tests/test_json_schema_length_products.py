@@ -4,9 +4,10 @@
 draft's validator with its format checker).
 
 The schemas are MaskBench's whose products passed ``max_dfa_states`` and
-were warned before (``format: uri`` with ``maxLength: 255``: 42,197 states;
-o63937's file name pattern with 1..1024: 19,427; allany16 and allany20:
-a pattern and ``not`` branches merged with 10..20 and 10..90).  Instances sit
+were warned before, or their parts (``format: uri`` with ``maxLength: 255``,
+42,197 states, as in o1052 and o26594; o63937 whole, its file name pattern
+with 1..1024 has 19,427; smaller schemas shaped like allany16 and allany20:
+a pattern beside negated patterns with 10..20 and 10..90).  Instances sit
 at the bounds (length = max, max + 1, min - 1), are written compact, with
 raw non-ASCII characters and, for patterns, with every character as a
 ``\\uXXXX`` escape (lengths count decoded code points); MaskBench's own
