@@ -121,6 +121,41 @@ def test_state_classes_by_depth_oracle():
                 assert (rows[depth, one] == rows[depth, other]) == (behaviour(one) == behaviour(other))
 
 
+def _moore_rows(transitions, accepting, depth):
+    """Every round of Moore's refinement over all states (the textbook form):
+    a state's signature is its label and its successors' labels."""
+    table = np.asarray(transitions)
+    labels = np.asarray(accepting).astype(np.int32) + 1
+    labels[0] = 0
+    rows = [labels]
+    for _ in range(depth):
+        signatures = np.concatenate([labels[:, None], labels[table]], axis=1)
+        numbered: dict = {}
+        labels = np.array([numbered.setdefault(row.tobytes(), len(numbered)) for row in signatures],
+                          dtype=np.int32)
+        rows.append(labels)
+    return np.array(rows)
+
+
+@pytest.mark.parametrize("parts", [
+    ['"(?:[a-z/:.]|%[0-9A-F]{2}){0,40}"'],                   # a counted pattern
+    ["[a-z]+(?:-[a-z]+)*", "[a-z-]{0,30}"],                  # a length-bounded intersection
+    ["(ab|a){0,3}b?"], ["[a-z ]{0,80}\\n"], ["x*(?:yz|y)*"],
+])
+def test_state_classes_by_depth_match_every_round(parts):
+    # The refinement re-examines only the predecessors of the states that
+    # moved in the round before; every row must still equal the textbook
+    # round over all states, including a length-bounded intersection, whose
+    # rounds split off the states one count nearer the bound.
+    from grammask.terminals import INTERSECTION_SEPARATOR, compile_regex
+
+    dfa = compile_regex(INTERSECTION_SEPARATOR.join(parts),
+                        kind="intersection" if len(parts) > 1 else "regex")
+    depth = 45
+    rows = state_classes_by_depth(dfa.transitions, dfa.accepting, depth)
+    assert np.array_equal(rows, _moore_rows(dfa.transitions, dfa.accepting, depth))
+
+
 def test_equal_languages_share_a_digest():
     from grammask.terminals import compile_regex
 
@@ -206,6 +241,41 @@ def test_grammars_share_token_sets_through_the_store(vocab):
     assert masks[0] == masks[1]
     grammask.clear_caches(vocabularies=False)
     assert len(store) == 0
+
+
+def test_relative_builds_with_sparse_deep_rows_equal_full_walks(llama3_vocab):
+    # A length-bounded string on Llama-3 (tokens up to 128 bytes): positions
+    # far from the bound agree for more than the 33 contiguous rows, and the
+    # kept rows beyond them (every DEEP_ROW_STRIDE-th, then the last) must
+    # skip only subtrees the two states agree on: every derived set equals
+    # the full walk, and the estimate reads the same kept depths.
+    from grammask._core.mask_computer import (kept_row_depths, relative_walk_estimate,
+                                              row_of_height)
+
+    grammar = grammask.Grammar.from_json_schema({"type": "string", "format": "uri",
+                                                 "maxLength": 120})
+    tables = compiled_tables(grammar.lnf)
+    trie = vocabulary_tables(llama3_vocab).trie_view
+    depths = kept_row_depths(trie.max_depth + 1)
+    assert depths[32] == 32 and depths[33] == 40 and depths[-1] == trie.max_depth + 1
+    heights = row_of_height(depths)
+    assert all(depths[heights[h]] >= h and (heights[h] == 0 or depths[heights[h] - 1] < h)
+               for h in range(len(heights)))
+    terminal, dfa = max(_dfa_terminals(grammar), key=lambda pair: pair[1].n_states)
+    every_row = state_classes_by_depth(dfa.transitions, dfa.accepting, trie.max_depth + 1)
+    rows = np.ascontiguousarray(every_row[depths])
+    value = b'"https://example.org/' + b"path/segment-" * 10
+    states = [dfa.run(value[:n], dfa.start) for n in (20, 30, 50, 80, 100, 110, 118)]
+    assert all(states)
+    full = {state: build_terminal_tokens(tables, trie, terminal, state, llama3_vocab.size)
+            for state in states}
+    for state, base_state in zip(states[1:], states):
+        derived = build_terminal_tokens_relative(tables, trie, terminal, state, llama3_vocab.size,
+                                                 full[base_state], base_state, rows, heights)
+        assert _fields(derived) == _fields(full[state]), (state, base_state)
+        sparse = relative_walk_estimate(trie, dfa, rows, state, base_state, depths)
+        dense = relative_walk_estimate(trie, dfa, every_row, state, base_state)
+        assert dense <= sparse
 
 
 def _nodes_a_relative_walk_visits(trie, dfa, rows, state, base_state) -> int:

@@ -54,13 +54,18 @@ from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.source import Source, Span
 
 __all__ = ["DFA", "FORMAT_VERSION", "DIFFERENCE_SEPARATOR", "INTERSECTION_SEPARATOR", "KEY_SEPARATOR",
-           "REGEX_KINDS", "compile_regex", "compile_literals",
+           "PRODUCT_KINDS", "REGEX_KINDS", "compile_regex", "compile_literals",
            "compile_substrings"]
 
 FORMAT_VERSION = 1
 """Version of the table layout this module understands (the crate reports its own)."""
 
 REGEX_KINDS = ("regex", "early_end", "complement", "intersection", "difference", "key_exclusion")
+
+PRODUCT_KINDS = ("intersection", "difference")
+"""Kinds whose DFA is a product of several regexes' DFAs: a grammar's
+terminals of these kinds are bounded by ``Config.max_product_dfa_states``
+instead of ``max_dfa_states`` (``grammar.terminal_keys``)."""
 
 INTERSECTION_SEPARATOR = "\0"
 """Separates the patterns of an ``intersection`` terminal in its pattern text."""

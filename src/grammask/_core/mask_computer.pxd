@@ -113,7 +113,9 @@ cdef class MaskComputer:
     cdef dict hubs                               # DFA id -> hub state (see _hub)
     cdef dict hub_keys                           # DFA id -> (hub language digest, an accepting state)
     cdef dict last_built                         # (trie, DFA id) -> (state, TerminalTokens) built last
-    cdef readonly list depth_classes             # per DFA: int32[KEPT_CLASS_ROWS, n_states] (state_classes_by_depth)
+    cdef readonly list depth_classes             # per DFA: int32[n_kept, n_states], the rows at class_depths
+    cdef readonly object class_depths            # int32[n_kept]: kept_row_depths of the vocabulary trie
+    cdef readonly object height_rows             # int32[class_depths[-1] + 1]: row_of_height(class_depths)
     cdef object lock                             # guards the cache's and the table's writes
 
     cpdef TerminalTokens terminal_tokens(self, TrieView trie, terminal_id_t terminal_id,

@@ -82,6 +82,7 @@ from grammask._core.earley_tables cimport CompiledTables, TerminalInfo
 from grammask._core.narrow cimport NARROW_BYTE_LIMIT, is_narrow
 from grammask._core.terminal_tokens cimport TerminalTokens
 from grammask._core import terminal_tokens as _terminal_tokens
+from grammask._core.state_classes import state_classes_by_depth
 from grammask._core.token_set_store import TokenSetStore, dfa_digest
 from grammask._core.trie_walk cimport TrieView, frames_free, frames_init, walk_trie
 from grammask._core.types cimport state_id_t, terminal_id_t, word_t
@@ -89,9 +90,15 @@ from grammask._core.types cimport state_id_t, terminal_id_t, word_t
 
 NARROW_BYTES = NARROW_BYTE_LIMIT
 
-# Rows of state classes kept per DFA for derived token sets: subtrees up to
-# this many bytes high (most of a vocabulary trie) are skipped by class.
+# Rows of state classes kept per DFA for derived token sets: every row below
+# this (subtrees up to 32 bytes high, most of a vocabulary trie, are skipped
+# by their own row), then one every DEEP_ROW_STRIDE bytes and the last
+# (``kept_row_depths``): two positions of a long counted string agree for
+# about what is left of the count, up to the longest token, and a taller
+# subtree is skipped by the next kept row (agreement for more bytes implies
+# it for fewer), at a seventh of the memory of every row.
 KEPT_CLASS_ROWS = 33
+DEEP_ROW_STRIDE = 8
 
 # Hubs with more reachable states than this are shared by DFA digest only
 # (JSON's string body from a key's hub has a handful).
@@ -130,7 +137,7 @@ _root_subtree_heights = weakref.WeakKeyDictionary()
 
 
 def root_subtree_heights(TrieView trie):
-    """(the bytes of the root's children, int64[children, KEPT_CLASS_ROWS + 1]
+    """(the bytes of the root's children, int64[children, max_depth + 2]
     whose entry [c, k] counts the nodes n of child c's subtree with
     height(n) + (edges from c to n) >= k), computed once per trie in one
     typed preorder pass (a stack of the open subtrees' ends gives each
@@ -139,7 +146,7 @@ def root_subtree_heights(TrieView trie):
     if found is not None:
         return found
     cdef Py_ssize_t n = trie.n_nodes, n_children = 0, index, node, top, row
-    cdef Py_ssize_t kept = KEPT_CLASS_ROWS
+    cdef Py_ssize_t kept = trie.max_depth + 1
     cdef int32_t child = 1, end
     while child < n:
         n_children += 1
@@ -174,16 +181,19 @@ def root_subtree_heights(TrieView trie):
     return found
 
 
-def relative_walk_estimate(TrieView trie, dfa, rows, Py_ssize_t state, Py_ssize_t base_state):
+def relative_walk_estimate(TrieView trie, dfa, rows, Py_ssize_t state, Py_ssize_t base_state,
+                           depths=None):
     """About how many nodes ``build_terminal_tokens_relative`` visits deriving
     ``state``'s sets from ``base_state``'s: below a root child where the two
-    states step to different states that agree for f bytes (f the first row
-    of ``rows``, the DFA's kept ``state_classes_by_depth``, where their
-    classes differ), the walk reaches a node d edges below the child when it
-    is at least f - 1 - d high (agreement shrinks by one byte per edge), and
-    never deeper than where both die or meet (not counted: an upper bound).
-    One typed pass over the root's children (at most 256) and the rows: it
-    runs before every derived build, so it must cost far less than one."""
+    states step to different states that agree for f bytes (f the depth of
+    the last row of ``rows``, the DFA's kept ``state_classes_by_depth`` at
+    ``depths``, or rows 0, 1, ... when None, where their classes are equal
+    before the first that differs), the walk reaches a node d edges below
+    the child when it is at least f - d high (agreement shrinks by one byte
+    per edge), and never deeper than where both die or meet (not counted:
+    an upper bound).  One typed pass over the root's children (at most 256)
+    and the rows: it runs before every derived build, so it must cost far
+    less than one."""
     child_bytes, tall = root_subtree_heights(trie)
     cdef const uint8_t[::1] first_bytes = child_bytes
     cdef const int64_t[:, ::1] reach = tall
@@ -191,10 +201,15 @@ def relative_walk_estimate(TrieView trie, dfa, rows, Py_ssize_t state, Py_ssize_
     cdef const uint8_t[::1] class_map = np.ascontiguousarray(dfa.class_map, dtype=np.uint8)
     cdef const int32_t[:, ::1] classes = np.ascontiguousarray(rows, dtype=np.int32)
     cdef Py_ssize_t n_rows = classes.shape[0], n_states = transitions.shape[0]
+    if depths is None:
+        depths = np.arange(n_rows, dtype=np.int32)
+    cdef const int32_t[::1] depth_of = np.ascontiguousarray(depths, dtype=np.int32)
     if not (0 <= state < n_states and 0 <= base_state < n_states):
         raise ValueError("DFA state out of range")
-    if classes.shape[1] != n_states or n_rows > reach.shape[1]:
-        raise ValueError("class rows do not fit the DFA or the kept heights")
+    if classes.shape[1] != n_states or depth_of.shape[0] != n_rows:
+        raise ValueError("class rows do not fit the DFA or their depths")
+    # no node of the trie is max_depth + 1 high or deeper: its last column counts none
+    cdef Py_ssize_t tallest = reach.shape[1] - 1
     cdef Py_ssize_t child, row, first
     cdef int32_t q, r
     cdef int64_t total = 0
@@ -209,74 +224,8 @@ def relative_walk_estimate(TrieView trie, dfa, rows, Py_ssize_t state, Py_ssize_
                 if classes[row, q] != classes[row, r]:
                     first = row
                     break
-            total += reach[child, first - 1 if first > 0 else 0]
+            total += reach[child, min(depth_of[first - 1], tallest) if first > 0 else 0]
     return total
-
-
-def state_classes_by_depth(transitions, accepting, Py_ssize_t depth):
-    """Row d (0 <= d <= ``depth``) labels the states of a DFA so that two
-    states have equal labels iff they agree on dead-ness (state 0) and
-    acceptance after every input of at most d bytes: Moore's partition
-    refinement, one round per row (rows repeat once it is stable).  A round
-    labels each state by its signature (its label and its successors'
-    labels) through an open-addressing table of exact signatures, labels
-    numbered by first appearance (the dead state keeps 0): O(states x
-    classes) per round.  Returns int32[depth + 1, n_states]."""
-    cdef const int32_t[:, ::1] table = np.ascontiguousarray(transitions, dtype=np.int32)
-    cdef Py_ssize_t n_states = table.shape[0], n_classes = table.shape[1]
-    rows = np.empty((depth + 1, n_states), dtype=np.int32)
-    cdef int32_t[:, ::1] out = rows
-    cdef Py_ssize_t state
-    first = np.asarray(accepting).astype(np.int32) + 1
-    first[0] = 0
-    rows[0] = first
-    cdef Py_ssize_t n_labels, n_refined
-    cdef bint any_rejecting = False, any_accepting = False
-    for state in range(1, n_states):
-        if out[0, state] == 1:
-            any_rejecting = True
-        else:
-            any_accepting = True
-    n_labels = 1 + any_rejecting + any_accepting
-    cdef Py_ssize_t n_slots = 1
-    while n_slots < 2 * n_states:
-        n_slots *= 2
-    slots = np.empty(n_slots, dtype=np.int32)
-    cdef int32_t[::1] slot = slots
-    cdef Py_ssize_t d, c, position, other
-    cdef uint64_t key
-    cdef bint same, stable = n_labels == n_states
-    with nogil:
-        for d in range(1, depth + 1):
-            if stable:
-                out[d, :] = out[d - 1, :]
-                continue
-            slot[:] = -1
-            n_refined = 0
-            for state in range(n_states):
-                key = <uint64_t>out[d - 1, state] * 0x9E3779B97F4A7C15ULL
-                for c in range(n_classes):
-                    key = (key ^ <uint64_t>out[d - 1, table[state, c]]) * 0xBF58476D1CE4E5B9ULL
-                position = <Py_ssize_t>((key ^ (key >> 31)) & <uint64_t>(n_slots - 1))
-                while True:
-                    other = slot[position]
-                    if other < 0:
-                        slot[position] = <int32_t>state
-                        out[d, state] = <int32_t>n_refined
-                        n_refined += 1
-                        break
-                    same = out[d - 1, other] == out[d - 1, state]
-                    c = 0
-                    while same and c < n_classes:
-                        same = out[d - 1, table[other, c]] == out[d - 1, table[state, c]]
-                        c += 1
-                    if same:
-                        out[d, state] = out[d, other]
-                        break
-                    position = (position + 1) & (n_slots - 1)
-            stable = n_refined == n_labels or n_refined == n_states
-            n_labels = n_refined
-    return rows
 
 
 def bounded_state_classes(transitions, accepting, Py_ssize_t depth):
@@ -287,13 +236,34 @@ def bounded_state_classes(transitions, accepting, Py_ssize_t depth):
     return _representatives_of(state_classes_by_depth(transitions, accepting, depth)[depth])
 
 
+def kept_row_depths(Py_ssize_t last):
+    """The rows of ``state_classes_by_depth`` (0..``last``) kept per DFA:
+    each below ``KEPT_CLASS_ROWS``, then every ``DEEP_ROW_STRIDE``-th, and
+    ``last``.  Returns int32[n_kept], increasing."""
+    depths = list(range(min(KEPT_CLASS_ROWS, last + 1)))
+    depths += range(KEPT_CLASS_ROWS - 1 + DEEP_ROW_STRIDE, last, DEEP_ROW_STRIDE)
+    if depths[len(depths) - 1] != last:  # (no negative indices: wraparound is off)
+        depths.append(last)
+    return np.asarray(depths, dtype=np.int32)
+
+
+def row_of_height(depths):
+    """For each agreement h = 0..``depths[-1]`` (in bytes) a derived walk
+    needs, the index of the first kept row (``kept_row_depths``) at depth
+    h or more: states with equal labels there agree for at least h bytes.
+    Returns int32[depths[-1] + 1]."""
+    depths = np.asarray(depths, dtype=np.int32)
+    return np.searchsorted(depths, np.arange(int(depths.max()) + 1)).astype(np.int32)
+
+
 def _classes_and_representatives(dfa, Py_ssize_t depth):
     """``state_classes_by_depth`` to ``depth + 1`` (a token's last byte is
-    narrow or not by the byte after it), of which the first
-    ``KEPT_CLASS_ROWS`` rows are kept (deeper subtrees are compared by exact
-    state), and the representatives at ``depth``."""
+    narrow or not by the byte after it), of which the rows at
+    ``kept_row_depths(depth + 1)`` are kept, and the representatives at
+    ``depth``."""
     rows = state_classes_by_depth(dfa.transitions, dfa.accepting, depth + 1)
-    return np.ascontiguousarray(rows[:KEPT_CLASS_ROWS]), _representatives_of(rows[depth])
+    return (np.ascontiguousarray(rows[kept_row_depths(depth + 1)]),
+            _representatives_of(rows[depth]))
 
 
 def _representatives_of(classes):
@@ -427,6 +397,8 @@ cdef class MaskComputer:
                                             lambda dfa=dfa: _classes_and_representatives(dfa, depth))
                    for digest, dfa in zip(digests, tables.lnf.dfas)]
         self.depth_classes = [rows for rows, _ in classes]
+        self.class_depths = kept_row_depths(depth + 1)
+        self.height_rows = row_of_height(self.class_depths)
         parts = [representatives for _, representatives in classes]
         self.state_representatives = np.ascontiguousarray(
             np.concatenate(parts) if parts else np.zeros(1, np.int32), dtype=np.int32)
@@ -478,7 +450,8 @@ cdef class MaskComputer:
             if base_state > 0:
                 entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens_relative,
                                           self.tables, trie, terminal_id, progress, self.vocab_size,
-                                          base, base_state, self.depth_classes[info.dfa_id])
+                                          base, base_state, self.depth_classes[info.dfa_id],
+                                          self.height_rows)
             else:
                 entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
                                           self.tables, trie, terminal_id, progress, self.vocab_size)
@@ -517,7 +490,7 @@ cdef class MaskComputer:
         rows = self.depth_classes[dfa_id]
         best, best_cost = (-1, None), RELATIVE_WALK_SHARE * trie.n_nodes
         for state, entry in candidates:
-            cost = relative_walk_estimate(trie, dfa, rows, progress, state)
+            cost = relative_walk_estimate(trie, dfa, rows, progress, state, self.class_depths)
             if cost < best_cost:
                 best, best_cost = (state, entry), cost
         return best

@@ -39,4 +39,4 @@ cpdef TerminalTokens build_terminal_tokens_relative(
         CompiledTables tables, TrieView vocab_trie, terminal_id_t terminal_id,
         state_id_t progress, Py_ssize_t vocab_size, TerminalTokens base,
         state_id_t base_state, const int32_t[:, ::1] depth_classes=*,
-        object bitset_pool=*, object trie_pool=*)
+        const int32_t[::1] height_rows=*, object bitset_pool=*, object trie_pool=*)

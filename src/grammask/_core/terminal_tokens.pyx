@@ -362,7 +362,7 @@ cpdef TerminalTokens build_terminal_tokens_relative(
         CompiledTables tables, TrieView vocab_trie, terminal_id_t terminal_id,
         state_id_t progress, Py_ssize_t vocab_size, TerminalTokens base,
         state_id_t base_state, const int32_t[:, ::1] depth_classes=None,
-        object bitset_pool=None, object trie_pool=None):
+        const int32_t[::1] height_rows=None, object bitset_pool=None, object trie_pool=None):
     """``build_terminal_tokens`` for DFA state ``progress``, derived from the
     entry ``base`` of another state ``base_state`` of the same terminal over
     the same trie.
@@ -371,7 +371,9 @@ cpdef TerminalTokens build_terminal_tokens_relative(
     differ: below a node where both reach the same DFA state, every token,
     exit and narrow flag is the same for both, so the subtree is skipped and
     ``base`` supplies it.  With ``depth_classes`` (the DFA's
-    ``state_classes_by_depth``, rows 0..D), a subtree h edges high is also
+    ``state_classes_by_depth``, rows 0..D, or the kept rows that
+    ``height_rows`` indexes: row ``height_rows[a]`` agrees for at least a
+    bytes), a subtree h edges high is also
     skipped when the two states are equivalent for h + 1 bytes (the flags of
     a node at depth h read the byte set after it): two positions of a
     counted string ``X{0,200}`` differ only on tokens longer than what is
@@ -407,7 +409,13 @@ cpdef TerminalTokens build_terminal_tokens_relative(
     cdef state_id_t q, r, end_state = base.end_state
     cdef const int32_t[::1] heights = vocab_trie.node_heights
     cdef bint use_classes = depth_classes is not None
-    cdef Py_ssize_t height, n_rows = depth_classes.shape[0] if use_classes else 0
+    cdef bint use_rows = height_rows is not None
+    cdef Py_ssize_t height, row, n_rows = depth_classes.shape[0] if use_classes else 0
+    cdef Py_ssize_t n_heights = height_rows.shape[0] if use_rows else n_rows
+    if use_rows and use_classes:
+        for i in range(n_heights):
+            if not 0 <= height_rows[i] < n_rows:
+                raise ValueError("height_rows names a row depth_classes does not have")
     cdef bint q_end, r_end, q_narrow, r_narrow, q_space, has_children
     cdef uint8_t byte
     cdef token_id_t token_id
@@ -460,8 +468,10 @@ cpdef TerminalTokens build_terminal_tokens_relative(
                     ok = ok and _flip(&changes[2], &changes[3], q_end, r_end, child)
                     if use_classes:
                         height = heights[child] + 1
-                        if height < n_rows and depth_classes[height, q] == depth_classes[height, r]:
-                            continue
+                        if height < n_heights:
+                            row = height_rows[height] if use_rows else height
+                            if depth_classes[row, q] == depth_classes[row, r]:
+                                continue
                     depth += 1
                     next_child[depth] = child + 1
                     child_end[depth] = vocab_trie.node_subtree_ends[child]

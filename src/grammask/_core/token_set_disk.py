@@ -50,8 +50,9 @@ What is written
     blake2b over ``FORMAT`` (a constant bumped by hand when the file layout
     changes) and the bytes of the compiled modules whose output is stored:
     ``terminal_tokens`` (the walks, with the inlined ``narrow``/``bitset``
-    helpers), ``exit_trie`` (the merge), ``trie_walk`` (``TrieView``) and
-    ``mask_computer`` (the state classes).  Hashing the binaries rather than
+    helpers), ``exit_trie`` (the merge), ``trie_walk`` (``TrieView``),
+    ``state_classes`` (the refinement) and ``mask_computer`` (the rows it
+    keeps).  Hashing the binaries rather than
     trusting a hand-bumped constant alone means a rebuilt module with a
     changed walk can never read sets its predecessor wrote; the cost is that
     any rebuild of these modules starts from an empty disk tier.  The trie's
@@ -133,10 +134,10 @@ def format_version() -> bytes:
     """``FORMAT`` and the compiled modules whose output is stored (see the module docstring)."""
     global _version
     if _version is None:
-        from grammask._core import exit_trie, mask_computer, terminal_tokens, trie_walk
+        from grammask._core import exit_trie, mask_computer, state_classes, terminal_tokens, trie_walk
 
         digest = hashlib.blake2b(FORMAT, digest_size=20)
-        for module in (terminal_tokens, exit_trie, trie_walk, mask_computer):
+        for module in (terminal_tokens, exit_trie, trie_walk, state_classes, mask_computer):
             with open(module.__file__, "rb") as file:
                 digest.update(hashlib.blake2b(file.read(), digest_size=20).digest())
         with _version_lock:

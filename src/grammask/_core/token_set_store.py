@@ -3,7 +3,7 @@
 What it computes
     A ``TokenSetStore`` keeps the per-terminal token sets
     (``terminal_tokens.pyx``'s ``TerminalTokens``) and the DFA state classes
-    (``mask_computer.state_classes_by_depth``) of one vocabulary trie, keyed by
+    (``state_classes.state_classes_by_depth``) of one vocabulary trie, keyed by
     *content* rather than by grammar: a DFA terminal by the digest of its
     tables (``dfa_digest``), a literal by its bytes.  Terminal DFAs are
     minimal and canonically numbered (``grammask.terminals``), so JSON's

@@ -46,8 +46,10 @@ def _bound(match: re.Match) -> int:
 
 
 @functools.lru_cache(maxsize=4096)
-def check_repetitions(pattern: str, max_repetition: int, max_states: int) -> None:
-    """Raise ``LimitExceeded`` (see the module docstring) before a DFA is built."""
+def check_repetitions(pattern: str, max_repetition: int, max_states: int,
+                      states_limit: str = "max_dfa_states") -> None:
+    """Raise ``LimitExceeded`` (see the module docstring; ``states_limit``
+    names the Config field ``max_states`` comes from) before a DFA is built."""
     if _QUANTIFIER.search(pattern) is None:
         return   # no counted repetition anywhere (a property-key pattern, say)
     # products[i]: product of the bounds of the groups enclosing depth i's
@@ -97,7 +99,7 @@ def check_repetitions(pattern: str, max_repetition: int, max_states: int) -> Non
                 product = last_atom_product * max(bound, 1)
                 if product > max_states:
                     raise LimitExceeded(
-                        "max_dfa_states", product, max_states,
+                        states_limit, product, max_states,
                         f"nested counted repetitions in regex {pattern[:60]!r} multiply to {product} "
                         "(about that many DFA states)")
                 inner[-1] = max(inner[-1], product)

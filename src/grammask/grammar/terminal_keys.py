@@ -188,6 +188,16 @@ def terminal_spelling(key: tuple) -> tuple[int, str]:
         return 2, repr(key)
 
 
+def _states_field(key: tuple) -> str:
+    """The Config field bounding the states of the key's DFA:
+    ``max_product_dfa_states`` for an intersection or difference
+    (``terminals.PRODUCT_KINDS``), else ``max_dfa_states``."""
+    from grammask.terminals import PRODUCT_KINDS
+
+    return ("max_product_dfa_states" if key[0] == "regex" and key[2] in PRODUCT_KINDS
+            else "max_dfa_states")
+
+
 def _regex_part(key: tuple) -> str:
     """The regex text of a regex key: a key exclusion's fallback pattern, else the pattern."""
     if key[2] != "key_exclusion":
@@ -230,25 +240,38 @@ class TerminalCompiler:
             if attempt in self.refused:
                 return None
             try:
-                dfa = self.dfas[key] = self._compile(key, min(max_states, self.config.max_dfa_states),
+                dfa = self.dfas[key] = self._compile(key, min(max_states, self._states_limit(key)),
                                                      min(max_bytes, self.config.max_dfa_bytes))
             except (LimitExceeded, RegexError):
                 self.refused.add(attempt)
                 return None
         return dfa
 
+    def _states_limit(self, key: tuple) -> int:
+        """The Config's states limit for the key's DFA (``_states_field``)."""
+        return getattr(self.config, _states_field(key))
+
     def _compile(self, key: tuple, max_states: int | None = None, max_bytes: int | None = None):
         from grammask import terminals
 
-        limits = {"max_states": max_states or self.config.max_dfa_states,
+        limits = {"max_states": max_states or self._states_limit(key),
                   "max_bytes": max_bytes or self.config.max_dfa_bytes}
         kind = key[0]
         try:
             if kind == "class":
                 return terminals.compile_regex(class_pattern(key[1]), **limits)
             if kind == "regex":
-                check_repetitions(_regex_part(key), self.config.max_repetition, limits["max_states"])
-                return terminals.compile_regex(key[1], kind=key[2], case_insensitive=key[3], **limits)
+                states_limit = _states_field(key)
+                check_repetitions(_regex_part(key), self.config.max_repetition, limits["max_states"],
+                                  states_limit)
+                try:
+                    return terminals.compile_regex(key[1], kind=key[2], case_insensitive=key[3],
+                                                   **limits)
+                except LimitExceeded as error:
+                    if error.limit != "max_dfa_states" or states_limit == error.limit:
+                        raise
+                    raise LimitExceeded(states_limit, error.given, error.maximum,
+                                        f"DFA of the {key[2]} terminal") from None
             if kind == "substrs":
                 return terminals.compile_substrings(key[1], **limits)
             if kind == "literals":

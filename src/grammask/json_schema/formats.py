@@ -38,8 +38,9 @@ pattern can be checked against its RFC line by line:
   Looser, and warned: the name's 253 characters are not counted
   (``UNCOUNTED_MAX_LENGTH``: the DFA of the name with its length counted
   has 23,812 states, built in ~0.8 s, past ``Config.max_dfa_states`` =
-  10,000; a ``maxLength`` of at most 253 enforced beside it, which fits
-  the limit up to 142, or a ``pattern`` as short, makes that part moot),
+  10,000 for a plain regex; a ``maxLength`` of at most 253 enforced
+  beside it, an intersection within ``Config.max_product_dfa_states``, or
+  a ``pattern`` as short, makes that part moot),
   and ``xn--`` A-labels are not decoded (``LOOSER``: RFC 5891 Punycode of
   an IDNA2008 U-label is not regular in a small DFA; ``fqdn`` does not
   decode them either).
@@ -297,7 +298,8 @@ PLAIN_SUBSETS = {"email": f"^{_DOT_STRING}@{_LDH_LABEL}(?:\\.{_LDH_LABEL})*$"}
 """Formats with a pattern of a plain subset of their strings (mailboxes
 without quoted local parts or address literals: 8 DFA states where the whole
 format has about 300), which a length bound too large to count beside the
-whole format (``maxLength: 1024``) is counted beside instead
+whole format (past ``Config.max_product_dfa_states``; ``maxLength: 1024``
+gives 23,682 states, within it) is counted beside instead
 (``string_nodes``): stricter than the format there, never looser, as
 ``STRICTER`` formats are."""
 

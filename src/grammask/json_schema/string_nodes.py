@@ -27,9 +27,12 @@ When the intersection with the length bounds exceeds the DFA limits and
 the format has a plain subset (``formats.PLAIN_SUBSETS``: email without
 quoted local parts or address literals), the bounds are counted beside
 that subset instead (stricter, as before email was exact).  Still warned: when the
-intersection's DFA exceeds the default DFA limits (``Config.max_dfa_states``
-/ ``max_dfa_bytes``; the product grows with the length bound times the
-pattern's states, e.g. ``maxLength`` in the hundreds with a pattern), the
+intersection's DFA exceeds the default DFA limits
+(``Config.max_product_dfa_states``, 50,000, for a product with the length
+bounds, ``max_dfa_states`` for patterns and format alone, and
+``max_dfa_bytes``; the length product grows with the bound times the
+pattern's states: ``format: uri`` with ``maxLength: 255`` has 42,197, a
+word count ``^(?:\\S+\\s+){0,K}\\S+$`` with ``maxLength`` 68k and more), the
 length bounds are dropped, then a guarded run's look-aheads (their
 difference), then each pattern (several in a merged ``allOf``; tried from
 the last) whose regex does not fit the intersection of the format and the
@@ -43,11 +46,14 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from grammask.config import Config
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.regex_text import repeat as repeat_text
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
+
+_DEFAULTS = Config()
 
 
 def string_node(translator, schema: dict, pointer: str) -> Any:
@@ -106,11 +112,12 @@ def _constrained(translator, pointer: str, constraints: list, parts: list[str], 
     the DFA limits is dropped and warned."""
     if n_min > 0 or n_max is not None:
         length = strings.string_regex(n_min, n_max)
-        node = _all_of(translator, parts + [length], removed)
+        node = _all_of(translator, parts + [length], removed, counted=True)
         if node is None and any(keyword == "format" and name in formats.PLAIN_SUBSETS
                                 for keyword, name, _ in labels):
             node = _all_of(translator, [_plain_subset(part, label)
-                                        for part, label in zip(parts, labels)] + [length], removed)
+                                        for part, label in zip(parts, labels)] + [length], removed,
+                           counted=True)
         if node is not None:
             return node, [n_max] + [high for _, _, high in labels]
         translator.warn("maxLength" if n_max is not None else "minLength", pointer,
@@ -147,11 +154,14 @@ def _plain_subset(part: str, label: tuple) -> str:
     return '"' + strings.translate_pattern(formats.PLAIN_SUBSETS[name], ascii_escapes=False)[0] + '"'
 
 
-def _all_of(translator, parts: list[str], removed: Optional[list[str]] = None) -> Optional[Any]:
+def _all_of(translator, parts: list[str], removed: Optional[list[str]] = None,
+            counted: bool = False) -> Optional[Any]:
     """One terminal for the strings matching every regex of ``parts`` and
     none of ``removed``, or None when the DFA of their intersection
-    (difference) exceeds the default DFA limits (``Config.max_dfa_states`` /
-    ``max_dfa_bytes``)."""
+    (difference) exceeds the default DFA limits (``max_dfa_bytes``, and
+    ``Config.max_product_dfa_states`` when ``counted``, one of ``parts``
+    counting the length, else ``max_dfa_states``: products of patterns alone
+    keep the plain limit)."""
     if removed:
         text = DIFFERENCE_SEPARATOR.join([INTERSECTION_SEPARATOR.join(parts)] + removed)
         kind = "difference"
@@ -160,7 +170,8 @@ def _all_of(translator, parts: list[str], removed: Optional[list[str]] = None) -
     else:
         text, kind = INTERSECTION_SEPARATOR.join(parts), "intersection"
     try:
-        compile_regex(text, kind=kind)
+        compile_regex(text, kind=kind, max_states=_DEFAULTS.max_product_dfa_states if counted
+                      else _DEFAULTS.max_dfa_states)
     except LimitExceeded:
         return None
     return translator.rx_minus(parts, removed or [])
