@@ -19,7 +19,8 @@ Data layout
     from it on demand; ``advance`` transitions are cached too (FIFO of
     65,536).  The byte-level BPE backend adds LRUs of packed region and pair
     bitsets (256 each: 8 and 4 MB at most for 131k tokens) and
-    ``fresh_bitset`` results (in the region LRU).
+    ``fresh_bitset`` results (in the region LRU); ``start_byte_table`` keeps
+    32 bytes per token (4 MB at 131k tokens) for the filter's life.
 
 Threads
     One filter serves every engine of its vocabulary, on any thread

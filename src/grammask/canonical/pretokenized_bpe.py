@@ -36,11 +36,12 @@ What it computes
     and probe in compiled code (``_region_scan``, a few hundred
     microseconds at 128k tokens), and kept per signature, so a single
     token's verdict (``token_verdict``, the canonical lookahead's question)
-    is a lookup.  The region trim after a token (``_common_boundary``) and
-    the end-of-text check (``is_complete_text``) walk the same table in
-    compiled code too (``_region_scan.common_boundary`` /
-    ``complete_verdict``).  The regex scans remain for patterns without a
-    machine and as the reference the tests compare with.
+    is a lookup.  The region trim after a token (``_common_boundary``),
+    the end-of-text check (``is_complete_text``) and the first characters
+    that start a fresh pre-token after a region (``fresh_words``,
+    ``fresh_first_bytes``) walk the same table in compiled code too
+    (``_region_scan.ScanTable``).  The regex scans remain for patterns
+    without a machine and as the reference the tests compare with.
 
 Data layout
     ``PretokenState`` (frozen, hashable): ``last_id``, ``region`` (class
