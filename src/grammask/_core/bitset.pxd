@@ -6,8 +6,8 @@ Token bitsets
     Token t is bit ``t % 32`` of word ``t // 32`` of a ``word_t`` (uint32)
     array of ``n_words(V) = ceil(V / 32)`` words.  Single tokens are written
     and read through ``bitset_add`` / ``bitset_has``; loops that go a word
-    (32 tokens) at a time rely on the same layout.  Callers keep
-    ``token_id < n_words * 32``.
+    (32 tokens) at a time rely on the same layout (``bitset_ids_into`` reads
+    the ids back).  Callers keep ``token_id < n_words * 32``.
 
 Byte sets
     A set of bytes is 256 bits in four ``uint64_t`` words: byte b is bit
@@ -44,6 +44,24 @@ cdef inline void bitset_add_ids(word_t* bits, const token_id_t[::1] token_ids) n
     cdef Py_ssize_t i
     for i in range(token_ids.shape[0]):
         bitset_add(bits, token_ids[i])
+
+
+cdef inline Py_ssize_t bitset_ids_into(const word_t* bits, Py_ssize_t n_bit_words, Py_ssize_t limit,
+                                       token_id_t* ids, Py_ssize_t capacity) noexcept nogil:
+    """Write the ids set in ``bits`` below ``limit`` to ``ids``, ascending, at most
+    ``capacity`` of them; returns how many (count-trailing-zeros, a word at a time)."""
+    cdef Py_ssize_t i, token, n = 0
+    cdef word_t word
+    for i in range(n_bit_words):
+        word = bits[i]
+        while word:
+            token = (i << 5) + __builtin_ctz(word)
+            if token >= limit or n >= capacity:
+                return n
+            ids[n] = <token_id_t> token
+            n += 1
+            word &= word - 1
+    return n
 
 
 cdef inline bint byte_set_has(const uint64_t* byte_set, uint8_t byte) noexcept nogil:

@@ -30,7 +30,7 @@ from libc.stdint cimport int32_t
 
 import numpy as np
 
-from grammask._core.bitset cimport __builtin_ctz, __builtin_popcount
+from grammask._core.bitset cimport __builtin_popcount, bitset_ids_into
 from grammask._core.types cimport word_t
 
 
@@ -74,23 +74,16 @@ def mask_rows(real_t[:, :] logits, const word_t[::1] bits, Py_ssize_t vocab_size
 @cython.wraparound(False)
 def allowed_ids(const word_t[::1] bits, Py_ssize_t vocab_size):
     """Sorted np.int32 array of the tokens set in ``bits`` below ``vocab_size``."""
-    cdef Py_ssize_t n_words = min(bits.shape[0], (vocab_size + 31) >> 5), i, count = 0, n = 0
-    cdef word_t word, last_mask = 0xFFFFFFFFu
+    cdef Py_ssize_t n_words = min(bits.shape[0], (vocab_size + 31) >> 5), i, count = 0
+    cdef word_t last_mask = 0xFFFFFFFFu
     if n_words and vocab_size < n_words * 32:
         last_mask = (<word_t> 1 << (vocab_size & 31)) - 1
     with nogil:
         for i in range(n_words):
-            word = bits[i] & (last_mask if i == n_words - 1 else <word_t> 0xFFFFFFFFu)
-            count += __builtin_popcount(word)
+            count += __builtin_popcount(bits[i] & (last_mask if i == n_words - 1 else <word_t> 0xFFFFFFFFu))
     out = np.empty(count, dtype=np.int32)
-    if not count:
-        return out
     cdef int32_t[::1] ids = out
-    with nogil:
-        for i in range(n_words):
-            word = bits[i] & (last_mask if i == n_words - 1 else <word_t> 0xFFFFFFFFu)
-            while word:
-                ids[n] = <int32_t> ((i << 5) + __builtin_ctz(word))
-                n += 1
-                word &= word - 1
+    if count:
+        with nogil:
+            bitset_ids_into(&bits[0], n_words, vocab_size, &ids[0], count)
     return out

@@ -45,7 +45,7 @@ import hashlib
 
 import numpy as np
 
-from grammask._core.bitset cimport __builtin_ctz, bitset_add, bitset_add_ids, n_words
+from grammask._core.bitset cimport bitset_add, bitset_add_ids, bitset_ids_into, n_words
 from grammask._core.earley_tables cimport CompiledTables, DfaInfo, TerminalInfo
 from grammask._core.exit_trie cimport merge_subtrees
 from grammask._core.growable cimport Growable, growable_empty, grow_push
@@ -148,15 +148,10 @@ cdef object _ids_of_bits(const word_t* words, Py_ssize_t n_bit_words, Py_ssize_t
     """The ids set in a bitset of ``n_ids`` members, ascending."""
     out = np.empty(n_ids, dtype=np.int32)
     cdef int32_t[::1] ids = out
-    cdef Py_ssize_t i, n = 0
-    cdef word_t word
-    with nogil:
-        for i in range(n_bit_words):
-            word = words[i]
-            while word and n < n_ids:
-                ids[n] = <int32_t>(i * 32 + __builtin_ctz(word))
-                n += 1
-                word &= word - 1
+    cdef Py_ssize_t n = 0
+    if n_ids:
+        with nogil:
+            n = bitset_ids_into(words, n_bit_words, n_bit_words * 32, &ids[0], n_ids)
     return out[:n]
 
 

@@ -244,11 +244,12 @@ def shape_group_verdicts(const int[:, ::1] trans, const unsigned char[:, ::1] ma
         free(text)
 
 
-cdef int* _region_classes(str region, const short[::1] class_of) except NULL:
-    """The class ids of ``region``'s characters in a new buffer (the caller frees it)."""
+cdef int* _region_classes(str region, const short[::1] class_of, Py_ssize_t room=1) except NULL:
+    """The class ids of ``region``'s characters in a new buffer with ``room`` more ints
+    after them (the caller frees it)."""
     cdef Py_ssize_t n = len(region), k = 0
     cdef Py_UCS4 char
-    cdef int* text = <int*> malloc((n + 1) * sizeof(int))
+    cdef int* text = <int*> malloc((n + room) * sizeof(int))
     if text == NULL:
         raise MemoryError()
     for char in region:
@@ -458,18 +459,12 @@ cdef class ScanTable:
         cdef int* text
         cdef int* reference
         cdef int* ends
-        cdef Py_UCS4 char
         if n + 2 > _MAX_TEXT:
             return -1
-        text = <int*> malloc(3 * (n + 2) * sizeof(int))
-        if text == NULL:
-            raise MemoryError()
+        # the region, a first character and a probe; then two buffers of boundaries
+        text = _region_classes(region, self.class_of, 2 + 2 * (n + 2))
         reference = text + (n + 2)
         ends = reference + (n + 2)
-        k = 0
-        for char in region:
-            text[k] = self.class_of[char]
-            k += 1
         with nogil:
             # the matches that end inside the region whatever follows, once; then the one
             # still running at its end, which each first character and probe resume

@@ -943,6 +943,7 @@ class PretokenizedBPE:
 
         def compute() -> tuple:
             words = np.zeros(self.n_words, dtype=np.uint32)
+            # codes are 0 or 1 here, so the words of code 2 stay empty: one array serves both
             code_words(fresh[self._first_of_shape], self.shape_of_token, words, words)
             return words, None
         return self._cached_words(("fresh", fresh.tobytes()), compute)[0]

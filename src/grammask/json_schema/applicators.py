@@ -489,13 +489,10 @@ def _flattened(translator, schema: dict, own: dict, depth: int, flatten) -> Opti
         [own] + schema.get("allOf", [])
     locations = [None] * len(parts)
     if "$ref" in schema:
-        try:
-            target, location, target_base = translator.resolver.resolve(schema["$ref"],
-                                                                         translator.base_uri)
-        except UnresolvedRef:
+        found = _resource_target(translator, schema["$ref"])
+        if found is None:
             return None
-        if target_base != translator.base_uri:
-            return None
+        target, location = found
         parts.append(target)
         locations.append(location)
     conjuncts = []
@@ -1270,16 +1267,20 @@ def _string_exclusions(translator, negated: Any,
     if asserting == {"not"}:
         return [], [negated["not"]]
     if asserting == {"$ref"}:
-        try:
-            target, _, target_base = translator.resolver.resolve(negated["$ref"],
-                                                                  translator.base_uri)
-        except UnresolvedRef:
-            return None
-        if target_base != translator.base_uri:
-            return None
-        return _string_exclusions(translator, target, depth + 1)
+        found = _resource_target(translator, negated["$ref"])
+        return None if found is None else _string_exclusions(translator, found[0], depth + 1)
     found = _strings_of(negated)
     return None if found is None else (found, [])
+
+
+def _resource_target(translator, reference: Any) -> Optional[tuple[Any, str]]:
+    """(target schema, its resolved location) of a ``$ref`` inside the current
+    resource, or None when it does not resolve or lies in another resource."""
+    try:
+        target, location, target_base = translator.resolver.resolve(reference, translator.base_uri)
+    except UnresolvedRef:
+        return None
+    return None if target_base != translator.base_uri else (target, location)
 
 
 def _strings_of(negated: Any) -> Optional[list[str]]:
