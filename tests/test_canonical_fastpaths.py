@@ -410,3 +410,26 @@ def test_memoized_boundaries_match_finditer(encoding_and_filter):
     texts += TEXTS + [text[index:] for text in TEXTS for index in range(0, len(text), 3)]
     for text in texts:
         assert scanner.boundaries(text) == scanner.boundaries_by_finditer(text), text
+
+
+def test_stored_filter_keeps_the_shape_groups(encoding_and_filter, tmp_path, monkeypatch):
+    """The disk cache's pickle keeps the shape groups' flat arrays
+    (``prepare_for_disk``), equal to the ones a fresh backend computes."""
+    import pickle
+
+    from grammask.canonical.factory import _store
+
+    monkeypatch.delenv("GRAMMASK_NO_DISK_CACHE", raising=False)
+    encoding, flt = encoding_and_filter
+    path = tmp_path / "backend.pkl"
+    _store(str(path), ("label", pickle.loads(pickle.dumps(flt.backend))))
+    with open(path, "rb") as file:
+        _label, stored = pickle.load(file)
+    kept = stored.__dict__.get("_scan_group_arrays")
+    assert kept is not None
+    fresh = pickle.loads(pickle.dumps(flt.backend))
+    fresh.__dict__.pop("_scan_group_arrays", None)
+    computed = fresh._scan_groups()
+    assert kept.keys() == computed.keys()
+    for name in kept:
+        assert np.array_equal(kept[name], computed[name]), name

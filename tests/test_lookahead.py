@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import grammask
-from grammask.bitset import count_bits, first_bit_id, set_bit_ids
+from grammask.bitset import count_bits, first_bit_id, has as bitset_has, set_bit_ids
 
 
 PATTERN = r"[a-z]+|[0-9]{1,3}|[^a-z0-9]+"
@@ -39,17 +39,21 @@ def toy_encoding(merges):
                              mergeable_ranks=ranks, special_tokens={EOS: len(ranks)})
 
 
-def sentences(words, n_max):
-    """word ("," word){0, n_max - 1}."""
+def sentences(words, n_max, separators=(",",)):
+    """word (separator word){0, n_max - 1}."""
     for n in range(1, n_max + 1):
         for combo in itertools.product(words, repeat=n):
-            yield ",".join(combo)
+            for between in itertools.product(separators, repeat=n - 1):
+                yield combo[0] + "".join(separator + word for separator, word in zip(between, combo[1:]))
 
 
-def grammar_for(words, n_max):
+def grammar_for(words, n_max, separators=(",",)):
     alternatives = " | ".join('"' + word + '"' for word in words)
-    rest = " ".join(['("," word'] * (n_max - 1)) + " " + " ".join([")?"] * (n_max - 1))
+    rest = " ".join(["(sep word"] * (n_max - 1)) + " " + " ".join([")?"] * (n_max - 1))
+    separator_rule = " | ".join('"' + separator + '"' for separator in separators)
     source = f"start ::= word {rest if n_max > 1 else ''};\nword ::= {alternatives};\n"
+    if n_max > 1:
+        source += f"sep ::= {separator_rule};\n"
     return grammask.Grammar.from_ebnf(source)
 
 
@@ -69,12 +73,12 @@ def check_all_states(encoding, words, n_max, lookahead=4):
     return walk_all_states(encoding, words, n_max, lookahead)[0]
 
 
-def walk_all_states(encoding, words, n_max, lookahead=4):
+def walk_all_states(encoding, words, n_max, lookahead=4, separators=(",",)):
     """Walks every reachable state checking its mask; (states walked, the compiled grammar)."""
     vocab = grammask.Vocabulary.from_tiktoken(encoding)
-    compiled = grammask.compile(grammar_for(words, n_max), vocab,
+    compiled = grammask.compile(grammar_for(words, n_max, separators), vocab,
                                 grammask.Config(canonical=True, canonical_lookahead=lookahead))
-    table = viable_table(encoding, sentences(words, n_max))
+    table = viable_table(encoding, sentences(words, n_max, separators))
     eos_id = encoding.encode_single_token(EOS)
     stack = [(grammask.Engine(compiled), ())]
     n_states = 0
@@ -127,6 +131,45 @@ def test_replayed_witnesses_keep_masks_exact():
     n_states, compiled = walk_all_states(encoding, ["true", "null", "no", "t"], 3)
     assert n_states > 50
     assert compiled.lookahead.n_replayed > 0
+
+
+def test_witnesses_ending_where_a_text_starts_keep_masks_exact():
+    """Spaces and commas before words: the search after a separator token
+    reaches the word's start, a state searched as from the start of a text,
+    and its witnesses end there (``FROM_START``); replayed from the
+    separator tokens of later words, they take that state's start verdict.
+    Every mask stays the oracle's."""
+    encoding = toy_encoding(KEYWORD_MERGES + [b" ,", b", ", b" , ", b"  "])
+    n_states, compiled = walk_all_states(encoding, ["true", "null", "no"], 3,
+                                         separators=(",", " ,", ", ", " , ", "  ,"))
+    assert n_states > 200
+    assert compiled.lookahead.n_replayed_from_start > 0
+
+
+def test_a_kept_witness_says_nothing_where_the_grammar_moved_on():
+    """``t`` is alive before ``to`` (``o`` follows it canonically) and dead
+    after the comma, where only ``true`` (one token) may follow: the witness
+    kept for the fresh token ``t`` at the first word does not hold at the
+    second, and the mask there is still the oracle's."""
+    encoding = toy_encoding([b"tr", b"ue", b"true", b"nu", b"ll", b"null"])
+    texts = [first + "," + second for first in ("to", "null") for second in ("true", "null")]
+    vocab = grammask.Vocabulary.from_tiktoken(encoding)
+    grammar = grammask.Grammar.from_ebnf('start ::= ("to" | "null") "," ("true" | "null");\n')
+    compiled = grammask.compile(grammar, vocab, grammask.Config(canonical=True))
+    table = viable_table(encoding, texts)
+    t_id = encoding.encode_single_token(b"t")
+    seen = []
+    stack = [(grammask.Engine(compiled), ())]
+    while stack:
+        engine, prefix = stack.pop()
+        allowed = set(engine.compute_allowed_token_ids().tolist())
+        assert allowed == table[prefix], [encoding.decode([t]) for t in prefix]
+        seen.append(t_id in table[prefix])
+        for token_id in allowed - {encoding.encode_single_token(EOS)}:
+            child = engine.copy()
+            child.try_accept_new_token(token_id)
+            stack.append((child, prefix + (token_id,)))
+    assert True in seen and len(seen) > 8
 
 
 def test_fixed_digit_counts_have_no_dead_ends():
@@ -402,3 +445,42 @@ def test_settled_candidates_give_the_masks_of_the_one_by_one_search(cl100k_vocab
     assert len(masks["settled"]) == len(masks["one by one"])
     for settled, searched in zip(masks["settled"], masks["one by one"]):
         assert np.array_equal(settled, searched)
+
+
+def test_replayed_fresh_witnesses_give_the_masks_of_the_search(cl100k_vocab, monkeypatch):
+    """Masks with kept witnesses replayed (the compiled pass over fresh
+    candidates, witnesses ending where a search from the start of a text takes
+    over) equal the masks of the search alone, along indented instances, where
+    every whitespace token before a member or a value is a candidate and the
+    members' names change from one position to the next."""
+    from grammask.engine import lookahead
+
+    schema = {"type": "object", "properties": {
+        "name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+        "size": {"type": "integer"}, "extra": {"type": "object", "properties": {"flag": {"type": "boolean"},
+                                                                                "note": {"type": "string"}}}}}
+    grammar = grammask.Grammar.from_json_schema(schema)
+    texts = ['{\n  "name": "a b",\n  "tags": [\n    "x",\n    "y"\n  ],\n  "size": 3,\n'
+             '  "extra": {\n    "flag": true,\n    "note": "ok"\n  }\n}',
+             '{"name":"n",\n\t"size": 12, "extra": {"flag": false, "note": "z"}}']
+    masks, lookaheads = {}, {}
+    for label, budget in (("replayed", 400_003), ("searched", 400_004)):
+        if label == "searched":
+            monkeypatch.setattr(lookahead.CanonicalLookahead, "_witness_holds", lambda *args: False)
+            monkeypatch.setattr(lookahead.CanonicalLookahead, "_replay_fresh_witnesses",
+                                lambda self, recognizer, ids, decided: ids)
+        compiled = grammask.compile(grammar, cl100k_vocab,
+                                    grammask.Config(canonical=True, canonical_lookahead_budget=budget))
+        out = masks[label] = []
+        for text in texts:
+            engine = grammask.Engine(compiled)
+            for token_id in cl100k_vocab.tokenizer.encode(text, disallowed_special=()):
+                out.append(engine.allowed_bitset().copy())
+                assert bitset_has(out[-1], token_id), (text, cl100k_vocab.token_bytes[token_id])
+                engine.try_accept_new_token(token_id)
+            assert engine.stats()["lookahead_cutoffs"] == 0
+        lookaheads[label] = compiled.lookahead
+    assert lookaheads["replayed"].n_replayed_from_start > 10
+    assert len(masks["replayed"]) == len(masks["searched"])
+    for replayed, searched in zip(masks["replayed"], masks["searched"]):
+        assert np.array_equal(replayed, searched)

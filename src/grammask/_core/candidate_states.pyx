@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""The canonical lookahead's fresh candidates settled by the Earley state they lead to, in one compiled pass.
+"""The canonical lookahead's fresh candidates settled by the Earley states they lead to, in compiled passes.
 
 What it computes
 ----------------
@@ -27,20 +27,30 @@ length left) meet in one Earley state, and the search from there is the
 same for all of them: one Python search per state instead of one per token
 (``grammask.engine.lookahead``, ``_prune_fresh``).
 
+``replay_witnesses(recognizer, ids, spelled, end_fresh, lengths, verdicts,
+depth)`` replays the witness kept for each fresh candidate (the tokens after
+it that showed it alive at an earlier mask; the token being fresh, the
+canonical filter's part of it still holds) as one probe of the candidate's
+bytes and the witness's: the candidate is alive where the witness still ends
+the search alive, or ends where the search is the one from the start of a
+text and the state there has an alive start verdict (*keyed* when that
+verdict is not known yet); the rest go to the search.  The whitespace tokens
+before an object's members replay their witnesses this way at every member.
+
 Layout
 ------
 ``ids`` int32, in byte order of their bytes, so each probe keeps the bytes
 it shares with the previous one (``token_bytes[t]``: the token's bytes);
 ``start_bytes`` uint64[V, 4] (a 256-bit byte set per token, ``bitset.pxd``
 layout), ``start_known`` uint8[V]; ``verdicts`` maps a 16-byte state key to
-(alive, depth checked, witness).
+(alive, depth checked).
 
 Invariants
 ----------
 The recognizer is left as it was (every probe popped).  An alive verdict
 counts only when checked at least ``depth`` deep; a dead one always.
 Work: the bytes each probe does not share with the previous one, one byte
-set and, for keyed candidates, one state key.
+set and, for keyed candidates, one state key (the same for both passes).
 """
 
 cimport cython
@@ -129,3 +139,81 @@ def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, objec
         if pushed:
             recognizer.pop_bytes(pushed)
     return alive, dead, keyed, other
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list spelled,
+                     const uint64_t[:, ::1] end_fresh, const int32_t[::1] lengths, dict verdicts, int depth):
+    """(alive ids, keyed (index, state key, depth left) triples, other indices) of
+    fresh candidates replaying kept witnesses: ``spelled[k]`` is candidate
+    ``ids[k]``'s bytes followed by its witness's (``ids`` sorted by them),
+    ``lengths[k]`` the witness's tokens and ``end_fresh[k]`` the fresh first
+    bytes of the canonical state after them when the witness ends where the
+    search is the one from the start of a text (else no byte).  Alive: the
+    grammar is not narrow after the spelling, or the depth bound is passed
+    there with a byte allowed, or every byte the grammar allows next (one at
+    least) is in ``end_fresh[k]`` and ``verdicts`` holds an alive start verdict
+    at least as deep as the depth left for the state there.  Keyed: the same
+    without a verdict deep enough.  Other: the grammar refuses the spelling,
+    may end after it, allows no byte or one not in ``end_fresh[k]`` next, or
+    the kept verdict is dead (the witness says nothing then).  The recognizer
+    is left as it was."""
+    cdef list alive = [], keyed = [], other = []
+    cdef Py_ssize_t k, i, n = ids.shape[0], pushed = 0, common, length
+    cdef const char* data
+    cdef const char* previous = NULL
+    cdef uint64_t byte_set[4]
+    cdef uint64_t out2[2]
+    cdef bint within, any_byte
+    cdef int left
+    cdef PyObject* found
+    cdef bytes text
+    try:
+        for k in range(n):
+            text = spelled[k]
+            data = PyBytes_AS_STRING(text)
+            length = PyBytes_GET_SIZE(text)
+            common = 0
+            while common < pushed and common < length and data[common] == previous[common]:
+                common += 1
+            if pushed > common:
+                recognizer.pop_bytes(pushed - common)
+                pushed = common
+            while pushed < length and recognizer.try_push_byte(<uint8_t> data[pushed]):
+                pushed += 1
+            previous = data
+            if pushed < length or not length:
+                recognizer.raise_pending_error()
+                other.append(k)
+                continue
+            recognizer.allowed_bytes(byte_set)
+            left = depth - lengths[k]
+            any_byte = (byte_set[0] | byte_set[1] | byte_set[2] | byte_set[3]) != 0
+            if not is_narrow(byte_set, <uint8_t> data[length - 1]) or (left < 0 and any_byte):
+                alive.append(ids[k])
+                continue
+            if recognizer.accepting() or not any_byte:
+                other.append(k)
+                continue
+            within = True
+            for i in range(4):
+                if byte_set[i] & ~end_fresh[k, i]:
+                    within = False
+            if not within:
+                other.append(k)
+                continue
+            if not recognizer.state_key_into(out2):
+                recognizer.raise_pending_error()
+            key = _key_bytes(out2)
+            found = PyDict_GetItem(verdicts, key)
+            if found != NULL and not (<tuple> found)[0]:
+                other.append(k)
+            elif found != NULL and (<tuple> found)[1] >= left:
+                alive.append(ids[k])
+            else:
+                keyed.append((k, key, left))
+    finally:
+        if pushed:
+            recognizer.pop_bytes(pushed)
+    return alive, keyed, other

@@ -318,24 +318,30 @@ class MergeTable:
     def left_spine(self, token_id: int) -> list:
         return self._spine(token_id, self.left_child)
 
-    def _merge_lookup(self) -> dict:
-        """{(left id, right id): priority} over the crossing-merge index (built on first use)."""
-        lookup = self.__dict__.get("_lookup")
-        if lookup is None:
-            lefts = np.repeat(np.arange(self.n_tokens), np.diff(self.merge_offsets))
-            lookup = dict(zip(zip(lefts.tolist(), self.merge_right.tolist()), self.merge_priorities.tolist()))
-            self._lookup = lookup
-        return lookup
+    def _merges_of(self, left_id: int) -> dict:
+        """{right id: priority} of the crossing merges whose left operand is
+        ``left_id``, from the crossing-merge index (memoized per left operand:
+        a first pair test reads the groups of a few spine nodes, not all
+        merges)."""
+        groups = self.__dict__.get("_lookup")
+        if groups is None:
+            groups = self._lookup = {}
+        found = groups.get(left_id)
+        if found is None:
+            start, end = self.merge_offsets[left_id], self.merge_offsets[left_id + 1]
+            found = groups[left_id] = dict(zip(self.merge_right[start:end].tolist(),
+                                               self.merge_priorities[start:end].tolist()))
+        return found
 
     def pair_allowed(self, first_id: int, second_id: int) -> bool:
         """True iff BPE keeps ``first_id`` and ``second_id`` apart (both reachable)."""
         if not (self.reachable[first_id] and self.reachable[second_id]):
             return False
-        lookup = self._merge_lookup()
         left_spine = self.left_spine(second_id)
         for right_node, right_parent in self.right_spine(first_id):
+            merges = self._merges_of(right_node)
             for left_node, left_parent in left_spine:
-                priority = lookup.get((right_node, left_node))
+                priority = merges.get(left_node)
                 if priority is not None and priority < right_parent and priority <= left_parent:
                     return False
         return True

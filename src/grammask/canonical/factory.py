@@ -101,8 +101,13 @@ def _load(path: str):
 
 
 def _store(path: str, backend) -> None:
+    """Pickle ``backend`` ((label, backend) pair) to ``path``, first building what
+    its ``prepare_for_disk`` says the pickle should keep."""
     if not disk_caches_enabled():
         return
+    prepare = getattr(backend[1], "prepare_for_disk", None)
+    if prepare is not None:
+        prepare()
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         temporary = f"{path}.{os.getpid()}.tmp"

@@ -56,6 +56,9 @@ import numpy as np
 
 from grammask import bitset
 
+_NO_START_BYTES = bytes(32)
+"""``start_byte_table``'s row of a token whose state the backend cannot tell."""
+
 
 class CanonicalFilter:
     """Per-step canonical-tokenization mask for one tokenizer; see the module docstring."""
@@ -191,12 +194,15 @@ class CanonicalFilter:
                                              np.zeros(self.vocab_size, dtype=np.uint8))
             rows, known = table
             token_ids = np.asarray(token_ids, dtype=np.int64)
-            initial = self.backend.initial_state()
-            for token_id in token_ids[known[token_ids] == 0].tolist():
-                found = fresh_first_bytes(self.advance(initial, token_id))
-                if found is not None:
-                    rows[token_id] = np.frombuffer(found, dtype=np.uint64)
-                known[token_id] = 1
+            missing = token_ids[known[token_ids] == 0]
+            if len(missing):
+                # the backend's own transitions: these one-off states would
+                # only push the working set out of the transition cache
+                advance, initial = self.backend.advance, self.backend.initial_state()
+                found = [fresh_first_bytes(advance(initial, token_id)) for token_id in missing.tolist()]
+                rows[missing] = np.frombuffer(b"".join([row or _NO_START_BYTES for row in found]),
+                                              dtype=np.uint64).reshape(-1, 4)
+                known[missing] = 1
             return table
 
     def fresh_first_bytes(self, state) -> Optional[bytes]:

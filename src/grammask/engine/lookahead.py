@@ -62,21 +62,31 @@ Witness replay
     Exact state keys rarely repeat inside one output (each member of an
     object has its own future), so most verdicts would be searched again at
     every value.  Before the key is even computed (it hashes the new Earley
-    sets, 60-200 µs on sets of a few hundred items), the witness found last
-    from the same canonical state and the same next allowed bytes is
-    replayed (the filter allowed its tokens from there: one probe of its
-    bytes), then the one found last from a canonical state of the same
-    class (``CanonicalFilter.state_class``: for pre-tokenized BPE the
+    sets, 60-200 µs on sets of a few hundred items), up to three witnesses
+    are replayed: the one found last from the same canonical state and the
+    same next allowed bytes (the filter allowed its tokens from there: one
+    probe of its bytes), the one found last from a canonical state of the
+    same class (``CanonicalFilter.state_class``: for pre-tokenized BPE the
     region's last characters, so the states after whitespace runs of
-    different lengths meet), whose tokens the filter must allow from this
-    state as well (its verdicts are memoized per region signature).
+    different lengths meet), and the one found last anywhere; the filter
+    must allow the tokens of the last two from this state as well (checked
+    token by token, memoized per (state, rest of the witness)).  Of the
+    first two, the one found more recently goes first: where an object's
+    member changed, a whitespace token's own witness spells the member
+    before, and the class witness found at the current member holds.
     If one still ends the search alive there, the token is alive (every state
     on the path is alive by induction, so the search would find that path or
-    another); otherwise nothing is concluded and the search runs.  Dead
+    another); otherwise nothing is concluded and the search runs.
+    A witness may end (``FROM_START``) at a state whose search is the one
+    from the start of a text (below): its replay spells only the tokens up
+    to there and takes that state's start verdict, kept per state key, so
+    the whitespace tokens before a member's name share one search of the
+    name per member instead of each replaying (and at a new member failing)
+    a witness that spells the name before.  Dead
     verdicts always come from a search.  Witnesses are kept per (state,
     next bytes) and per (state class, next bytes) in bounded FIFOs
     (``n_replayed`` counts the replays
-    that held).  The candidates of one mask are probed in byte order, each
+    that held, ``n_replayed_from_start`` those of them ending in ``FROM_START``).  The candidates of one mask are probed in byte order, each
     probe extending the previous one by the bytes they do not share: the
     hundreds of whitespace-run tokens a JSON value start allows then cost a
     byte or two of Earley work each instead of their whole length.
@@ -118,7 +128,7 @@ from collections import OrderedDict
 import numpy as np
 
 from grammask._core.candidate_bits import add_ids, clear_dead, has_candidates, split_candidates
-from grammask._core.candidate_states import settle_from_start
+from grammask._core.candidate_states import replay_witnesses, settle_from_start
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
 from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard, first_bit_id, set_bit_ids
 from grammask.errors import InvalidArgument
@@ -141,8 +151,16 @@ of the mask's only when it settled at least half of these."""
 SETTLE_IDS_PER_UNIT = 32
 """Candidates the compiled pass settles per unit of work."""
 
+FROM_START = -1
+"""Last entry of a witness that ends where the search is the one from the start
+of a text (``_alive_from_start``): its replay takes that verdict, kept per
+state key, instead of spelling the rest (see "Witness replay")."""
+
 _NO_BYTES = bytes(32)
 """The empty byte set in ``next_bytes``' 32-byte form."""
+
+_NO_WORDS = np.zeros(4, dtype=np.uint64)
+"""The empty byte set as four words (``_core.candidate_states`` layout)."""
 
 
 def _probe_to(recognizer, probe: bytes, target: bytes) -> bytes:
@@ -189,11 +207,16 @@ class CanonicalLookahead:
         # Per (canonical state after a token, bytes the grammar allows next),
         # and per (that state's class, the same bytes), the witness found
         # last from there ((token ids, their bytes, the canonical state it
-        # was found from)), in two bounded FIFOs.
+        # was found from, its serial number)), in two bounded FIFOs.
         self._witnesses: OrderedDict = OrderedDict()
         self._class_witnesses: OrderedDict = OrderedDict()
+        self._filter_memo: OrderedDict = OrderedDict()
+        self._latest_witness = None
+        self._fresh_witnesses: OrderedDict = OrderedDict()
         self._suffix: tuple = ()
+        self._n_witnesses = 0
         self.n_replayed = 0
+        self.n_replayed_from_start = 0
         self._lock = threading.Lock()
         # A grammar mask of more than ``max_tested_tokens`` tokens takes the
         # canonical state's whole keep bitset at once; a smaller one has up
@@ -266,14 +289,83 @@ class CanonicalLookahead:
         decided, dead_ids = [], []
         try:
             candidate_ids = self._settle_from_start(recognizer, candidate_ids, decided, dead_ids)
+            candidate_ids = self._replay_fresh_witnesses(recognizer, candidate_ids, decided)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, None, candidate_ids):
                 if not alive:
                     dead_ids.append(token_id)
+                elif self._suffix:
+                    self._keep_fresh_witness(token_id, self._suffix)
                 decided.append(token_id)
         finally:
             add_ids(checked, decided)
             add_ids(dead, dead_ids)
             self._n_removed += clear_dead(bits, narrow, fresh, dead)
+
+    def _keep_fresh_witness(self, token_id: int, suffix: tuple) -> None:
+        """Keep fresh candidate ``token_id``'s witness ``suffix`` for
+        ``_replay_fresh_witnesses``: (the token's bytes and the witness's, as
+        four words the fresh first bytes of the canonical state after them
+        when the witness ends in ``FROM_START`` (else none), the witness's
+        token count), in a bounded FIFO.  The token is fresh, so the filter's
+        verdicts on the witness and the canonical states along it hold after
+        whatever came before."""
+        tokens = suffix[:-1] if suffix[-1] == FROM_START else suffix
+        fresh_words = _NO_WORDS
+        if tokens is not suffix:
+            end_state = self._fresh_after(token_id)
+            for next_id in tokens:
+                end_state = self.canonical.advance(end_state, next_id)
+            fresh_bytes = self.canonical.fresh_first_bytes(end_state)
+            if fresh_bytes is None:
+                return
+            fresh_words = np.frombuffer(fresh_bytes, dtype=np.uint64)
+        spelled = b"".join([self.token_bytes[next_id] for next_id in (token_id,) + tokens])
+        self._fresh_witnesses[token_id] = (spelled, fresh_words, len(tokens))
+        if len(self._fresh_witnesses) > self.cache_size:
+            self._fresh_witnesses.popitem(last=False)
+
+    def _replay_fresh_witnesses(self, recognizer, candidate_ids: list, decided: list) -> list:
+        """Settle the fresh candidates with a kept witness
+        (``_keep_fresh_witness``) in one compiled pass
+        (``_core.candidate_states.replay_witnesses``), searching from the
+        start of a text once per new state the witnesses ending in
+        ``FROM_START`` meet in (the whitespace tokens before an object's
+        member all reach the state after its opening quote); appends the ids
+        shown alive to ``decided`` and returns the others.  The pass costs one
+        unit of work per ``SETTLE_IDS_PER_UNIT`` candidates."""
+        witnesses = self._fresh_witnesses
+        entries = sorted((found[0], token_id, found) for token_id in candidate_ids
+                         if (found := witnesses.get(token_id)) is not None)
+        if not entries:
+            return candidate_ids
+        self._spend(1 + len(entries) // SETTLE_IDS_PER_UNIT)
+        spelled = [entry[0] for entry in entries]
+        alive_ids, keyed, _others = replay_witnesses(
+            recognizer, np.asarray([entry[1] for entry in entries], dtype=np.int32), spelled,
+            np.stack([entry[2][1] for entry in entries]),
+            np.asarray([entry[2][2] for entry in entries], dtype=np.int32), self._start_verdicts,
+            self.max_depth - 1)
+        groups: dict = {}
+        for index, key, left in keyed:
+            groups.setdefault((key, left), []).append(index)
+        for (_key, left), indices in groups.items():
+            data = spelled[indices[0]]
+            if not push_probe(recognizer, data):
+                continue
+            try:
+                byte_set, narrow = next_bytes(recognizer, data[-1])
+                alive = self._alive_from_start(recognizer, byte_set, narrow, left)
+            finally:
+                pop_probe(recognizer, len(data))
+            if alive:
+                self.n_replayed_from_start += len(indices)
+                alive_ids += [entries[index][1] for index in indices]
+        if not alive_ids:
+            return candidate_ids
+        self.n_replayed += len(alive_ids)
+        decided += alive_ids
+        settled = set(alive_ids)
+        return [token_id for token_id in candidate_ids if token_id not in settled]
 
     def _settle_from_start(self, recognizer, candidate_ids: list, decided: list, dead_ids: list) -> list:
         """Settle the fresh candidates whose search is the one from the start of
@@ -376,39 +468,44 @@ class CanonicalLookahead:
         """The recognizer's state, reached by a token ending in ``last_byte``
         with canonical state ``after``, can be continued canonically within
         the grammar (checked ``depth`` more tokens deep).  First the witness
-        found last from the same canonical state, then the one found last
-        from a state of the same class (``CanonicalFilter.state_class``),
-        each with the same next allowed bytes, is replayed
-        (``_witness_holds``: one probe, cheaper than the recognizer's state
-        key on large Earley sets), unless the search would end alive here at
-        once (``_ends_alive``); else, where the grammar allows only start
-        bytes of ``after`` next, the verdict of the search from the start of
-        a text (``_alive_from_start``); else the verdict,
-        which depends only on this state (the recognizer's exact key and the
-        canonical state), is looked up or searched and cached.  When alive,
-        ``self._suffix`` is the witness from here."""
+        found last from the same canonical state and the one found last from
+        a state of the same class (``CanonicalFilter.state_class``), each
+        with the same next allowed bytes, the more recent first, then the
+        one found last anywhere, are replayed (``_witness_holds``: one
+        probe, cheaper than the recognizer's state key on large Earley
+        sets), unless the search would end alive here at once
+        (``_ends_alive``); else, where the grammar allows only start bytes
+        of ``after`` next, the verdict of the search from the start of a
+        text (``_alive_from_start``; the witness is then ``(FROM_START,)``);
+        else the verdict, which depends only on this state (the recognizer's
+        exact key and the canonical state), is looked up or searched and
+        cached.  When alive, ``self._suffix`` is the witness from here."""
         byte_set, narrow = next_bytes(recognizer, last_byte)
         if self._ends_alive(recognizer, after, byte_set, narrow, depth):
             self._suffix = ()
             return True
         exact_key = (after, byte_set)
         exact = self._witnesses.get(exact_key)
-        if exact is not None and self._witness_holds(recognizer, after, byte_set, narrow, depth, exact):
-            self.n_replayed += 1
-            self._suffix = exact[0]
-            return True
         class_key = (self.canonical.state_class(after), byte_set)
         similar = self._class_witnesses.get(class_key)
-        if similar is not None and similar is not exact and \
-                self._witness_holds(recognizer, after, byte_set, narrow, depth, similar):
-            self.n_replayed += 1
-            self._suffix = similar[0]
-            # checked from ``after`` now, so its filter part is known here
-            self._keep_witness(self._witnesses, exact_key, (similar[0], similar[1], after))
-            return True
+        if similar is exact:
+            similar = None
+        latest = self._latest_witness
+        if latest is exact or latest is similar:
+            latest = None
+        for witness in ((similar, exact, latest) if exact is None or (similar is not None and similar[3] > exact[3])
+                        else (exact, similar, latest)):
+            if witness is not None and self._witness_holds(recognizer, after, byte_set, narrow, depth, witness):
+                self.n_replayed += 1
+                self._suffix = witness[0]
+                if witness is not exact:
+                    # checked from ``after`` now, so its filter part is known here
+                    self._keep_witness(self._witnesses, exact_key, (witness[0], witness[1], after, witness[3]))
+                return True
         fresh_bytes = self.canonical.fresh_first_bytes(after)
         if fresh_bytes is not None and byte_set_within(byte_set, fresh_bytes):
             alive = self._alive_from_start(recognizer, byte_set, narrow, depth)
+            self._suffix = (FROM_START,)
         else:
             key = (recognizer.state_key(), after, last_byte)
             found = self._verdicts.get(key)
@@ -420,10 +517,12 @@ class CanonicalLookahead:
             if len(self._verdicts) > self.cache_size:
                 self._verdicts.popitem(last=False)
         if alive:
-            # a witness from the start of a text holds from ``after`` as well
-            witness = (self._suffix, b"".join([self.token_bytes[next_id] for next_id in self._suffix]), after)
+            self._n_witnesses += 1
+            witness = (self._suffix, b"".join([self.token_bytes[next_id] for next_id in self._suffix
+                                               if next_id != FROM_START]), after, self._n_witnesses)
             self._keep_witness(self._witnesses, exact_key, witness)
             self._keep_witness(self._class_witnesses, class_key, witness)
+            self._latest_witness = witness
         return alive
 
     def _alive_from_start(self, recognizer, byte_set: bytes, narrow: bool, depth: int) -> bool:
@@ -438,10 +537,9 @@ class CanonicalLookahead:
         key = recognizer.state_key()
         found = self._start_verdicts.get(key)
         if found is not None and (not found[0] or found[1] >= depth):
-            self._suffix = found[2]
             return found[0]
         alive = self._live_after(recognizer, self._initial_state, byte_set, narrow, depth)
-        self._start_verdicts[key] = (alive, depth, self._suffix if alive else None)
+        self._start_verdicts[key] = (alive, depth)
         if len(self._start_verdicts) > self.cache_size:
             del self._start_verdicts[next(iter(self._start_verdicts))]
         return alive
@@ -455,47 +553,79 @@ class CanonicalLookahead:
     def _witness_holds(self, recognizer, after, byte_set: bytes, narrow: bool, depth: int,
                        witness: tuple) -> bool:
         """The witness ``(suffix, its bytes, the canonical state it was found
-        from)`` shows the recognizer's state
+        from, its serial)`` shows the recognizer's state
         (canonical state ``after``; ``byte_set`` and ``narrow``: what
         ``next_bytes`` says of it; ``depth`` tokens left to check) alive as
         ``_live_after`` defines it: the filter allows each token of the
         suffix in turn from ``after``, the grammar allows their bytes, and
         the state after them ends the search alive (output complete, grammar
-        not narrow, or the depth bound passed with a byte allowed).  Every
-        state on the path is then alive by induction, so the intermediate
-        ones need no check.  A witness found from ``after`` itself has the
-        filter's part known; one found from another state of ``after``'s
-        class has it checked here.  The canonical state after the last token
-        is computed only when the output may end there.  False says nothing
-        (the search decides)."""
-        suffix, data, origin = witness
+        not narrow, or the depth bound passed with a byte allowed) or, for a
+        witness ending in ``FROM_START``, is one whose search is the one from
+        the start of a text with an alive verdict (``_alive_from_start``,
+        searched there when not known).  Every state on the path is then
+        alive by induction, so the intermediate ones need no check.  A
+        witness found from ``after`` itself has the filter's part known; one
+        found from another state has it checked here.  The canonical state
+        after the last token is computed only when the output may end there
+        or the witness ends in ``FROM_START``.  False says nothing (the
+        search decides)."""
+        suffix, data, origin, _serial = witness
+        tokens = suffix[:-1] if suffix and suffix[-1] == FROM_START else suffix
         self._spend(1)
-        if origin != after and not self._filter_allows(after, suffix):
+        if origin != after and not self._filter_allows(after, tokens):
             return False
         if data and not push_probe(recognizer, data):
             return False
         try:
             end_state = None
-            if recognizer.is_accepting():
+            if recognizer.is_accepting() or tokens is not suffix:
                 end_state = after
-                for next_id in suffix:
+                for next_id in tokens:
                     end_state = self.canonical.advance(end_state, next_id)
             if data:
                 byte_set, narrow = next_bytes(recognizer, data[-1])
-            return self._ends_alive(recognizer, end_state, byte_set, narrow, depth - len(suffix))
+            depth -= len(tokens)
+            if self._ends_alive(recognizer, end_state, byte_set, narrow, depth):
+                return True
+            if tokens is suffix:
+                return False
+            fresh_bytes = self.canonical.fresh_first_bytes(end_state)
+            if fresh_bytes is None or not byte_set_within(byte_set, fresh_bytes) or \
+                    not self._alive_from_start(recognizer, byte_set, narrow, depth):
+                return False
+            self.n_replayed_from_start += 1
+            return True
         finally:
             if data:
                 pop_probe(recognizer, len(data))
 
     def _filter_allows(self, state, suffix: tuple) -> bool:
         """The canonical filter allows each token of ``suffix`` in turn from
-        ``state`` (one unit of work per token)."""
+        ``state`` (one unit of work per token asked).  Memoized per (state,
+        rest of the suffix) at every token, in a bounded FIFO: a class
+        witness replayed after many whitespace tokens reaches one canonical
+        state once its first token or two fix a pre-token boundary, and the
+        rest (the member's name, say) is asked once per mask."""
+        memo = self._filter_memo
+        pending = []
+        verdict = True
         for position, next_id in enumerate(suffix):
             if position:
                 state = self.canonical.advance(state, suffix[position - 1])
+            key = (state, suffix[position:])
+            found = memo.get(key)
+            if found is not None:
+                verdict = found
+                break
+            pending.append(key)
             if not self._allowed(state, next_id):
-                return False
-        return True
+                verdict = False
+                break
+        for key in pending:
+            memo[key] = verdict
+        while len(memo) > self.cache_size:
+            memo.popitem(last=False)
+        return verdict
 
     def _fresh_after(self, token_id: int):
         """The canonical state after ``token_id`` from a fixed boundary (memoized)."""
