@@ -468,7 +468,7 @@ def test_replayed_fresh_witnesses_give_the_masks_of_the_search(cl100k_vocab, mon
         if label == "searched":
             monkeypatch.setattr(lookahead.CanonicalLookahead, "_witness_holds", lambda *args: False)
             monkeypatch.setattr(lookahead.CanonicalLookahead, "_replay_fresh_witnesses",
-                                lambda self, recognizer, ids, decided: ids)
+                                lambda self, recognizer, ids, position, decided: ids)
         compiled = grammask.compile(grammar, cl100k_vocab,
                                     grammask.Config(canonical=True, canonical_lookahead_budget=budget))
         out = masks[label] = []

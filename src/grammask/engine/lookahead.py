@@ -289,26 +289,29 @@ class CanonicalLookahead:
         decided, dead_ids = [], []
         try:
             candidate_ids = self._settle_from_start(recognizer, candidate_ids, decided, dead_ids)
-            candidate_ids = self._replay_fresh_witnesses(recognizer, candidate_ids, decided)
+            position = recognizer.allowed_first_bytes()
+            candidate_ids = self._replay_fresh_witnesses(recognizer, candidate_ids, position, decided)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, None, candidate_ids):
                 if not alive:
                     dead_ids.append(token_id)
                 elif self._suffix:
-                    self._keep_fresh_witness(token_id, self._suffix)
+                    self._keep_fresh_witness(token_id, position, self._suffix)
                 decided.append(token_id)
         finally:
             add_ids(checked, decided)
             add_ids(dead, dead_ids)
             self._n_removed += clear_dead(bits, narrow, fresh, dead)
 
-    def _keep_fresh_witness(self, token_id: int, suffix: tuple) -> None:
+    def _keep_fresh_witness(self, token_id: int, position: bytes, suffix: tuple) -> None:
         """Keep fresh candidate ``token_id``'s witness ``suffix`` for
-        ``_replay_fresh_witnesses``: (the token's bytes and the witness's, as
-        four words the fresh first bytes of the canonical state after them
-        when the witness ends in ``FROM_START`` (else none), the witness's
-        token count), in a bounded FIFO.  The token is fresh, so the filter's
-        verdicts on the witness and the canonical states along it hold after
-        whatever came before."""
+        ``_replay_fresh_witnesses``, under (the token, ``position``: the bytes
+        the grammar allowed where the token was a candidate, which tells an
+        object's member start from the end of its value): (the token's bytes
+        and the witness's, as four words the fresh first bytes of the
+        canonical state after them when the witness ends in ``FROM_START``
+        (else none), the witness's token count), in a bounded FIFO.  The token
+        is fresh, so the filter's verdicts on the witness and the canonical
+        states along it hold after whatever came before."""
         tokens = suffix[:-1] if suffix[-1] == FROM_START else suffix
         fresh_words = _NO_WORDS
         if tokens is not suffix:
@@ -320,13 +323,13 @@ class CanonicalLookahead:
                 return
             fresh_words = np.frombuffer(fresh_bytes, dtype=np.uint64)
         spelled = b"".join([self.token_bytes[next_id] for next_id in (token_id,) + tokens])
-        self._fresh_witnesses[token_id] = (spelled, fresh_words, len(tokens))
+        self._fresh_witnesses[token_id, position] = (spelled, fresh_words, len(tokens))
         if len(self._fresh_witnesses) > self.cache_size:
             self._fresh_witnesses.popitem(last=False)
 
-    def _replay_fresh_witnesses(self, recognizer, candidate_ids: list, decided: list) -> list:
-        """Settle the fresh candidates with a kept witness
-        (``_keep_fresh_witness``) in one compiled pass
+    def _replay_fresh_witnesses(self, recognizer, candidate_ids: list, position: bytes, decided: list) -> list:
+        """Settle the fresh candidates with a witness kept at the same
+        ``position`` (``_keep_fresh_witness``) in one compiled pass
         (``_core.candidate_states.replay_witnesses``), searching from the
         start of a text once per new state the witnesses ending in
         ``FROM_START`` meet in (the whitespace tokens before an object's
@@ -335,7 +338,7 @@ class CanonicalLookahead:
         unit of work per ``SETTLE_IDS_PER_UNIT`` candidates."""
         witnesses = self._fresh_witnesses
         entries = sorted((found[0], token_id, found) for token_id in candidate_ids
-                         if (found := witnesses.get(token_id)) is not None)
+                         if (found := witnesses.get((token_id, position))) is not None)
         if not entries:
             return candidate_ids
         self._spend(1 + len(entries) // SETTLE_IDS_PER_UNIT)
