@@ -413,8 +413,9 @@ def test_memoized_boundaries_match_finditer(encoding_and_filter):
 
 
 def test_stored_filter_keeps_the_shape_groups(encoding_and_filter, tmp_path, monkeypatch):
-    """The disk cache's pickle keeps the shape groups' flat arrays
-    (``prepare_for_disk``), equal to the ones a fresh backend computes."""
+    """The disk cache's pickle keeps the shape groups' flat arrays and the
+    start-byte rows (``prepare_for_disk``), equal to the ones a fresh backend
+    computes; a filter on the stored backend serves the stored rows."""
     import pickle
 
     from grammask.canonical.factory import _store
@@ -433,3 +434,15 @@ def test_stored_filter_keeps_the_shape_groups(encoding_and_filter, tmp_path, mon
     assert kept.keys() == computed.keys()
     for name in kept:
         assert np.array_equal(kept[name], computed[name]), name
+    rows = stored.start_byte_rows()
+    assert rows.shape == (fresh.vocab_size, 4)
+    rng = random.Random(5)
+    sample = [token_id for token_id in rng.sample(range(fresh.vocab_size), 600)
+              if token_id not in fresh.never_filtered_ids]
+    for token_id in sample:
+        found = fresh.fresh_first_bytes(fresh.advance(fresh.initial_state(), token_id)) or bytes(32)
+        assert rows[token_id].tobytes() == found, token_id
+    assert rows.any()
+    from grammask.canonical.filter import CanonicalFilter
+    table = CanonicalFilter("stored", stored).start_byte_table(np.asarray(sample))
+    assert table[1].all() and np.array_equal(table[0], rows[:len(table[0])])

@@ -179,10 +179,11 @@ class CanonicalFilter:
     def start_byte_table(self, token_ids: np.ndarray) -> Optional[tuple]:
         """(uint64[V, 4] byte sets, uint8[V] known): row t is ``fresh_first_bytes``
         of the state after t from ``initial_state()`` (no byte when the backend
-        cannot tell), filled for the ``token_ids`` not known yet and kept for the
-        filter's life (32 bytes per token: 4 MB at 131k tokens); None when the
-        backend has no ``fresh_first_bytes``.  The canonical lookahead's compiled
-        pass over fresh candidates reads it
+        cannot tell), the backend's whole table when its pickle kept one
+        (``start_byte_rows``), else filled for the ``token_ids`` not known yet
+        and kept for the filter's life (32 bytes per token: 4 MB at 131k
+        tokens); None when the backend has no ``fresh_first_bytes``.  The
+        canonical lookahead's compiled pass over fresh candidates reads it
         (``_core.candidate_states.settle_from_start``)."""
         fresh_first_bytes = getattr(self.backend, "fresh_first_bytes", None)
         if fresh_first_bytes is None:
@@ -190,8 +191,13 @@ class CanonicalFilter:
         with self._lock:
             table = self.__dict__.get("_start_bytes")
             if table is None:
-                table = self._start_bytes = (np.zeros((self.vocab_size, 4), dtype=np.uint64),
-                                             np.zeros(self.vocab_size, dtype=np.uint8))
+                stored = getattr(self.backend, "start_byte_rows", lambda: None)()
+                if stored is not None and len(stored) >= self.vocab_size:
+                    table = (stored[:self.vocab_size], np.ones(self.vocab_size, dtype=np.uint8))
+                else:
+                    table = (np.zeros((self.vocab_size, 4), dtype=np.uint64),
+                             np.zeros(self.vocab_size, dtype=np.uint8))
+                self._start_bytes = table
             rows, known = table
             token_ids = np.asarray(token_ids, dtype=np.int64)
             missing = token_ids[known[token_ids] == 0]
