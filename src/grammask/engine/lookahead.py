@@ -31,9 +31,10 @@ What it computes
     whitespace token is a candidate and the grammar's whitespace loop is
     searched down to the depth bound for each (about 230,000 work units,
     11 s on Llama-3, when each was searched; witness replays across
-    whitespace states of one class now settle it in about 10,700); the
-    budget below cuts such a step short.  Looking at wide tokens before the
-    one-byte ones instead settles that state in 3,000 units but sends
+    whitespace states of one class, ending where a search from the start of
+    a text takes over, now settle it in about 1,700); the budget below cuts
+    such a step short.  Looking at wide tokens before the one-byte ones
+    instead settled that state in 3,000 units (before those replays) but sends
     number states into a whole keep bitset per candidate (20 s), which the
     budget does not bound; the one-byte-first order is kept.
 
