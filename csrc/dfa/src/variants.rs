@@ -14,7 +14,8 @@
 //!   and in none of the later ones, the segments separated by
 //!   `DIFFERENCE_SEPARATOR` (SOH, U+0001, which no pattern may contain raw):
 //!   `A\0B\x01C\x01D` is (A and B) minus C minus D, each removal the product
-//!   with a complement (`table::subtract`) minimized before the next;
+//!   with a complement (`table::subtract`) minimized before the next (the
+//!   empty table at once when a removed pattern is written as a kept one);
 //! - `Kind::KeyExclusion` (`#!`): JSON keys other than a set of names, built
 //!   from the names' trie (`name_trie`);
 //! - `literals`: a set of literal strings (a byte trie, or for
