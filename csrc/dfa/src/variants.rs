@@ -14,7 +14,8 @@
 //!   and in none of the later ones, the segments separated by
 //!   `DIFFERENCE_SEPARATOR` (SOH, U+0001, which no pattern may contain raw):
 //!   `A\0B\x01C\x01D` is (A and B) minus C minus D, each removal the product
-//!   with a complement (`table::subtract`) minimized before the next;
+//!   with a complement (`table::subtract`) minimized before the next (the
+//!   empty table at once when a removed pattern is written as a kept one);
 //! - `Kind::KeyExclusion` (`#!`): JSON keys other than a set of names, built
 //!   from the names' trie (`name_trie`);
 //! - `literals`: a set of literal strings (a byte trie, or for
@@ -119,9 +120,20 @@ fn build_intersection(patterns: &str, case_insensitive: bool, limits: &Limits) -
 /// intersection, see `build_intersection`) matching none of the later
 /// segments (plain patterns). Each removal multiplies the size by at most
 /// the removed pattern's minimal size; the result is minimized after each.
+/// A removed pattern written exactly as one of the intersected ones removes
+/// every string, so the result is empty without building the intersection
+/// (`X and Y minus X`, which a JSON Schema `not` inside an `anyOf` branch
+/// writes; the intersection alone may exceed the byte limit).
 fn build_difference(segments: &str, case_insensitive: bool, limits: &Limits) -> Result<Table, Failure> {
     let mut parts = segments.split(DIFFERENCE_SEPARATOR);
     let kept = parts.next().expect("split yields at least one part");
+    let removes_a_kept_part = segments
+        .split(DIFFERENCE_SEPARATOR)
+        .skip(1)
+        .any(|removed| kept.split(INTERSECTION_SEPARATOR).any(|part| part == removed));
+    if removes_a_kept_part {
+        return Ok(Table::empty_language());
+    }
     let mut result = build_intersection(kept, case_insensitive, &relaxed(limits))?;
     for removed in parts {
         let table = build_regex(removed, Kind::Regex, case_insensitive, &relaxed(limits))?;
@@ -390,6 +402,20 @@ mod tests {
         assert_eq!(nothing_removed, build_regex("x+", Kind::Regex, false, &limits()).unwrap());
         let all_removed = build_regex("x+\u{1}x*", Kind::Difference, false, &limits()).unwrap();
         assert_eq!(all_removed, Table::empty_language());
+    }
+
+    #[test]
+    fn removing_a_kept_part_empties_the_difference_within_any_limit() {
+        // The intersection alone (about 80 states) is past these limits.
+        let tight = Limits { max_states: 10, max_bytes: 4_096 };
+        let text = "[a-z]{0,40}\0.*q.*\u{1}.*z.*\u{1}[a-z]{0,40}";
+        assert_eq!(build_regex(text, Kind::Difference, false, &tight).unwrap(), Table::empty_language());
+        let failure = build_regex("[a-z]{0,40}\0.*q.*\u{1}.*z.*", Kind::Difference, false, &tight).unwrap_err();
+        assert!(matches!(failure, Failure::Limit { .. }), "{failure:?}");
+        // Equal text only: a removed pattern equivalent to a part but written
+        // otherwise goes through the products (same language, same table).
+        let spelled_otherwise = build_regex("x+\u{1}xx*", Kind::Difference, false, &limits()).unwrap();
+        assert_eq!(spelled_otherwise, Table::empty_language());
     }
 
     #[test]
