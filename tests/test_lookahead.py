@@ -417,6 +417,20 @@ def test_settle_from_start_sorts_candidates_as_the_probes_say(cl100k_vocab):
     assert n_compared > 5000 and n_keyed > 10
 
 
+def _masks_along(compiled, vocab, texts) -> list:
+    """Every mask along the tokenizer's own encodings of ``texts`` (each of
+    their tokens allowed, no lookahead cutoff)."""
+    masks = []
+    for text in texts:
+        engine = grammask.Engine(compiled)
+        for token_id in vocab.tokenizer.encode(text, disallowed_special=()):
+            masks.append(engine.allowed_bitset().copy())
+            assert bitset_has(masks[-1], token_id), (text, vocab.token_bytes[token_id])
+            engine.try_accept_new_token(token_id)
+        assert engine.stats()["lookahead_cutoffs"] == 0
+    return masks
+
+
 def test_settled_candidates_give_the_masks_of_the_one_by_one_search(cl100k_vocab, monkeypatch):
     """Masks with the compiled pass over fresh candidates equal the masks of the search one
     candidate at a time (``SETTLE_MIN_CANDIDATES`` past any mask), along instances of a
@@ -435,13 +449,7 @@ def test_settled_candidates_give_the_masks_of_the_one_by_one_search(cl100k_vocab
         monkeypatch.setattr(lookahead, "SETTLE_MIN_CANDIDATES", minimum)
         compiled = grammask.compile(grammar, cl100k_vocab,
                                     grammask.Config(canonical=True, canonical_lookahead_budget=budget))
-        out = masks[label] = []
-        for text in texts:
-            engine = grammask.Engine(compiled)
-            for token_id in cl100k_vocab.tokenizer.encode(text, disallowed_special=()):
-                out.append(engine.allowed_bitset().copy())
-                engine.try_accept_new_token(token_id)
-            assert engine.stats()["lookahead_cutoffs"] == 0
+        masks[label] = _masks_along(compiled, cl100k_vocab, texts)
     assert len(masks["settled"]) == len(masks["one by one"])
     for settled, searched in zip(masks["settled"], masks["one by one"]):
         assert np.array_equal(settled, searched)
@@ -471,14 +479,7 @@ def test_replayed_fresh_witnesses_give_the_masks_of_the_search(cl100k_vocab, mon
                                 lambda self, recognizer, ids, position, decided: ids)
         compiled = grammask.compile(grammar, cl100k_vocab,
                                     grammask.Config(canonical=True, canonical_lookahead_budget=budget))
-        out = masks[label] = []
-        for text in texts:
-            engine = grammask.Engine(compiled)
-            for token_id in cl100k_vocab.tokenizer.encode(text, disallowed_special=()):
-                out.append(engine.allowed_bitset().copy())
-                assert bitset_has(out[-1], token_id), (text, cl100k_vocab.token_bytes[token_id])
-                engine.try_accept_new_token(token_id)
-            assert engine.stats()["lookahead_cutoffs"] == 0
+        masks[label] = _masks_along(compiled, cl100k_vocab, texts)
         lookaheads[label] = compiled.lookahead
     assert lookaheads["replayed"].n_replayed_from_start > 10
     assert len(masks["replayed"]) == len(masks["searched"])

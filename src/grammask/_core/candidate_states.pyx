@@ -73,6 +73,40 @@ cdef bytes _key_bytes(const uint64_t* out2):
     return (<char*>key_bytes)[:16]
 
 
+cdef Py_ssize_t _probe_sharing(EarleyRecognizer recognizer, const char* data, Py_ssize_t length,
+                               const char* previous, Py_ssize_t pushed) except -1:
+    """Move the probe from ``previous`` (``pushed`` bytes on the recognizer) to
+    ``data``: pop the bytes they do not share, push the rest of ``data`` until the
+    grammar refuses one (its pending error raised); returns the bytes now pushed."""
+    cdef Py_ssize_t common = 0
+    while common < pushed and common < length and data[common] == previous[common]:
+        common += 1
+    if pushed > common:
+        recognizer.pop_bytes(pushed - common)
+        pushed = common
+    while pushed < length and recognizer.try_push_byte(<uint8_t> data[pushed]):
+        pushed += 1
+    if pushed < length:
+        recognizer.raise_pending_error()
+    return pushed
+
+
+cdef object _start_verdict(EarleyRecognizer recognizer, dict verdicts, int depth):
+    """The kept start verdict of the recognizer's state: True alive (checked at
+    least ``depth`` deep), False dead, else the state key (none deep enough)."""
+    cdef uint64_t out2[2]
+    cdef PyObject* found
+    if not recognizer.state_key_into(out2):
+        recognizer.raise_pending_error()
+    key = _key_bytes(out2)
+    found = PyDict_GetItem(verdicts, key)
+    if found != NULL and not (<tuple> found)[0]:
+        return False
+    if found != NULL and (<tuple> found)[1] >= depth:
+        return True
+    return key
+
+
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, object token_bytes,
@@ -80,14 +114,12 @@ def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, objec
                       dict verdicts, int depth):
     """(alive ids, dead ids, keyed (id, state key) pairs, other ids); see the module docstring."""
     cdef list alive = [], dead = [], keyed = [], other = []
-    cdef Py_ssize_t k, i, n = ids.shape[0], pushed = 0, common, length, previous_length = 0
+    cdef Py_ssize_t k, i, n = ids.shape[0], pushed = 0, length
     cdef const char* data
     cdef const char* previous = NULL
     cdef int32_t token_id
     cdef uint64_t byte_set[4]
-    cdef uint64_t out2[2]
     cdef bint within
-    cdef PyObject* found
     cdef bytes token
     try:
         for k in range(n):
@@ -98,17 +130,9 @@ def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, objec
                 continue
             data = PyBytes_AS_STRING(token)
             length = PyBytes_GET_SIZE(token)
-            common = 0
-            while common < pushed and common < length and data[common] == previous[common]:
-                common += 1
-            if pushed > common:
-                recognizer.pop_bytes(pushed - common)
-                pushed = common
-            while pushed < length and recognizer.try_push_byte(<uint8_t> data[pushed]):
-                pushed += 1
+            pushed = _probe_sharing(recognizer, data, length, previous, pushed)
             previous = data
             if pushed < length:
-                recognizer.raise_pending_error()
                 dead.append(token_id)
                 continue
             recognizer.allowed_bytes(byte_set)
@@ -125,16 +149,13 @@ def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, objec
             if not within:
                 other.append(token_id)
                 continue
-            if not recognizer.state_key_into(out2):
-                recognizer.raise_pending_error()
-            key = _key_bytes(out2)
-            found = PyDict_GetItem(verdicts, key)
-            if found != NULL and not (<tuple> found)[0]:
+            verdict = _start_verdict(recognizer, verdicts, depth)
+            if verdict is False:
                 dead.append(token_id)
-            elif found != NULL and (<tuple> found)[1] >= depth:
+            elif verdict is True:
                 alive.append(token_id)
             else:
-                keyed.append((token_id, key))
+                keyed.append((token_id, verdict))
     finally:
         if pushed:
             recognizer.pop_bytes(pushed)
@@ -160,31 +181,21 @@ def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list s
     the kept verdict is dead (the witness says nothing then).  The recognizer
     is left as it was."""
     cdef list alive = [], keyed = [], other = []
-    cdef Py_ssize_t k, i, n = ids.shape[0], pushed = 0, common, length
+    cdef Py_ssize_t k, i, n = ids.shape[0], pushed = 0, length
     cdef const char* data
     cdef const char* previous = NULL
     cdef uint64_t byte_set[4]
-    cdef uint64_t out2[2]
     cdef bint within, any_byte
     cdef int left
-    cdef PyObject* found
     cdef bytes text
     try:
         for k in range(n):
             text = spelled[k]
             data = PyBytes_AS_STRING(text)
             length = PyBytes_GET_SIZE(text)
-            common = 0
-            while common < pushed and common < length and data[common] == previous[common]:
-                common += 1
-            if pushed > common:
-                recognizer.pop_bytes(pushed - common)
-                pushed = common
-            while pushed < length and recognizer.try_push_byte(<uint8_t> data[pushed]):
-                pushed += 1
+            pushed = _probe_sharing(recognizer, data, length, previous, pushed)
             previous = data
             if pushed < length or not length:
-                recognizer.raise_pending_error()
                 other.append(k)
                 continue
             recognizer.allowed_bytes(byte_set)
@@ -203,16 +214,13 @@ def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list s
             if not within:
                 other.append(k)
                 continue
-            if not recognizer.state_key_into(out2):
-                recognizer.raise_pending_error()
-            key = _key_bytes(out2)
-            found = PyDict_GetItem(verdicts, key)
-            if found != NULL and not (<tuple> found)[0]:
+            verdict = _start_verdict(recognizer, verdicts, left)
+            if verdict is False:
                 other.append(k)
-            elif found != NULL and (<tuple> found)[1] >= left:
+            elif verdict is True:
                 alive.append(ids[k])
             else:
-                keyed.append((k, key, left))
+                keyed.append((k, verdict, left))
     finally:
         if pushed:
             recognizer.pop_bytes(pushed)

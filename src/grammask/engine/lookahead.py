@@ -353,15 +353,7 @@ class CanonicalLookahead:
         for index, key, left in keyed:
             groups.setdefault((key, left), []).append(index)
         for (_key, left), indices in groups.items():
-            data = spelled[indices[0]]
-            if not push_probe(recognizer, data):
-                continue
-            try:
-                byte_set, narrow = next_bytes(recognizer, data[-1])
-                alive = self._alive_from_start(recognizer, byte_set, narrow, left)
-            finally:
-                pop_probe(recognizer, len(data))
-            if alive:
+            if self._start_verdict_after(recognizer, spelled[indices[0]], left):
                 self.n_replayed_from_start += len(indices)
                 alive_ids += [entries[index][1] for index in indices]
         if not alive_ids:
@@ -421,18 +413,24 @@ class CanonicalLookahead:
         for token_id, key in keyed:
             by_key.setdefault(key, []).append(token_id)
         for group in by_key.values():
-            data = token_bytes[group[0]]
-            if not push_probe(recognizer, data):
+            alive = self._start_verdict_after(recognizer, token_bytes[group[0]], depth)
+            if alive is None:
                 others += group
                 continue
-            try:
-                byte_set, narrow = next_bytes(recognizer, data[-1])
-                alive = self._alive_from_start(recognizer, byte_set, narrow, depth)
-            finally:
-                pop_probe(recognizer, len(data))
             decided += group
             if not alive:
                 dead_ids += group
+
+    def _start_verdict_after(self, recognizer, data: bytes, depth: int):
+        """``_alive_from_start`` (``depth`` tokens deep) of the state after the
+        bytes ``data``, probed and popped; None when the grammar refuses them."""
+        if not push_probe(recognizer, data):
+            return None
+        try:
+            byte_set, narrow = next_bytes(recognizer, data[-1])
+            return self._alive_from_start(recognizer, byte_set, narrow, depth)
+        finally:
+            pop_probe(recognizer, len(data))
 
     def _verdicts_in_byte_order(self, recognizer, canonical_state, token_ids: list):
         """Yields (token id, alive) for ``token_ids`` after the current state
