@@ -13,7 +13,8 @@ languages, by number bounds), else the branch meets ``not: {anyOf: [the
 overlapping ones]}`` (exact when ``not`` is, see below); a branch that
 cannot be negated, that may overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, or complements past
 ``MAX_ONE_OF_COMPLEMENT_PARTS`` alternatives make oneOf an ``anyOf`` with a
-warning.  Beside ``unevaluatedProperties`` /
+warning.  A oneOf over numbers that only ``multipleOf`` decides is one set
+of remainders instead (``multiple_formulas.multiples_one_of``).  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
@@ -127,8 +128,8 @@ from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, EXTRA_WITNESSES,
                                            array_positions, count_keyword, has_constraints,
                                            listed_strings, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.multiple_formulas import multiples_one_of
 from grammask.json_schema.numbers import to_fraction
-from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
 from grammask.json_schema.values import (NOT_MULTIPLES, json_equal, json_type_of,
                                          simple_constraints_hold)
@@ -176,6 +177,10 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
     branches = schema[keyword]
     if not isinstance(branches, list) or not branches:
         raise translator.error(pointer, f"{keyword} must be a non-empty array")
+    if keyword == "oneOf":
+        remainders = multiples_one_of(translator, schema, pointer)
+        if remainders is not None:
+            return remainders
     rest = {k: v for k, v in schema.items() if k != keyword}
     unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
     excluded, kept_types = (_one_of_exclusions(translator, rest, branches, unevaluated, pointer)
@@ -289,8 +294,10 @@ def _exclusion_parts(translator, branches: list, overlaps: dict[int, list[int]])
     only with ``multiples``), each branch's chain of complements counts as
     the product of its links' parts, which is what the chain builds: each
     alternative of a link carries the rest of the chain, and here each
-    carries a remainder automaton (allone1, eight branches each excluding
-    the seven others: 8 * 3**7 = 17,496 alternatives, 12 s)."""
+    carries a remainder automaton (eight branches each excluding the seven
+    others: 8 * 3**7 = 17,496 alternatives, 12 s; a oneOf over numbers that
+    only ``multipleOf`` decides, such as MaskBench's allone1, is one set of
+    remainders before it gets here, ``multiple_formulas``)."""
     if all(negated_conjuncts(translator, branches[index]) is not None for index in overlaps):
         return sum(_complement_parts(translator, branches[other])
                    for others in overlaps.values() for other in others)
@@ -1276,11 +1283,7 @@ def _string_exclusions(translator, negated: Any,
 def _resource_target(translator, reference: Any) -> Optional[tuple[Any, str]]:
     """(target schema, its resolved location) of a ``$ref`` inside the current
     resource, or None when it does not resolve or lies in another resource."""
-    try:
-        target, location, target_base = translator.resolver.resolve(reference, translator.base_uri)
-    except UnresolvedRef:
-        return None
-    return None if target_base != translator.base_uri else (target, location)
+    return translator.resolver.resource_target(reference, translator.base_uri)
 
 
 def _strings_of(negated: Any) -> Optional[list[str]]:
