@@ -156,16 +156,17 @@ MAX_NEGATED_ONE_OF_CHAIN = 64
 """``not`` of a ``oneOf``: "no branch" is a chain of complements, one
 alternative per combination of the branches' complements; past this
 product (of ``_level_parts``) the ``oneOf`` is not negated."""
-MAX_EXCLUDED_NESTING = 8
+MAX_EXCLUDED_NESTING = 31
 """``not`` of array / object values (``_value_shape``): the values nested at
 most this deep are excluded by structure.  Each level of the value takes
-three or four translator levels beside the schema's own (the member's
-merge, its complement, its object or array), against
-``Options.max_schema_depth``: Handwritten mod306 (10 levels, beside a
-recursion whose 30 phases take 124 levels alone) needs 150 and mod304
-(30 levels) 156, past it and Python's recursion.  Deeper, or deeper than
-four levels each below the translator's depth leaves room for: warned, not
-excluded."""
+four translator levels at most (the member's merge, its complement, its
+object or array), against ``Options.max_schema_depth`` (128: 30 levels
+and the few above them); the schema's own rules are made first where it
+holds a ``$ref`` (``_not_values``), so a recursion below it does not add
+its depth to the complement's (Handwritten mod304: a 30-level value beside
+a recursion whose 30 phases take 124 levels alone; mod306: 10 levels
+beside the same).  Deeper, or deeper than four levels each below the
+translator's depth leaves room for: warned, not excluded."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
 on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
@@ -1167,6 +1168,15 @@ def _not_values(translator, rest: dict, values: list, pointer: str) -> Any:
                                                 f"are accepted")
                 passed.append(type_name)
                 continue
+            text = json.dumps(rest)
+            if '"$ref"' in text or '"$dynamicRef"' in text:
+                # The schema's own rules first, at this depth: the
+                # complement walks the value down four translator levels a
+                # level and, where a member may differ, refers to the
+                # member's schema, whose recursion (a rule per phase of
+                # merged definitions) it then finds made instead of
+                # entering it at its own depth.
+                translator.node(dict(rest, type=type_name), pointer)
             alternatives.append(negation_node(translator, dict(rest, type=type_name),
                                               {"anyOf": shapes}, pointer))
     if passed:
