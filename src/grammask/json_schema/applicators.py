@@ -14,7 +14,9 @@ overlapping ones]}`` (exact when ``not`` is, see below); a branch that
 cannot be negated, that may overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, or complements past
 ``MAX_ONE_OF_COMPLEMENT_PARTS`` alternatives make oneOf an ``anyOf`` with a
 warning.  A oneOf over numbers that only ``multipleOf`` decides is one set
-of remainders instead (``multiple_formulas.multiples_one_of``).  Beside ``unevaluatedProperties`` /
+of remainders instead (``multiple_formulas.multiples_one_of``), and one of
+open ``properties`` branches over objects of at most one member an
+``anyOf`` per member name (``single_member.single_member_one_of``).  Beside ``unevaluatedProperties`` /
 ``unevaluatedItems``, an instance may match several ``anyOf`` branches at
 once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
 added, so the evaluated properties are exact.  ``not_node`` is exact when
@@ -129,6 +131,7 @@ from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, EXTRA_WITNESSES,
                                            listed_strings, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.multiple_formulas import multiples_one_of
+from grammask.json_schema.single_member import single_member_one_of
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.regex_text import json_string_literal_regex
 from grammask.json_schema.values import (NOT_MULTIPLES, json_equal, json_type_of,
@@ -179,6 +182,9 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
     if not isinstance(branches, list) or not branches:
         raise translator.error(pointer, f"{keyword} must be a non-empty array")
     if keyword == "oneOf":
+        rewritten = single_member_one_of(translator, schema)
+        if rewritten is not None:
+            return translator.node(rewritten, pointer)
         remainders = multiples_one_of(translator, schema, pointer)
         if remainders is not None:
             return remainders
