@@ -163,12 +163,12 @@ MAX_EXCLUDED_NESTING = 31
 """``not`` of array / object values (``_value_shape``): the values nested at
 most this deep are excluded by structure.  Each level of the value takes
 four translator levels at most (the member's merge, its complement, its
-object or array), against ``Options.max_schema_depth`` (128: 30 levels
+object or array), against ``Options.max_schema_depth`` (128: 31 levels
 and the few above them); the schema's own rules are made first where it
 holds a ``$ref`` (``_not_values``), so a recursion below it does not add
-its depth to the complement's (Handwritten mod304: a 30-level value beside
-a recursion whose 30 phases take 124 levels alone; mod306: 10 levels
-beside the same).  Deeper, or deeper than four levels each below the
+its depth to the complement's (Handwritten mod304: a value nested 31
+levels beside a recursion whose 30 phases take 124 levels alone; mod306:
+10 levels beside a like one).  Deeper, or deeper than four levels each below the
 translator's depth leaves room for: warned, not excluded."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
