@@ -16,10 +16,11 @@ cannot be negated, that may overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, 
 warning.  A oneOf over numbers that only ``multipleOf`` decides is one set
 of remainders instead (``multiple_formulas.multiples_one_of``), and one of
 open ``properties`` branches over objects of at most one member an
-``anyOf`` per member name (``single_member.single_member_one_of``).  Beside ``unevaluatedProperties`` /
-``unevaluatedItems``, an instance may match several ``anyOf`` branches at
-once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
-added, so the evaluated properties are exact.  ``not_node`` is exact when
+``anyOf`` per member name (``single_member.single_member_one_of``).
+Beside ``unevaluatedProperties`` / ``unevaluatedItems``, an instance may
+match several ``anyOf`` branches at once: up to ``MAX_ANY_OF_SUBSETS``
+branches every combination is merged and added, so the evaluated
+properties are exact.  ``not_node`` is exact when
 the negated schema reads as a conjunction of parts (``negated_conjuncts``:
 its own keywords, its ``allOf`` members and its ``$ref`` target inside the
 same resource) that each use only ``NEGATABLE_KEYWORDS`` (a draft-4 ``id``
@@ -131,9 +132,9 @@ from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, EXTRA_WITNESSES,
                                            listed_strings, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.multiple_formulas import multiples_one_of
-from grammask.json_schema.single_member import single_member_one_of
 from grammask.json_schema.numbers import to_fraction
 from grammask.json_schema.regex_text import json_string_literal_regex
+from grammask.json_schema.single_member import single_member_one_of
 from grammask.json_schema.values import (NOT_MULTIPLES, json_equal, json_type_of,
                                          simple_constraints_hold)
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
@@ -168,8 +169,8 @@ and the few above them); the schema's own rules are made first where it
 holds a ``$ref`` (``_not_values``), so a recursion below it does not add
 its depth to the complement's (Handwritten mod304: a value nested 31
 levels beside a recursion whose 30 phases take 124 levels alone; mod306:
-10 levels beside a like one).  Deeper, or deeper than four levels each below the
-translator's depth leaves room for: warned, not excluded."""
+10 levels beside a like one).  Deeper, or deeper than four levels each
+below the translator's depth leaves room for: warned, not excluded."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
 on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
