@@ -17,6 +17,7 @@ import json
 
 import pytest
 
+from grammask.json_schema.applicators import MAX_EXCLUDED_NESTING
 from support.schema_matcher import SchemaMatcher, assert_exact_and_silent, declared_oracle
 
 EXACT = [
@@ -136,6 +137,11 @@ EXACT = [
      ["a", "b", "c", "d"]),
 ]
 
+DEEP_LIST: list = [1]
+for _ in range(MAX_EXCLUDED_NESTING):
+    DEEP_LIST = [DEEP_LIST]
+"""Nested past ``applicators.MAX_EXCLUDED_NESTING`` (inside an object)."""
+
 WARNED = [
     ("not integer beside multipleOf", {"type": "number", "multipleOf": 0.5,
                                        "not": {"type": "integer"}}, 2),
@@ -144,7 +150,7 @@ WARNED = [
       "not": {"not": {"properties": {"b": {"const": 1}}, "required": ["b"]}},
       "unevaluatedProperties": False}, {"a": "x"}),
     ("not of an object value nested too deep",
-     {"not": {"const": {"a": [[[[[[[[1]]]]]]]]}}}, {"a": [[[[[[[[1]]]]]]]]}),
+     {"not": {"const": {"a": DEEP_LIST}}}, {"a": DEEP_LIST}),
     ("not of uniqueItems beside enum", {"enum": [[1, 1], [1, 2]], "not": {"uniqueItems": True}},
      [1, 2]),
 ]

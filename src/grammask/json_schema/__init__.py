@@ -68,7 +68,9 @@ Module map, each importing only modules listed after it (no import cycle):
 ``translator`` (dispatch, shared rules for ``$ref`` and for merges holding
 one, warnings, depth guard);
 ``applicators`` (anyOf, oneOf, not, if/then/else, dependentSchemas); ``disjoint`` (oneOf
-branches that share no instance); ``objects``; ``arrays``;
+branches that share no instance); ``multiple_formulas`` (a oneOf over
+numbers that multipleOf alone decides); ``single_member`` (a oneOf of open
+properties over objects of at most one member); ``objects``; ``arrays``;
 ``const_nodes`` (enum/const); ``literal_sets`` (large literal sets as
 trie-shaped regexes); ``string_nodes``; ``number_nodes``;
 ``merge`` (allOf); ``builder`` (node helpers, rules, node guard, any-order

@@ -13,10 +13,14 @@ languages, by number bounds), else the branch meets ``not: {anyOf: [the
 overlapping ones]}`` (exact when ``not`` is, see below); a branch that
 cannot be negated, that may overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, or complements past
 ``MAX_ONE_OF_COMPLEMENT_PARTS`` alternatives make oneOf an ``anyOf`` with a
-warning.  Beside ``unevaluatedProperties`` /
-``unevaluatedItems``, an instance may match several ``anyOf`` branches at
-once: up to ``MAX_ANY_OF_SUBSETS`` branches every combination is merged and
-added, so the evaluated properties are exact.  ``not_node`` is exact when
+warning.  A oneOf over numbers that only ``multipleOf`` decides is one set
+of remainders instead (``multiple_formulas.multiples_one_of``), and one of
+open ``properties`` branches over objects of at most one member an
+``anyOf`` per member name (``single_member.single_member_one_of``).
+Beside ``unevaluatedProperties`` / ``unevaluatedItems``, an instance may
+match several ``anyOf`` branches at once: up to ``MAX_ANY_OF_SUBSETS``
+branches every combination is merged and added, so the evaluated
+properties are exact.  ``not_node`` is exact when
 the negated schema reads as a conjunction of parts (``negated_conjuncts``:
 its own keywords, its ``allOf`` members and its ``$ref`` target inside the
 same resource) that each use only ``NEGATABLE_KEYWORDS`` (a draft-4 ``id``
@@ -127,9 +131,10 @@ from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, EXTRA_WITNESSES,
                                            array_positions, count_keyword, has_constraints,
                                            listed_strings, pattern_matches)
 from grammask.json_schema.merge import merge_schemas
+from grammask.json_schema.multiple_formulas import multiples_one_of
 from grammask.json_schema.numbers import to_fraction
-from grammask.json_schema.refs import UnresolvedRef
 from grammask.json_schema.regex_text import json_string_literal_regex
+from grammask.json_schema.single_member import single_member_one_of
 from grammask.json_schema.values import (NOT_MULTIPLES, json_equal, json_type_of,
                                          simple_constraints_hold)
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
@@ -155,16 +160,17 @@ MAX_NEGATED_ONE_OF_CHAIN = 64
 """``not`` of a ``oneOf``: "no branch" is a chain of complements, one
 alternative per combination of the branches' complements; past this
 product (of ``_level_parts``) the ``oneOf`` is not negated."""
-MAX_EXCLUDED_NESTING = 8
+MAX_EXCLUDED_NESTING = 31
 """``not`` of array / object values (``_value_shape``): the values nested at
 most this deep are excluded by structure.  Each level of the value takes
-three or four translator levels beside the schema's own (the member's
-merge, its complement, its object or array), against
-``Options.max_schema_depth``: Handwritten mod306 (10 levels, beside a
-recursion whose 30 phases take 124 levels alone) needs 150 and mod304
-(30 levels) 156, past it and Python's recursion.  Deeper, or deeper than
-four levels each below the translator's depth leaves room for: warned, not
-excluded."""
+four translator levels at most (the member's merge, its complement, its
+object or array), against ``Options.max_schema_depth`` (128: 31 levels
+and the few above them); the schema's own rules are made first where it
+holds a ``$ref`` (``_not_values``), so a recursion below it does not add
+its depth to the complement's (Handwritten mod304: a value nested 31
+levels beside a recursion whose 30 phases take 124 levels alone; mod306:
+10 levels beside a like one).  Deeper, or deeper than four levels each
+below the translator's depth leaves room for: warned, not excluded."""
 MAX_DEPENDENT_SCHEMAS = 4
 """dependentSchemas / schema dependencies: up to this many triggers are split
 on (up to 2**4 = 16 merged object schemas); further ones are not enforced."""
@@ -176,6 +182,13 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
     branches = schema[keyword]
     if not isinstance(branches, list) or not branches:
         raise translator.error(pointer, f"{keyword} must be a non-empty array")
+    if keyword == "oneOf":
+        rewritten = single_member_one_of(translator, schema)
+        if rewritten is not None:
+            return translator.node(rewritten, pointer)
+        remainders = multiples_one_of(translator, schema, pointer)
+        if remainders is not None:
+            return remainders
     rest = {k: v for k, v in schema.items() if k != keyword}
     unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
     excluded, kept_types = (_one_of_exclusions(translator, rest, branches, unevaluated, pointer)
@@ -289,8 +302,10 @@ def _exclusion_parts(translator, branches: list, overlaps: dict[int, list[int]])
     only with ``multiples``), each branch's chain of complements counts as
     the product of its links' parts, which is what the chain builds: each
     alternative of a link carries the rest of the chain, and here each
-    carries a remainder automaton (allone1, eight branches each excluding
-    the seven others: 8 * 3**7 = 17,496 alternatives, 12 s)."""
+    carries a remainder automaton (eight branches each excluding the seven
+    others: 8 * 3**7 = 17,496 alternatives, 12 s; a oneOf over numbers that
+    only ``multipleOf`` decides, such as MaskBench's allone1, is one set of
+    remainders before it gets here, ``multiple_formulas``)."""
     if all(negated_conjuncts(translator, branches[index]) is not None for index in overlaps):
         return sum(_complement_parts(translator, branches[other])
                    for others in overlaps.values() for other in others)
@@ -1160,6 +1175,15 @@ def _not_values(translator, rest: dict, values: list, pointer: str) -> Any:
                                                 f"are accepted")
                 passed.append(type_name)
                 continue
+            text = json.dumps(rest)
+            if '"$ref"' in text or '"$dynamicRef"' in text:
+                # The schema's own rules first, at this depth: the
+                # complement walks the value down four translator levels a
+                # level and, where a member may differ, refers to the
+                # member's schema, whose recursion (a rule per phase of
+                # merged definitions) it then finds made instead of
+                # entering it at its own depth.
+                translator.node(dict(rest, type=type_name), pointer)
             alternatives.append(negation_node(translator, dict(rest, type=type_name),
                                               {"anyOf": shapes}, pointer))
     if passed:
@@ -1276,11 +1300,7 @@ def _string_exclusions(translator, negated: Any,
 def _resource_target(translator, reference: Any) -> Optional[tuple[Any, str]]:
     """(target schema, its resolved location) of a ``$ref`` inside the current
     resource, or None when it does not resolve or lies in another resource."""
-    try:
-        target, location, target_base = translator.resolver.resolve(reference, translator.base_uri)
-    except UnresolvedRef:
-        return None
-    return None if target_base != translator.base_uri else (target, location)
+    return translator.resolver.resource_target(reference, translator.base_uri)
 
 
 def _strings_of(negated: Any) -> Optional[list[str]]:

@@ -41,16 +41,23 @@ multiple of every step's ``K`` accepts ``X`` divisible by ``multipleOf``'s
 literal with a non-zero digit past the finest step's places (a multiple of
 no step).  Past the same limits the exclusion is warned about and dropped.
 
+Sets of remainders (``remainder_set_node``, for ``multiple_formulas``): the
+numbers whose flags "a multiple of step j" satisfy a boolean function, the
+same automaton modulo the steps' least common multiple accepting the
+remainders whose flags it accepts (and state ``F`` when it accepts a
+multiple of no step); past the same limits None, nothing warned.
+
 Invariant: the node accepts exactly the literals (plain decimals, ``-0``,
 zero padding; no exponent forms) whose value is a multiple of the step
-and of no excluded step within the bounds.
+and of no excluded step within the bounds (for a set of remainders: whose
+flags the function accepts).
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
@@ -246,6 +253,53 @@ def _excluding_multiples(translator, step: Optional[Fraction], excluded: list[Fr
     return node
 
 
+def remainder_set_node(translator, schema: dict, steps: list[Fraction],
+                       holds: Callable[[tuple[bool, ...]], bool], integer: bool,
+                       pointer: str) -> Any:
+    """The numbers (integers with ``integer``) within ``schema``'s bounds
+    whose divisibility by ``steps`` satisfies ``holds``, a function of one
+    flag per step (whether the number is a multiple of it): one remainder
+    automaton modulo the least common multiple of the steps' ``K``, which
+    accepts the remainders whose flags ``holds`` accepts, and, for
+    numbers, a literal with a non-zero digit past the finest step's places
+    when ``holds`` accepts no step at all.  None (nothing warned: the
+    caller translates the schema another way) for a step that is not a
+    decimal step and past ``MAX_REMAINDER_STATES`` / ``MAX_PRODUCT_STATES``."""
+    low, high = read_bounds(translator, schema, pointer)
+    if integer:  # an integer is a multiple of p/q iff it is one of p
+        steps = [Fraction(step.numerator) for step in steps]
+    n_places = 0
+    while any((10 ** n_places) % step.denominator for step in steps):
+        n_places += 1
+        if n_places > MAX_STEP_DECIMALS:
+            return None
+    moduli = [step.numerator * (10 ** n_places // step.denominator) for step in steps]
+    modulus = math.lcm(*moduli) if moduli else 1
+    if modulus * (n_places + 1) > MAX_REMAINDER_STATES:
+        return None
+    verdicts: dict[tuple[bool, ...], bool] = {}
+    residues = []
+    for remainder in range(modulus):
+        flags = tuple(remainder % each == 0 for each in moduli)
+        if flags not in verdicts:
+            verdicts[flags] = holds(flags)
+        if verdicts[flags]:
+            residues.append(remainder)
+    finer = not integer and holds((False,) * len(moduli))
+    fraction_allowed = not integer or translator.integer_zero_fraction
+    bounds = None
+    if low is not None or high is not None:
+        bounds = numbers.integer_regex(low, high, fraction_allowed) if integer \
+            else numbers.decimal_range(low, high)
+        if bounds is None:
+            return NEVER
+    if not residues and not finer:
+        return NEVER
+    automaton = _Remainders(modulus, n_places, fraction_allowed, None, finer=finer,
+                            residues=frozenset(residues))
+    return _product_rules(translator, automaton, bounds, "multiple_set")
+
+
 def _listed(translator, values: list[Fraction], integer: bool) -> Any:
     """The alternation of the literals of ``values`` (NEVER if empty)."""
     if not values:
@@ -264,19 +318,22 @@ class _Remainders:
     docstring, and ``F`` (only with ``finer``) after a non-zero digit past
     ``n_places``.  A number ends accepted when its scaled value ``X``
     (module docstring) is divisible by ``required`` (None: always) and by
-    none of ``excluded``; ``F`` always ends accepted.  ``step`` returns None
+    none of ``excluded``, or, given ``residues``, when ``X`` mod ``modulus``
+    is one of them; ``F`` always ends accepted.  ``step`` returns None
     where no accepted number can continue."""
 
     START = ("S", 0, 0)
 
     def __init__(self, modulus: int, n_places: int, fraction_allowed: bool,
-                 required: Optional[int], excluded: tuple[int, ...] = (), finer: bool = False):
+                 required: Optional[int], excluded: tuple[int, ...] = (), finer: bool = False,
+                 residues: Optional[frozenset[int]] = None):
         self.modulus = modulus
         self.n_places = n_places
         self.fraction_allowed = fraction_allowed
         self.required = required
         self.excluded = excluded
         self.finer = finer
+        self.residues = residues
 
     def step(self, state: tuple, byte: int) -> Optional[tuple]:
         kind, remainder, n_read = state
@@ -310,6 +367,8 @@ class _Remainders:
         if kind == "F":
             return True
         scaled = remainder * 10 ** (self.n_places - n_read) % self.modulus
+        if self.residues is not None:
+            return scaled in self.residues
         return (self.required is None or scaled % self.required == 0) and all(
             scaled % other for other in self.excluded)
 

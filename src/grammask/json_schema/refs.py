@@ -160,6 +160,16 @@ class RefResolver:
             return fragment
         return None
 
+    def resource_target(self, reference: Any, base: str) -> Optional[tuple[Any, str]]:
+        """(target schema, location) of a ``$ref`` inside the resource whose
+        base URI is ``base``, or None when it does not resolve or lies in
+        another resource."""
+        try:
+            target, location, target_base = self.resolve(reference, base)
+        except UnresolvedRef:
+            return None
+        return None if target_base != base else (target, location)
+
     def resolve(self, reference: str, base: str) -> tuple[Any, str, str]:
         """(target schema, location, base URI inside the target)."""
         absolute = join_uri(base, reference)

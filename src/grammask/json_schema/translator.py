@@ -85,7 +85,7 @@ from grammask.json_schema.const_nodes import enum_node
 from grammask.json_schema.keywords import (NEWER_KEYWORDS, allowed_types, declared_draft,
                                            has_constraints)
 from grammask.json_schema.merge import merge_schemas, resolve_unevaluated
-from grammask.json_schema.number_nodes import non_integer_node, number_node
+from grammask.json_schema.number_nodes import non_integer_node, number_node, remainder_set_node
 from grammask.json_schema.objects import object_node
 from grammask.json_schema.options import Options
 from grammask.json_schema.refs import RefResolver, UnresolvedRef
@@ -309,6 +309,12 @@ class Translator(GrammarBuilder):
         beside ``number``), for ``applicators``: keyword modules reach each
         other through the translator only."""
         return non_integer_node(self, schema, pointer)
+
+    def remainder_set(self, schema: dict, steps: list, holds: Callable, integer: bool,
+                      pointer: str) -> Any:
+        """``number_nodes.remainder_set_node`` (a set of remainders within
+        ``schema``'s bounds), for ``multiple_formulas``."""
+        return remainder_set_node(self, schema, steps, holds, integer, pointer)
 
     def reference(self, reference: Any, pointer: str, dynamic: bool = False) -> Any:
         if not isinstance(reference, str):
