@@ -11,7 +11,9 @@ What it computes
     (``clear_built()`` forgets them) and
     pickled under ``cache_dir()`` (``$GRAMMASK_CACHE_DIR``, default
     ``~/.cache/grammask``; ``GRAMMASK_NO_DISK_CACHE=1`` turns it off), keyed
-    by a sha256 over the format version, token bytes, merge rule and pattern.
+    by a sha256 over the format version, token bytes, merge rule and pattern,
+    with the derived tables a backend's ``prepare_for_disk`` builds first
+    (a pickle without them, from before, still loads: they are built on use).
 
 Invariants
     Token ids are the tokenizer's own ids; ``vocab_size`` (a Vocabulary's

@@ -83,14 +83,18 @@ Witness replay
     to there and takes that state's start verdict, kept per state key, so
     the whitespace tokens before a member's name share one search of the
     name per member instead of each replaying (and at a new member failing)
-    a witness that spells the name before.  Dead
-    verdicts always come from a search.  Witnesses are kept per (state,
-    next bytes) and per (state class, next bytes) in bounded FIFOs
-    (``n_replayed`` counts the replays
-    that held, ``n_replayed_from_start`` those of them ending in ``FROM_START``).  The candidates of one mask are probed in byte order, each
-    probe extending the previous one by the bytes they do not share: the
-    hundreds of whitespace-run tokens a JSON value start allows then cost a
-    byte or two of Earley work each instead of their whole length.
+    a witness that spells the name before.  Dead verdicts always come from
+    a search.  Witnesses are kept per (state, next bytes) and per (state
+    class, next bytes) in bounded FIFOs, and a fresh candidate's also per
+    (token, bytes the grammar allowed where it was a candidate), which the
+    next mask at such a position replays for all its fresh candidates in
+    one compiled pass (``_core.candidate_states.replay_witnesses``);
+    ``n_replayed`` counts the replays that held, ``n_replayed_from_start``
+    those ending in ``FROM_START``.  The candidates of one mask are probed
+    in byte order, each probe extending the previous one by the bytes they
+    do not share: the hundreds of whitespace-run tokens a JSON value start
+    allows then cost a byte or two of Earley work each instead of their
+    whole length.
 
 States searched from the start
     When every byte the grammar allows after a token starts a token that is
