@@ -68,6 +68,12 @@ cdef inline bint byte_set_has(const uint64_t* byte_set, uint8_t byte) noexcept n
     return (byte_set[byte >> 6] >> (byte & 63)) & 1
 
 
+cdef inline bint byte_set_within(const uint64_t* byte_set, const uint64_t* other) noexcept nogil:
+    """Every byte of ``byte_set`` is in ``other``."""
+    return not ((byte_set[0] & ~other[0]) | (byte_set[1] & ~other[1]) | (byte_set[2] & ~other[2])
+                | (byte_set[3] & ~other[3]))
+
+
 cdef inline int byte_set_count(const uint64_t* byte_set) noexcept nogil:
     return (__builtin_popcountll(byte_set[0]) + __builtin_popcountll(byte_set[1])
             + __builtin_popcountll(byte_set[2]) + __builtin_popcountll(byte_set[3]))

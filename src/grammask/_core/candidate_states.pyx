@@ -60,6 +60,7 @@ from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, uint8_t, uint64_t
 
 from grammask._core.earley cimport EarleyRecognizer
+from grammask._core.bitset cimport byte_set_count, byte_set_within
 from grammask._core.narrow cimport is_narrow
 
 
@@ -114,12 +115,11 @@ def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, objec
                       dict verdicts, int depth):
     """(alive ids, dead ids, keyed (id, state key) pairs, other ids); see the module docstring."""
     cdef list alive = [], dead = [], keyed = [], other = []
-    cdef Py_ssize_t k, i, n = ids.shape[0], pushed = 0, length
+    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0, length
     cdef const char* data
     cdef const char* previous = NULL
     cdef int32_t token_id
     cdef uint64_t byte_set[4]
-    cdef bint within
     cdef bytes token
     try:
         for k in range(n):
@@ -142,11 +142,7 @@ def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, objec
             if recognizer.accepting() or not start_known[token_id]:
                 other.append(token_id)
                 continue
-            within = True
-            for i in range(4):
-                if byte_set[i] & ~start_bytes[token_id, i]:
-                    within = False
-            if not within:
+            if not byte_set_within(byte_set, &start_bytes[token_id, 0]):
                 other.append(token_id)
                 continue
             verdict = _start_verdict(recognizer, verdicts, depth)
@@ -166,8 +162,8 @@ def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, objec
 @cython.wraparound(False)
 def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list spelled,
                      const uint64_t[:, ::1] end_fresh, const int32_t[::1] lengths, dict verdicts, int depth):
-    """(alive ids, keyed (index, state key, depth left) triples, other indices) of
-    fresh candidates replaying kept witnesses: ``spelled[k]`` is candidate
+    """(alive ids, keyed (index, state key, depth left) triples) of fresh
+    candidates replaying kept witnesses: ``spelled[k]`` is candidate
     ``ids[k]``'s bytes followed by its witness's (``ids`` sorted by them),
     ``lengths[k]`` the witness's tokens and ``end_fresh[k]`` the fresh first
     bytes of the canonical state after them when the witness ends where the
@@ -176,16 +172,16 @@ def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list s
     there with a byte allowed, or every byte the grammar allows next (one at
     least) is in ``end_fresh[k]`` and ``verdicts`` holds an alive start verdict
     at least as deep as the depth left for the state there.  Keyed: the same
-    without a verdict deep enough.  Other: the grammar refuses the spelling,
-    may end after it, allows no byte or one not in ``end_fresh[k]`` next, or
-    the kept verdict is dead (the witness says nothing then).  The recognizer
-    is left as it was."""
-    cdef list alive = [], keyed = [], other = []
-    cdef Py_ssize_t k, i, n = ids.shape[0], pushed = 0, length
+    without a verdict deep enough.  The others are left out (the witness says
+    nothing about them): the grammar refuses the spelling, may end after it,
+    allows no byte or one not in ``end_fresh[k]`` next, or the kept verdict
+    is dead.  The recognizer is left as it was."""
+    cdef list alive = [], keyed = []
+    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0, length
     cdef const char* data
     cdef const char* previous = NULL
     cdef uint64_t byte_set[4]
-    cdef bint within, any_byte
+    cdef bint any_byte
     cdef int left
     cdef bytes text
     try:
@@ -196,32 +192,21 @@ def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list s
             pushed = _probe_sharing(recognizer, data, length, previous, pushed)
             previous = data
             if pushed < length or not length:
-                other.append(k)
                 continue
             recognizer.allowed_bytes(byte_set)
             left = depth - lengths[k]
-            any_byte = (byte_set[0] | byte_set[1] | byte_set[2] | byte_set[3]) != 0
+            any_byte = byte_set_count(byte_set) != 0
             if not is_narrow(byte_set, <uint8_t> data[length - 1]) or (left < 0 and any_byte):
                 alive.append(ids[k])
                 continue
-            if recognizer.accepting() or not any_byte:
-                other.append(k)
-                continue
-            within = True
-            for i in range(4):
-                if byte_set[i] & ~end_fresh[k, i]:
-                    within = False
-            if not within:
-                other.append(k)
+            if recognizer.accepting() or not any_byte or not byte_set_within(byte_set, &end_fresh[k, 0]):
                 continue
             verdict = _start_verdict(recognizer, verdicts, left)
-            if verdict is False:
-                other.append(k)
-            elif verdict is True:
+            if verdict is True:
                 alive.append(ids[k])
-            else:
+            elif verdict is not False:
                 keyed.append((k, verdict, left))
     finally:
         if pushed:
             recognizer.pop_bytes(pushed)
-    return alive, keyed, other
+    return alive, keyed

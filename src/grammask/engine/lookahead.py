@@ -348,7 +348,7 @@ class CanonicalLookahead:
             return candidate_ids
         self._spend(1 + len(entries) // SETTLE_IDS_PER_UNIT)
         spelled = [entry[0] for entry in entries]
-        alive_ids, keyed, _others = replay_witnesses(
+        alive_ids, keyed = replay_witnesses(
             recognizer, np.asarray([entry[1] for entry in entries], dtype=np.int32), spelled,
             np.stack([entry[2][1] for entry in entries]),
             np.asarray([entry[2][2] for entry in entries], dtype=np.int32), self._start_verdicts,
@@ -499,8 +499,10 @@ class CanonicalLookahead:
         latest = self._latest_witness
         if latest is exact or latest is similar:
             latest = None
-        for witness in ((similar, exact, latest) if exact is None or (similar is not None and similar[3] > exact[3])
-                        else (exact, similar, latest)):
+        ordered = (exact, similar, latest)
+        if exact is None or (similar is not None and similar[3] > exact[3]):
+            ordered = (similar, exact, latest)
+        for witness in ordered:
             if witness is not None and self._witness_holds(recognizer, after, byte_set, narrow, depth, witness):
                 self.n_replayed += 1
                 self._suffix = witness[0]

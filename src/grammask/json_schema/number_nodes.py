@@ -163,30 +163,24 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
         # integer regex, with its optional ".0" fraction, is exact.
         regex = numbers.integer_regex(low, high, True)
         return NEVER if regex is None else translator.rx(regex)
-    n_places = 0
-    while (10 ** n_places) % step.denominator != 0:
-        n_places += 1
-        if n_places > MAX_STEP_DECIMALS:
-            translator.warn("multipleOf", pointer, f"multipleOf {step} is not a decimal "
-                                                   f"step: not enforced")
-            return None
-    modulus = step.numerator * (10 ** n_places // step.denominator)
+    decimal = _decimal_moduli([step])
+    if decimal is None:
+        translator.warn("multipleOf", pointer, f"multipleOf {step} is not a decimal "
+                                               f"step: not enforced")
+        return None
+    n_places, (modulus,) = decimal
     if modulus * (n_places + 1) > MAX_REMAINDER_STATES:
         translator.warn("multipleOf", pointer, f"multipleOf {step} needs {modulus} remainders "
                                                f"(> {MAX_REMAINDER_STATES}): not enforced")
         return None
     fraction_allowed = not integer or translator.integer_zero_fraction
-    if low is None and high is None:
-        if modulus == 1:
-            if n_places:
-                return translator.rx(numbers.decimal_places_regex(n_places))
-            return translator.rx(numbers.integer_regex(None, None, fraction_allowed))
-        bounds = None
-    else:
-        bounds = numbers.integer_regex(low, high, fraction_allowed) if integer \
-            else numbers.decimal_range(low, high)
-        if bounds is None:
-            return NEVER
+    if low is None and high is None and modulus == 1:
+        if n_places:
+            return translator.rx(numbers.decimal_places_regex(n_places))
+        return translator.rx(numbers.integer_regex(None, None, fraction_allowed))
+    bounds = _bounds_regex(low, high, integer, fraction_allowed)
+    if bounds is NEVER:
+        return NEVER
     automaton = _Remainders(modulus, n_places, fraction_allowed, required=modulus)
     node = _product_rules(translator, automaton, bounds, f"multiple_of_{float(step)}")
     if node is None:
@@ -194,6 +188,28 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
                                                f"more than {MAX_PRODUCT_STATES} states: not "
                                                f"enforced")
     return node
+
+
+def _decimal_moduli(steps: list[Fraction]) -> Optional[tuple[int, list[int]]]:
+    """(decimal places, each step's ``K``): the fewest decimal places on which
+    every step is a whole number of units, and each step in those units;
+    None when one needs more than ``MAX_STEP_DECIMALS`` (not a decimal step)."""
+    n_places = 0
+    while any((10 ** n_places) % step.denominator for step in steps):
+        n_places += 1
+        if n_places > MAX_STEP_DECIMALS:
+            return None
+    return n_places, [step.numerator * (10 ** n_places // step.denominator) for step in steps]
+
+
+def _bounds_regex(low, high, integer: bool, fraction_allowed: bool):
+    """The regex of the numbers within the bounds (integers with ``integer``,
+    a ``.0`` fraction with ``fraction_allowed``): None without bounds,
+    ``NEVER`` when no number lies within them."""
+    if low is None and high is None:
+        return None
+    bounds = numbers.integer_regex(low, high, fraction_allowed) if integer else numbers.decimal_range(low, high)
+    return NEVER if bounds is None else bounds
 
 
 def _excluding_multiples(translator, step: Optional[Fraction], excluded: list[Fraction], low, high,
@@ -219,26 +235,21 @@ def _excluding_multiples(translator, step: Optional[Fraction], excluded: list[Fr
                                         and all(unit * k % other for other in excluded)],
                            integer)
     steps = ([] if step is None else [step]) + excluded
-    n_places = 0
-    while any((10 ** n_places) % each.denominator for each in steps):
-        n_places += 1
-        if n_places > MAX_STEP_DECIMALS:
-            translator.warn("not", pointer, "a multipleOf step is not a decimal step: its "
-                                            "multiples are not excluded")
-            return None
-    moduli = [each.numerator * (10 ** n_places // each.denominator) for each in steps]
+    decimal = _decimal_moduli(steps)
+    if decimal is None:
+        translator.warn("not", pointer, "a multipleOf step is not a decimal step: its "
+                                        "multiples are not excluded")
+        return None
+    n_places, moduli = decimal
     modulus = math.lcm(*moduli)
     if modulus * (n_places + 1) > MAX_REMAINDER_STATES:
         translator.warn("not", pointer, f"excluding multiples needs {modulus} remainders "
                                         f"(> {MAX_REMAINDER_STATES}): not excluded")
         return None
     fraction_allowed = not integer or translator.integer_zero_fraction
-    bounds = None
-    if low is not None or high is not None:
-        bounds = numbers.integer_regex(low, high, fraction_allowed) if integer \
-            else numbers.decimal_range(low, high)
-        if bounds is None:
-            return NEVER
+    bounds = _bounds_regex(low, high, integer, fraction_allowed)
+    if bounds is NEVER:
+        return NEVER
     parameters = (modulus, n_places, fraction_allowed, None if step is None else moduli[0],
                   tuple(moduli[len(steps) - len(excluded):]), not integer and step is None)
     key = ("not_multiple", parameters, bounds)
@@ -268,12 +279,10 @@ def remainder_set_node(translator, schema: dict, steps: list[Fraction],
     low, high = read_bounds(translator, schema, pointer)
     if integer:  # an integer is a multiple of p/q iff it is one of p
         steps = [Fraction(step.numerator) for step in steps]
-    n_places = 0
-    while any((10 ** n_places) % step.denominator for step in steps):
-        n_places += 1
-        if n_places > MAX_STEP_DECIMALS:
-            return None
-    moduli = [step.numerator * (10 ** n_places // step.denominator) for step in steps]
+    decimal = _decimal_moduli(steps)
+    if decimal is None:
+        return None
+    n_places, moduli = decimal
     modulus = math.lcm(*moduli) if moduli else 1
     if modulus * (n_places + 1) > MAX_REMAINDER_STATES:
         return None
@@ -287,12 +296,9 @@ def remainder_set_node(translator, schema: dict, steps: list[Fraction],
             residues.append(remainder)
     finer = not integer and holds((False,) * len(moduli))
     fraction_allowed = not integer or translator.integer_zero_fraction
-    bounds = None
-    if low is not None or high is not None:
-        bounds = numbers.integer_regex(low, high, fraction_allowed) if integer \
-            else numbers.decimal_range(low, high)
-        if bounds is None:
-            return NEVER
+    bounds = _bounds_regex(low, high, integer, fraction_allowed)
+    if bounds is NEVER:
+        return NEVER
     if not residues and not finer:
         return NEVER
     automaton = _Remainders(modulus, n_places, fraction_allowed, None, finer=finer,
