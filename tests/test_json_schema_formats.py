@@ -19,8 +19,9 @@ checked against ``uri_template``, which refuses 4-digit prefix lengths
 ("{x:1000}") that RFC 6570 and the suite allow.
 
 Each schema translates without a ``GrammarWarning`` (checked under
-warnings-as-errors and on ``matcher.warnings``); ``regex``, ``idn-hostname``
-and ``idn-email`` warn and say why, and so does ``hostname``, looser than the
+warnings-as-errors and on ``matcher.warnings``); ``idn-hostname`` and
+``idn-email`` warn and say why (``regex`` is a grammar, not a pattern:
+``tests/test_json_schema_regex_format.py``), and so does ``hostname``, looser than the
 format (``formats.LOOSER``: A-labels are not decoded; the 253-character name
 limit is not counted): its suite cases that grammask accepts against the
 suite's verdict must be those (``suite_disagreement``), never the reverse.
@@ -38,7 +39,7 @@ import jsonschema
 import pytest
 
 from grammask.json_schema import GrammarWarning, translate_schema
-from grammask.json_schema.formats import FORMAT_PATTERNS, LOOSER, NOT_ENFORCED
+from grammask.json_schema.formats import FORMAT_PATTERNS, GRAMMAR_FORMATS, LOOSER, NOT_ENFORCED
 from support.schema_matcher import FORMAT_CHECKER, SchemaMatcher
 
 SUITE = Path(__file__).parent / "workloads" / "json-schema-test-suite" / "optional" / "format"
@@ -165,8 +166,9 @@ def test_every_draft_2020_12_format_is_asserted_or_explained():
     draft = {"date", "time", "date-time", "duration", "email", "idn-email", "hostname",
              "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference",
              "uri-template", "json-pointer", "relative-json-pointer", "regex", "uuid"}
-    assert draft == set(FORMAT_PATTERNS) | set(NOT_ENFORCED)
+    assert draft == set(FORMAT_PATTERNS) | set(NOT_ENFORCED) | set(GRAMMAR_FORMATS)
     assert not set(FORMAT_PATTERNS) & set(NOT_ENFORCED)
+    assert not (set(FORMAT_PATTERNS) | set(NOT_ENFORCED)) & set(GRAMMAR_FORMATS)
 
 
 @pytest.mark.parametrize("name", sorted(set(FORMAT_PATTERNS) - set(LOOSER)))

@@ -435,8 +435,10 @@ def test_formats_no_draft_defines_are_silent_annotations_and_bad_formats_are_typ
     with warnings_module.catch_warnings():
         warnings_module.simplefilter("error")
         grammask.Grammar.from_json_schema({"type": "string", "format": "url"})     # OpenAPI's, no draft's
-    with pytest.warns(grammask.GrammarWarning, match="'regex' not enforced"):
-        grammask.Grammar.from_json_schema({"type": "string", "format": "regex"})
+    with pytest.warns(grammask.GrammarWarning, match="'idn-hostname' not enforced"):
+        grammask.Grammar.from_json_schema({"type": "string", "format": "idn-hostname"})
+    with pytest.warns(grammask.GrammarWarning, match="'regex' not enforced beside a pattern"):
+        grammask.Grammar.from_json_schema({"type": "string", "format": "regex", "maxLength": 9})
     for schema in ({"type": "string", "format": ["x"]},
                    {"oneOf": [{"type": "string", "format": {"a": 1}}, {"type": "integer"}]}):
         with pytest.raises(GrammarError, match="format must be a string"):

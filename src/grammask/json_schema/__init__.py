@@ -50,8 +50,10 @@ disjoint, and is translated as ``anyOf`` with a warning where a branch
 cannot be negated (``applicators``); ``format`` is asserted for date, time,
 date-time, duration, email, hostname, ipv4, ipv6, uri, uri-reference, iri,
 iri-reference, uri-template, json-pointer, relative-json-pointer and uuid
-(``formats.py``; regex, idn-hostname and idn-email warn and are not
-enforced; hostname warns what it leaves unchecked: A-labels are not
+(``formats.py``), and regex by a context-free grammar of the patterns both
+ECMA-262 and Python's ``re`` accept, a documented subset
+(``regex_format.py``; beside a pattern or length bounds it warns); idn-hostname
+and idn-email warn and are not enforced; hostname warns what it leaves unchecked: A-labels are not
 decoded, the 253-character name limit is not counted; a format no draft
 defines is an annotation, ignored silently); numbers:
 see ``numbers.py`` and ``number_nodes.py``; free strings count code points
@@ -77,7 +79,8 @@ trie-shaped regexes); ``string_nodes``; ``number_nodes``;
 objects); ``keywords`` (keyword groups, types, counts, pointers);
 ``options``; ``refs`` ($ref/$id/$anchor); ``values`` (JSON values as
 nodes, type tests); ``numbers`` (ranges, multipleOf); ``strings``
-(patterns, key exclusion); ``formats`` (format grammars as patterns); ``regex_text`` (escaping, JSON
+(patterns, key exclusion); ``formats`` (format grammars as patterns);
+``regex_format`` (``format: regex`` as a grammar); ``regex_text`` (escaping, JSON
 character encodings, digit ranges).
 """
 

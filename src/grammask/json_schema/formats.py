@@ -270,12 +270,21 @@ def asserted_patterns(schema: dict) -> list[tuple[str, str, bool]]:
 
 
 NOT_ENFORCED = {
-    "regex": "ECMA-262 regular expressions nest groups to any depth (not a regular language)",
     "idn-hostname": "IDNA2008 (RFC 5890-5893) decides by per-code-point tables and "
                     "context rules (bidi, joiners) that grammask does not carry",
     "idn-email": "its domain is an idn-hostname (IDNA2008 tables, not carried)",
 }
 """Known formats not asserted, with the reason (the ``GrammarWarning`` text)."""
+
+GRAMMAR_FORMATS = {
+    "regex": "ECMA-262 regular expressions nest groups to any depth (not a regular language)",
+}
+"""Formats asserted by a context-free grammar instead of a pattern (``regex``:
+``regex_format``, which refuses some patterns both dialects accept, as its
+docstring lists), with why no pattern can: beside a ``pattern`` or length
+bounds, whose intersection with the grammar the translator does not build,
+they are not enforced and warn with this text.  Their complement is not
+built either (``negatable``)."""
 
 LOOSER = {
     "hostname": "A-labels ('xn--' labels, any case) are not decoded: any letters-digits-"
@@ -333,7 +342,9 @@ def negatable(name: object) -> bool:
     """Whether the strings failing format ``name`` are exactly those outside
     its pattern (or none, for a format no draft defines, an annotation):
     False for a value that is not a string and for the formats not
-    asserted, looser or stricter than specified (``NOT_ENFORCED``,
-    ``LOOSER``, ``UNCOUNTED_MAX_LENGTH``, ``STRICTER``)."""
+    asserted, asserted by a grammar, looser or stricter than specified
+    (``NOT_ENFORCED``, ``GRAMMAR_FORMATS``, ``LOOSER``, ``UNCOUNTED_MAX_LENGTH``,
+    ``STRICTER``)."""
     return isinstance(name, str) and not any(
-        name in table for table in (NOT_ENFORCED, LOOSER, UNCOUNTED_MAX_LENGTH, STRICTER))
+        name in table for table in (NOT_ENFORCED, GRAMMAR_FORMATS, LOOSER, UNCOUNTED_MAX_LENGTH,
+                                    STRICTER))

@@ -396,6 +396,7 @@ def _names_key_regexes(names_schema: Any) -> Optional[list[str]]:
         return None
     format_name = names_schema.get("format")
     if format_name is not None and (format_name in formats.NOT_ENFORCED
+                                    or format_name in formats.GRAMMAR_FORMATS
                                     or formats.looseness(format_name, [None]) is not None):
         return None
     low, high = names_schema.get("minLength", 0), names_schema.get("maxLength")

@@ -14,6 +14,9 @@ length bounds when the pattern's own width does not imply them) become one
 DFAs, built by the Rust crate), so each is enforced exactly: the pattern's
 search semantics are already in its regex (``.*`` sides unless anchored),
 and the length regex counts decoded code points in any escape spelling.
+``format: regex`` alone is the context-free grammar of
+``regex_format`` (``formats.GRAMMAR_FORMATS``); beside a pattern or length
+bounds it is warned about and not enforced.
 A format of the specification that grammask does not assert is warned
 about with the reason from ``formats.NOT_ENFORCED`` and not enforced; a
 format the specification does not define (``url``, ``byte``, a project's
@@ -50,6 +53,7 @@ from grammask.config import Config
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import NEVER
+from grammask.json_schema.regex_format import regex_format_node
 from grammask.json_schema.regex_text import repeat as repeat_text
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
 
@@ -69,6 +73,12 @@ def string_node(translator, schema: dict, pointer: str) -> Any:
         translator.warn("format", pointer,
                         f"format {format_name!r} not enforced: {formats.NOT_ENFORCED[format_name]}")
     constraints = formats.asserted_patterns(schema)
+    if format_name in formats.GRAMMAR_FORMATS:
+        if not constraints and n_min == 0 and n_max is None:
+            return regex_format_node(translator)
+        translator.warn("format", pointer,
+                        f"format {format_name!r} not enforced beside a pattern or length bounds: "
+                        f"{formats.GRAMMAR_FORMATS[format_name]}")
     parts = []
     labels = []
     removed: list[str] = []
