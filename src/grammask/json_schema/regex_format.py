@@ -28,7 +28,8 @@ without groups).  Escapes: ``\\d \\D \\s \\S \\w \\W \\f \\n \\r \\t \\v``,
 in ``{n,m}``), each lazy or not.
 A class is ``[``, an optional ``^``, items (a character other than
 ``\\ ] [ -``, an escape, or a range ``a-z`` of printable ASCII characters in
-order), with ``-`` allowed first and last and ``^`` escaped.  A lookbehind holds one or more
+order), with ``-`` allowed first, last and right after a range (a literal
+there in both dialects) and ``^`` escaped.  A lookbehind holds one or more
 single-character atoms and no group (Python needs a fixed width).
 
 Invariant: every string of the language compiles in Python's ``re`` and as
@@ -39,8 +40,9 @@ references, named groups, inline flags and other ``(?`` forms one of the
 two dialects lacks, a lookbehind that is not a run of single characters,
 quantifier numbers of four digits or more, ranges between escapes or
 non-ASCII characters, an empty class, a raw ``[`` inside a class, ``-``
-between two class items, a raw ``^`` inside a class, ``{``, ``}`` and ``]`` unescaped outside a class
-(Python and ECMA-262 without ``u`` read them as literals, ECMA-262 with ``u``
+between two class items other than after a range, ``--``, a raw ``^``
+inside a class, ``{``, ``}`` and ``]`` unescaped outside a class (Python
+and ECMA-262 without ``u`` read them as literals, ECMA-262 with ``u``
 refuses them), ``\\0`` and other escapes only one dialect has, and groups
 nested deeper than ``MAX_GROUP_NESTING`` (Python's parser recurses per
 group and fails with ``RecursionError`` a few hundred levels deep).
@@ -72,7 +74,6 @@ _CLASS_RAW = "[^\\\\\\]\\[\\-^]"
 """A class item written raw: any character but ``\\ ] [ - ^`` (a raw ``^``
 first would negate the class)."""
 _CLASS_CHAR_ESCAPE = f"\\\\(?:[fnrtvb]|x{_HEX}{{2}}|u{_HEX}{{4}}|{_SYNTAX_ESCAPED}|-)"
-_RANGE_ENDS = [chr(c) for c in range(0x20, 0x7F) if chr(c) not in "\\][-^"]
 
 
 def _escaped(char: str) -> str:
@@ -95,10 +96,11 @@ def _class_of(chars: list[str]) -> str:
 
 
 def _ranges() -> str:
-    """``a-z`` class ranges: printable ASCII ends (no ``\\ ] [ - ^``), in order."""
+    """Class ranges in order between printable ASCII ends written raw (not
+    ``\\ ] [ - ^``): ``a-z``, ``!-/``."""
+    ends = [chr(code) for code in range(0x20, 0x7F) if chr(code) not in "\\][-^"]
     return "(?:" + "|".join(
-        f"{_escaped(low)}-{_class_of([high for high in _RANGE_ENDS if high >= low])}"
-        for low in _RANGE_ENDS) + ")"
+        f"{_escaped(low)}-{_class_of([high for high in ends if high >= low])}" for low in ends) + ")"
 
 
 def _pairs() -> str:
@@ -116,8 +118,11 @@ def _pairs() -> str:
 @functools.lru_cache(maxsize=1)
 def _patterns() -> dict[str, str]:
     """The terminals' regexes over decoded characters."""
-    klass = (f"\\[\\^?-?(?:{_ranges()}|{_CLASS_RAW}|{_CLASS_CHAR_ESCAPE}|{_CLASS_ESCAPE})+-?\\]"
-             "|\\[\\^?-\\]")
+    single = f"(?:{_CLASS_RAW}|{_CLASS_CHAR_ESCAPE}|{_CLASS_ESCAPE})"
+    ranges = _ranges()
+    # a "-" right after a range is a literal in both dialects; "--" never
+    items = f"(?:{ranges}-?|{single})*(?:{ranges}|{single})-?"
+    klass = f"\\[\\^?-?{items}\\]|\\[\\^?-\\]"
     number = "(?:0|[1-9][0-9]{0,2})"
     quantifier = f"(?:[*+?]|\\{{{number}\\}}|\\{{{number},\\}}|\\{{{_pairs()}\\}})\\??"
     atom = f"(?:{_PATTERN_CHAR}|\\.|{_CHAR_ESCAPE}|{_CLASS_ESCAPE}|{klass})"
