@@ -4,7 +4,9 @@ pipeline, against independent oracles:
 - JSONSchemaBench (30 schemas): every schema compiles; every ``valid: true``
   instance is accepted (json.dumps default, indent=2, compact, non-ASCII raw;
   members in schema order with default options, in the instance's own order
-  with ``any_order=True``); every ``valid: false`` instance that ``jsonschema``
+  with ``any_order=True``, unless an object of the schema has too many
+  required members for an exact any-order grammar: ``LimitExceeded`` naming
+  ``max_any_order_states``); every ``valid: false`` instance that ``jsonschema``
   also rejects is rejected, unless the translation warned (an approximated
   keyword).
 - JSON-Schema-Test-Suite (draft 2020-12): no unexpected failure (every
@@ -29,6 +31,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
+from grammask.errors import LimitExceeded
 from support.schema_matcher import (
     FORMAT_CHECKER, JSONSCHEMABENCH, SchemaMatcher, dumps_variants, schema_ordered,
 )
@@ -67,7 +70,11 @@ def test_jsonschemabench_schema(path):
     data = json.loads(path.read_text())
     schema = data["schema"]
     matcher = SchemaMatcher(schema)
-    any_order = SchemaMatcher(schema, any_order=True)
+    try:
+        any_order = SchemaMatcher(schema, any_order=True)
+    except LimitExceeded as error:  # an exact grammar of every order is too large
+        assert error.limit == "max_any_order_states"
+        any_order = None
     validator = _validator(schema)
     n_valid = 0
     for test in data["tests"]:
@@ -76,7 +83,7 @@ def test_jsonschemabench_schema(path):
             n_valid += 1
             for text in dumps_variants(ordered):
                 assert matcher.accepts(text), text[:300]
-            for text in dumps_variants(test["data"]):
+            for text in dumps_variants(test["data"]) if any_order is not None else ():
                 assert any_order.accepts(text), text[:300]
         elif not validator.is_valid(test["data"]) and not matcher.warnings:
             assert not matcher.accepts(json.dumps(ordered)), json.dumps(ordered)[:300]

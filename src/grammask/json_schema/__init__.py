@@ -25,7 +25,9 @@ Options (keyword-only):
   ``indent=4`` up to depth 63, while bounding how long a model can emit
   blanks before it must write JSON.
 - ``any_order=False``: members in schema order (extra members in any gap);
-  True: any order, with required/at-most-once not enforced (warned).
+  True: any order, the required members, ``minProperties`` /
+  ``maxProperties`` and ``dependentRequired`` tracked by a rule per state
+  (members written, counted as written: exact for texts that repeat no key).
 - ``close_objects=False``: absent ``additionalProperties`` means true (the
   specification); True treats it as false for objects that declare
   ``properties`` or ``patternProperties``.
@@ -37,8 +39,9 @@ Options (keyword-only):
   schema itself (nothing is fetched); each document's ``$id`` names it too.
   A reference to a URI neither defines warns and accepts any value.
 - ``start="start"``: the start rule's name.
-- guards: ``max_grammar_nodes=500_000`` and ``max_schema_depth=128`` raise
-  ``grammask.LimitExceeded`` on pathological schemas;
+- guards: ``max_grammar_nodes=500_000``, ``max_schema_depth=128`` and
+  ``max_any_order_states=4096`` (the states of one object in any order)
+  raise ``grammask.LimitExceeded`` on pathological schemas;
   ``max_string_regex_repeat=64``: string lengths up to this are counted
   inside one regex, longer ones by chunks (see ``string_nodes.string_with_length``).
 

@@ -7,7 +7,7 @@ named rules (``fresh_name``, ``define``), JSON whitespace and separators
 (``ws``, ``comma``, ``colon``), the generic "any JSON value / object / array / string /
 number" rules (``generic``), exact counts by doubling (``times``,
 ``counted``) and objects whose members come in any order
-(``any_order_object``).  It knows no schema keyword:
+(``any_order_object``, with counts and dependencies).  It knows no schema keyword:
 ``translator.Translator`` extends it with the dispatch, and the keyword
 modules receive that translator.
 
@@ -45,7 +45,7 @@ SMALL_REPEAT = 16
 """Counts up to this stay a Repeat node (the front end expands them)."""
 
 MAX_ANY_ORDER_REQUIRED = 6
-"""Most required members an any-order object tracks (2^r rules for r members)."""
+"""Most members of a ``const`` object written in any order (2^r rules)."""
 
 
 class _Never:
@@ -277,36 +277,80 @@ class GrammarBuilder:
         return RuleRef(names[kind])
 
     def any_order_object(self, members: list[tuple[Any, bool]], extra: Optional[Any],
-                         hint: str) -> Any:
+                         hint: str, min_count: int = 0, max_count: Optional[int] = None,
+                         pairs: tuple = (), forbidden: frozenset = frozenset()) -> Any:
         """An object of ``members`` (each a key-value node and whether it is
         required) in any order, plus ``extra`` (the node of any other member,
-        or None): ``{ M ("," M)* }`` with the set of required members seen so
-        far in the rule name (2^r rules for r required members, each with one
-        alternative per member), so a required member cannot be missing.  A
-        member may repeat (JSON allows duplicate keys; the last one counts,
-        and each value is valid).  Callers keep r <= MAX_ANY_ORDER_REQUIRED.
+        or None): ``{ M ("," M)* }`` with a rule per state (mask, count):
+        ``mask`` has a bit per tracked member (the required ones and those
+        of the ``pairs``, (trigger, target) member indices of dependentRequired)
+        that was written, ``count`` the members written, up to ``max_count``
+        (or saturating at ``min_count`` when there is no maximum).  The end
+        needs every required bit, the target's bit beside each trigger's, and
+        ``min_count``; members of ``forbidden`` are never written.  Only the
+        states reachable from the start that can still end are made.
+        Members are counted as written: exact for objects without duplicate
+        keys (JSON allows them; a repeated member is valid each time).
+        Past ``Options.max_any_order_states`` states, ``LimitExceeded``.
         """
-        required = [index for index, (_, is_required) in enumerate(members) if is_required]
-        ws = self.ws()
-        empty = self.seq(self.lit("{"), ws, self.lit("}")) if not required else NEVER
-        choices = [(index, member) for index, (member, _) in enumerate(members)]
+        tracked = sorted({index for index, (_, is_required) in enumerate(members) if is_required}
+                         | {index for pair in pairs for index in pair})
+        bit_of = {member_index: 1 << position for position, member_index in enumerate(tracked)}
+        required = sum(bit_of[index] for index, (_, is_required) in enumerate(members)
+                       if is_required)
+        choices = [(index, member) for index, (member, _) in enumerate(members)
+                   if index not in forbidden]
         if extra is not None:
             choices.append((None, extra))
-        if not choices:
+
+        def following(state, member_index):
+            mask, count = state
+            if max_count is not None and count >= max_count:
+                return None
+            count = count + 1 if max_count is not None else min(count + 1, min_count)
+            return mask | bit_of.get(member_index, 0), count
+
+        def ends(state):
+            mask, count = state
+            return (mask & required == required and count >= min_count
+                    and all(mask & bit_of[target] or not mask & bit_of[trigger]
+                            for trigger, target in pairs))
+
+        edges: dict = {}
+        pending = [(0, 0)]
+        while pending:
+            state = pending.pop()
+            if state in edges:
+                continue
+            if len(edges) >= self.options.max_any_order_states:
+                raise LimitExceeded("max_any_order_states", len(edges) + 1,
+                                    self.options.max_any_order_states,
+                                    "an object in any order needs a rule per set of tracked "
+                                    "members and count")
+            edges[state] = [(member, following(state, index)) for index, member in choices
+                            if following(state, index) is not None]
+            pending.extend(target for _, target in edges[state])
+        live = {state for state in edges if ends(state)}
+        grown = True
+        while grown:
+            before = len(live)
+            live |= {state for state, out in edges.items()
+                     if any(target in live for _, target in out)}
+            grown = len(live) > before
+        ws = self.ws()
+        empty = self.seq(self.lit("{"), ws, self.lit("}")) if ends((0, 0)) else NEVER
+        if (0, 0) not in live or not edges[(0, 0)]:
             return empty
-        bit_of = {member_index: 1 << position for position, member_index in enumerate(required)}
-        full_mask = (1 << len(required)) - 1
         prefix = self.fresh_name(hint)
-        names = {mask: f"{prefix}_{mask}" for mask in range(full_mask + 1)}
+        names = {(mask, count): f"{prefix}_{mask}_{count}" for mask, count in live}
         self.used_names.update(names.values())
-        for mask, name in names.items():
-            alternatives = [self.seq()] if mask == full_mask else []
-            for member_index, member in choices:
-                following = mask | bit_of.get(member_index, 0)
-                alternatives.append(self.seq(self.comma(), member, RuleRef(names[following])))
-            self.define(name, self.alt(alternatives))
-        first = self.alt([self.seq(member, RuleRef(names[bit_of.get(index, 0)]))
-                          for index, member in choices])
+        for state in sorted(live):
+            alternatives = [self.seq()] if ends(state) else []
+            alternatives.extend(self.seq(self.comma(), member, RuleRef(names[target]))
+                                for member, target in edges[state] if target in live)
+            self.define(names[state], self.alt(alternatives))
+        first = self.alt([self.seq(member, RuleRef(names[target]))
+                          for member, target in edges[(0, 0)] if target in live])
         full = self.seq(self.lit("{"), ws, first, ws, self.lit("}"))
         return self.alt([empty, full])
 

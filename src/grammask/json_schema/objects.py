@@ -72,8 +72,8 @@ terminal (``_names_key_regexes``; any other form becomes the key grammar
 of additional properties when no names are declared, else is warned); an
 ``enum`` / ``const`` lists every key, so each allowed one is declared with
 the schema the object gives it and no other key is accepted.  With
-``any_order=True`` see ``_any_order`` (required members tracked as a
-subset in the rule names).
+``any_order=True`` see ``_any_order`` (required members, dependencies and
+counts tracked in the rule names).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ from typing import Any, NamedTuple, Optional
 from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import formats, strings
-from grammask.json_schema.builder import MAX_ANY_ORDER_REQUIRED, NEVER, rule_hint
+from grammask.json_schema.builder import NEVER, rule_hint
 from grammask.json_schema.key_exclusion import key_exclusion_patterns
 from grammask.json_schema.keywords import (
     ADDITIONAL_OF, ANNOTATION_KEYWORDS, EXTRA_WITNESSES, child_pointer, count_keyword,
@@ -293,7 +293,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
                                          pointer, schema, found, len(witnesses)))
         return translator.alt(alternatives)
     if translator.options.any_order:
-        return _any_order(translator, schema, members, extra, pointer)
+        return _any_order(translator, schema, members, extra, min_count, max_count, pointer)
     return _ordered(translator, members, extra, min_count, max_count, pointer, schema)
 
 
@@ -921,24 +921,16 @@ def _chains(graph: dict, productive: set, has_extra: bool) -> tuple[dict, set]:
     return successor, absorbed
 
 
-def _any_order(translator, schema, members, extra, pointer: str) -> Any:
-    """Members in any order (``GrammarBuilder.any_order_object``), the
-    required ones tracked.  Past MAX_ANY_ORDER_REQUIRED required members, or
-    with min/maxProperties or dependencies, a warning says what is not
-    enforced.
-    """
-    n_required = sum(1 for _, _, is_required in members if is_required)
-    track_required = n_required <= MAX_ANY_ORDER_REQUIRED
-    if not track_required:
-        translator.warn("required", pointer, f"any_order=True with {n_required} required "
-                                             f"properties (> {MAX_ANY_ORDER_REQUIRED}): "
-                                             f"required properties are not enforced")
-    if "minProperties" in schema or "maxProperties" in schema:
-        translator.warn("maxProperties" if "maxProperties" in schema else "minProperties",
-                        pointer, "any_order=True: property counts are not enforced")
-    if schema.get("dependentRequired") or any(
-            isinstance(v, list) and v for v in (schema.get("dependencies") or {}).values()):
-        translator.warn("dependentRequired", pointer, "any_order=True: not enforced")
+def _any_order(translator, schema, members, extra, min_count: int, max_count,
+               pointer: str) -> Any:
+    """Members in any order (``GrammarBuilder.any_order_object``): the
+    required members, the property counts and dependentRequired (the pairs
+    ``_dependency_pairs`` finds among the members) tracked in the rules'
+    states, within ``Options.max_any_order_states``."""
+    pairs, forbidden = _dependency_pairs(schema, members)
+    position = {name: index for index, (name, _, _) in enumerate(members)}
     return translator.any_order_object(
-        [(member, is_required and track_required) for _, member, is_required in members],
-        extra, rule_hint(pointer, "any"))
+        [(member, is_required) for _, member, is_required in members], extra,
+        rule_hint(pointer, "any"), min_count, max_count,
+        tuple((position[trigger], position[target]) for trigger, target in pairs),
+        frozenset(position[name] for name in forbidden))
