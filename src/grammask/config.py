@@ -85,8 +85,9 @@ class Config:
     word counts (``^(?:\\S+\\s+){0,K}\\S+$`` with ``maxLength``: 68k to 1.4M
     states) out.  Masks over such a terminal build a token set at most
     positions of a long value (see docs/performance.md, section 7).  The
-    JSON Schema translator spends it on length bounds: a product of patterns
-    and a format alone is kept within ``max_dfa_states``, as before."""
+    JSON Schema translator spends it on length bounds and on the strings a
+    ``not`` removes (a difference terminal); a product of patterns and a
+    format alone is kept within ``max_dfa_states``, as before."""
 
     max_dfa_bytes: int = 8 << 20
     """Bytes of one regex terminal's DFA tables while it is built."""
