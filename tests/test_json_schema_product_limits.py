@@ -21,7 +21,7 @@ import re
 
 import pytest
 
-from grammask import Config, Grammar, LimitExceeded
+from grammask import Config, Grammar, InvalidArgument, LimitExceeded
 from support.schema_matcher import SchemaMatcher, assert_exact_and_silent, declared_oracle
 
 P0, P1, P2, P3 = ("^([a-z][0-9])+$", "((c1d3g3).{4,8}){6,6}", "(t|8){10,10}..$",
@@ -107,3 +107,5 @@ def test_products_are_bounded_by_their_own_bytes_limit():
     with pytest.raises(LimitExceeded) as info:
         Grammar.from_ebnf('start ::= #"[a-z]{0,30}";', config=Config(max_dfa_bytes=300))
     assert info.value.limit == "max_dfa_bytes"
+    with pytest.raises(InvalidArgument, match="max_product_dfa_bytes"):
+        Config(max_product_dfa_bytes=0)
