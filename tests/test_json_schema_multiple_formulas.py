@@ -4,8 +4,10 @@ remainders (``multiple_formulas.multiples_one_of``, built by
 exclusions' chains passed ``MAX_ONE_OF_COMPLEMENT_PARTS`` (MaskBench's
 allone1), with bounds, ``type: integer``, decimal steps, nested
 ``anyOf`` / ``oneOf`` / ``not`` / ``$ref`` and draft 4; any other keyword
-leaves the schema to the exclusions, and steps past
-``MAX_REMAINDER_STATES`` (allany8's 24,024 remainders) stay warned.
+leaves the schema to the exclusions.  Steps past ``MAX_REMAINDER_STATES``
+remainders are minimized (allany8's 24,024 remainders have 3,076 classes:
+``tests/test_json_schema_remainder_classes.py``); past
+``MAX_REMAINDER_BUILD`` they stay warned.
 
 Checked against ``jsonschema`` (the declared draft's validator) on every
 integer in a range, dyadic fractions (whose float quotients by the steps
@@ -16,12 +18,13 @@ valid."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 from hypothesis import strategies as st
 
 from grammask.json_schema import GrammarWarning, translate_schema
-from grammask.json_schema.number_nodes import MAX_REMAINDER_STATES
+from grammask.json_schema.number_nodes import MAX_REMAINDER_BUILD, MAX_REMAINDER_STATES
 from support.schema_matcher import (SchemaMatcher, assert_agrees_on_generated,
                                     assert_exact_and_silent, declared_oracle)
 
@@ -45,6 +48,9 @@ ALL_ANY = {"type": "number", "allOf": [
                            {"multipleOf": 44}]},
         "any3": {"oneOf": [{"not": {"multipleOf": 11}}, {"multipleOf": 13}]}}}
 """MaskBench's allany8: the steps' least common multiple is 24,024."""
+
+PAST_THE_BUILD = {"type": "number", "oneOf": [{"multipleOf": 7919}, {"multipleOf": 7907}]}
+"""Two primes near 8,000: 62.6 million remainders, past ``MAX_REMAINDER_BUILD``."""
 
 VALUES = (list(range(-60, 400)) + [385, 1155, 1925, -385, 770, 2310, 4235, 5005, 10395]
           + [k / 4 for k in range(-40, 41) if k % 4] + [0.0, -0.0, 5.0, 385.0, 1e3, 0.125])
@@ -108,7 +114,11 @@ def test_a_reference_out_of_the_resource_is_not_read():
         translate_schema(schema)
 
 
-def test_steps_past_the_remainder_limit_stay_warned():
+def test_steps_past_the_remainder_limit_are_minimized_then_warned():
     assert 24024 > MAX_REMAINDER_STATES
-    with pytest.warns(GrammarWarning, match="oneOf"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GrammarWarning)
         translate_schema(ALL_ANY)
+    assert 7919 * 7907 > MAX_REMAINDER_BUILD
+    with pytest.warns(GrammarWarning, match="oneOf"):
+        translate_schema(PAST_THE_BUILD)

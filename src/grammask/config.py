@@ -20,9 +20,10 @@ from typing import Optional
 from grammask.errors import InvalidArgument, InvalidArgumentType
 
 _MINIMUM = {"canonical_lookahead": 0, "canonical_lookahead_budget": 1, "mask_cache_entries": 0,
-            "max_dfa_states": 2, "max_product_dfa_states": 2, "max_dfa_bytes": 1, "max_rules": 1,
-            "max_nesting": 1, "max_repetition": 0, "max_earley_items": 1, "max_earley_work_per_byte": 1,
-            "max_earley_work_per_mask": 1, "max_rollback_bytes": 0}
+            "max_dfa_states": 2, "max_product_dfa_states": 2, "max_dfa_bytes": 1,
+            "max_product_dfa_bytes": 1, "max_rules": 1, "max_nesting": 1, "max_repetition": 0,
+            "max_earley_items": 1, "max_earley_work_per_byte": 1, "max_earley_work_per_mask": 1,
+            "max_rollback_bytes": 0}
 """The smallest value each integer field takes (``max_rollback_bytes`` may also be None)."""
 
 
@@ -84,11 +85,24 @@ class Config:
     word counts (``^(?:\\S+\\s+){0,K}\\S+$`` with ``maxLength``: 68k to 1.4M
     states) out.  Masks over such a terminal build a token set at most
     positions of a long value (see docs/performance.md, section 7).  The
-    JSON Schema translator spends it on length bounds: a product of patterns
-    and a format alone is kept within ``max_dfa_states``, as before."""
+    JSON Schema translator spends it on length bounds and on the strings a
+    ``not`` removes (a difference terminal); a product of patterns and a
+    format alone is kept within ``max_dfa_states``, as before."""
 
     max_dfa_bytes: int = 8 << 20
     """Bytes of one regex terminal's DFA tables while it is built."""
+
+    max_product_dfa_bytes: int = 32 << 20
+    """Bytes of one intersection or difference terminal's tables while it is
+    built, in place of ``max_dfa_bytes``.  The crate builds the product of
+    the parts' minimal tables pair by pair and minimizes it after each; a
+    product before minimization holds every reachable pair, also those from
+    which no string matches every part, so it can be several times its
+    minimal size: MaskBench's string5 has "four patterns minus a fifth" of
+    33,937 states (3.1 MB minimal) that needs 16-24 MB before minimizing.
+    32 MB lets such products within ``max_product_dfa_states`` be built (in
+    about a second for string5's) while a plain regex keeps the tighter
+    ``max_dfa_bytes``."""
 
     max_rules: int = 100_000
     """Rules (nonterminals) after normalization."""

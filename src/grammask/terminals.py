@@ -65,7 +65,8 @@ REGEX_KINDS = ("regex", "early_end", "complement", "intersection", "difference",
 PRODUCT_KINDS = ("intersection", "difference")
 """Kinds whose DFA is a product of several regexes' DFAs: a grammar's
 terminals of these kinds are bounded by ``Config.max_product_dfa_states``
-instead of ``max_dfa_states`` (``grammar.terminal_keys``)."""
+and ``max_product_dfa_bytes`` instead of ``max_dfa_states`` and
+``max_dfa_bytes`` (``grammar.terminal_keys``)."""
 
 INTERSECTION_SEPARATOR = "\0"
 """Separates the patterns of an ``intersection`` terminal in its pattern text."""

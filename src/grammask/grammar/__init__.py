@@ -31,8 +31,9 @@ field, the size asked for and the maximum):
 - ``max_rules`` (100,000): nonterminals while expanding repetitions and after
   normalization;
 - ``max_dfa_states`` / ``max_dfa_bytes``: one regex terminal's DFA
-  (``max_product_dfa_states`` in place of the first for an intersection or
-  difference terminal, the product of several regexes).
+  (``max_product_dfa_states`` / ``max_product_dfa_bytes`` in their place
+  for an intersection or difference terminal, the product of several
+  regexes).
 
 Parsing and every pass use explicit stacks, so deep input never raises
 ``RecursionError``.

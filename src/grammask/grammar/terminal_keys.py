@@ -198,6 +198,14 @@ def _states_field(key: tuple) -> str:
             else "max_dfa_states")
 
 
+def _bytes_field(key: tuple) -> str:
+    """The Config field bounding the bytes of the key's DFA while it is
+    built: ``max_product_dfa_bytes`` for an intersection or difference, else
+    ``max_dfa_bytes`` (as ``_states_field``)."""
+    return "max_product_dfa_bytes" if _states_field(key) == "max_product_dfa_states" \
+        else "max_dfa_bytes"
+
+
 def _regex_part(key: tuple) -> str:
     """The regex text of a regex key: a key exclusion's fallback pattern, else the pattern."""
     if key[2] != "key_exclusion":
@@ -241,7 +249,7 @@ class TerminalCompiler:
                 return None
             try:
                 dfa = self.dfas[key] = self._compile(key, min(max_states, self._states_limit(key)),
-                                                     min(max_bytes, self.config.max_dfa_bytes))
+                                                     min(max_bytes, self._bytes_limit(key)))
             except (LimitExceeded, RegexError):
                 self.refused.add(attempt)
                 return None
@@ -251,11 +259,15 @@ class TerminalCompiler:
         """The Config's states limit for the key's DFA (``_states_field``)."""
         return getattr(self.config, _states_field(key))
 
+    def _bytes_limit(self, key: tuple) -> int:
+        """The Config's bytes limit for the key's DFA (``_bytes_field``)."""
+        return getattr(self.config, _bytes_field(key))
+
     def _compile(self, key: tuple, max_states: int | None = None, max_bytes: int | None = None):
         from grammask import terminals
 
         limits = {"max_states": max_states or self._states_limit(key),
-                  "max_bytes": max_bytes or self.config.max_dfa_bytes}
+                  "max_bytes": max_bytes or self._bytes_limit(key)}
         kind = key[0]
         try:
             if kind == "class":
@@ -268,9 +280,11 @@ class TerminalCompiler:
                     return terminals.compile_regex(key[1], kind=key[2], case_insensitive=key[3],
                                                    **limits)
                 except LimitExceeded as error:
-                    if error.limit != "max_dfa_states" or states_limit == error.limit:
+                    field = {"max_dfa_states": states_limit,
+                             "max_dfa_bytes": _bytes_field(key)}.get(error.limit, error.limit)
+                    if field == error.limit:
                         raise
-                    raise LimitExceeded(states_limit, error.given, error.maximum,
+                    raise LimitExceeded(field, error.given, error.maximum,
                                         f"DFA of the {key[2]} terminal") from None
             if kind == "substrs":
                 return terminals.compile_substrings(key[1], **limits)

@@ -122,6 +122,7 @@ import json
 import math
 from typing import Any, Optional
 
+from grammask.config import Config
 from grammask.errors import LimitExceeded
 from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import rule_hint
@@ -1211,8 +1212,10 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
     removes its strings too (``_string_exclusions``), and a member ``{not:
     X}`` of it (an instance must fail it) makes the strings meet X, merged
     into ``rest`` (whose own ``not`` is folded the same way, up to
-    ``MAX_NEGATED_DEPTH`` times).  Warned (and not excluded) past the DFA
-    limits and beside ``_STRING_BLIND_KEYWORDS``."""
+    ``MAX_NEGATED_DEPTH`` times).  Warned (and not excluded) past the
+    product DFA limits (``Config.max_product_dfa_states`` and
+    ``max_product_dfa_bytes``, as the terminal is compiled) and beside
+    ``_STRING_BLIND_KEYWORDS``."""
     for _ in range(MAX_NEGATED_DEPTH):
         folded = _string_exclusions(translator, rest["not"]) if "not" in rest else None
         if folded is None:
@@ -1250,7 +1253,8 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
         regexes.append(strings.string_regex(low, high))
     text = DIFFERENCE_SEPARATOR.join([INTERSECTION_SEPARATOR.join(regexes)] + removed)
     try:
-        compile_regex(text, kind="difference")
+        compile_regex(text, kind="difference", max_states=Config.max_product_dfa_states,
+                      max_bytes=Config.max_product_dfa_bytes)
     except LimitExceeded:
         translator.warn("not", pointer, "the excluded strings' DFA exceeds the DFA limits: "
                                         "not excluded")

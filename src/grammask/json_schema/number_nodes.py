@@ -26,9 +26,13 @@ run in product with the DFA of the bounds' plain-decimal regex
 (``numbers.decimal_range``, or ``numbers.integer_regex`` for integers),
 states reachable from the start and trimmed to those from which a literal
 can still end (``_product_rules``): O(K * m * bound states) rules, capped at
-MAX_PRODUCT_STATES (beyond it, for steps needing more than
-MAX_REMAINDER_STATES remainder states, and for steps whose denominator does
-not divide a power of ten, ``multipleOf`` is warned about and not enforced).
+MAX_PRODUCT_STATES.  Past MAX_REMAINDER_STATES remainder states
+(``K * (m + 1)``) the automaton is built as arrays (up to
+MAX_REMAINDER_BUILD states) and minimized (``remainder_classes``: remainders
+that differ by a multiple of K's factor prime to ten are equivalent unless
+the last digits tell them apart); beyond MAX_REMAINDER_STATES classes, past
+the build, and for steps whose denominator does not divide a power of ten,
+``multipleOf`` is warned about and not enforced.
 Without bounds the product has no bound DFA.  Integers: a step ``p/q``
 means multiples of ``p``; a step of 1 is the integer regex.
 
@@ -55,21 +59,29 @@ flags the function accepts).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Any, Callable, Optional
+
+import numpy as np
 
 from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import numbers
 from grammask.json_schema.builder import NEVER
 from grammask.json_schema.numbers import MAX_ENUMERATED_MULTIPLES, Bound
+from grammask.json_schema.remainder_classes import minimal_remainders, plain_size
 from grammask.json_schema.values import NOT_MULTIPLES, number_literal_regex
 from grammask.terminals import compile_regex
 
 MAX_REMAINDER_STATES = 4000
 MAX_STEP_DECIMALS = 12
 MAX_PRODUCT_STATES = 20_000
+MAX_REMAINDER_BUILD = 120_000
+"""States of a plain remainder automaton built as arrays to be minimized
+(``remainder_classes``) when ``K * (m + 1)`` passes ``MAX_REMAINDER_STATES``
+(allany8: 72,077 states, 3,076 classes, in about 0.25 s)."""
 
 
 def read_bounds(translator, schema: dict, pointer: str) -> tuple[Optional[Bound], Optional[Bound]]:
@@ -169,11 +181,12 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
                                                f"step: not enforced")
         return None
     n_places, (modulus,) = decimal
-    if modulus * (n_places + 1) > MAX_REMAINDER_STATES:
+    fraction_allowed = not integer or translator.integer_zero_fraction
+    automaton = _automaton(_Remainders(modulus, n_places, fraction_allowed, required=modulus))
+    if automaton is None:
         translator.warn("multipleOf", pointer, f"multipleOf {step} needs {modulus} remainders "
                                                f"(> {MAX_REMAINDER_STATES}): not enforced")
         return None
-    fraction_allowed = not integer or translator.integer_zero_fraction
     if low is None and high is None and modulus == 1:
         if n_places:
             return translator.rx(numbers.decimal_places_regex(n_places))
@@ -181,7 +194,6 @@ def _multiple_of(translator, step: Fraction, low, high, integer: bool, pointer: 
     bounds = _bounds_regex(low, high, integer, fraction_allowed)
     if bounds is NEVER:
         return NEVER
-    automaton = _Remainders(modulus, n_places, fraction_allowed, required=modulus)
     node = _product_rules(translator, automaton, bounds, f"multiple_of_{float(step)}")
     if node is None:
         translator.warn("multipleOf", pointer, f"multipleOf {step} within the bounds needs "
@@ -242,19 +254,20 @@ def _excluding_multiples(translator, step: Optional[Fraction], excluded: list[Fr
         return None
     n_places, moduli = decimal
     modulus = math.lcm(*moduli)
-    if modulus * (n_places + 1) > MAX_REMAINDER_STATES:
+    fraction_allowed = not integer or translator.integer_zero_fraction
+    parameters = (modulus, n_places, fraction_allowed, None if step is None else moduli[0],
+                  tuple(moduli[len(steps) - len(excluded):]), not integer and step is None)
+    automaton = _automaton(_Remainders(*parameters))
+    if automaton is None:
         translator.warn("not", pointer, f"excluding multiples needs {modulus} remainders "
                                         f"(> {MAX_REMAINDER_STATES}): not excluded")
         return None
-    fraction_allowed = not integer or translator.integer_zero_fraction
     bounds = _bounds_regex(low, high, integer, fraction_allowed)
     if bounds is NEVER:
         return NEVER
-    parameters = (modulus, n_places, fraction_allowed, None if step is None else moduli[0],
-                  tuple(moduli[len(steps) - len(excluded):]), not integer and step is None)
     key = ("not_multiple", parameters, bounds)
     if key not in translator.shared_rules:
-        node = _product_rules(translator, _Remainders(*parameters), bounds, "not_multiple")
+        node = _product_rules(translator, automaton, bounds, "not_multiple")
         translator.shared_rules[key] = node.name if isinstance(node, RuleRef) else node
     name = translator.shared_rules[key]
     node = RuleRef(name) if isinstance(name, str) else name
@@ -275,7 +288,8 @@ def remainder_set_node(translator, schema: dict, steps: list[Fraction],
     numbers, a literal with a non-zero digit past the finest step's places
     when ``holds`` accepts no step at all.  None (nothing warned: the
     caller translates the schema another way) for a step that is not a
-    decimal step and past ``MAX_REMAINDER_STATES`` / ``MAX_PRODUCT_STATES``."""
+    decimal step and past ``MAX_REMAINDER_BUILD``, ``MAX_REMAINDER_STATES``
+    (classes, ``_automaton``) or ``MAX_PRODUCT_STATES``."""
     low, high = read_bounds(translator, schema, pointer)
     if integer:  # an integer is a multiple of p/q iff it is one of p
         steps = [Fraction(step.numerator) for step in steps]
@@ -284,7 +298,7 @@ def remainder_set_node(translator, schema: dict, steps: list[Fraction],
         return None
     n_places, moduli = decimal
     modulus = math.lcm(*moduli) if moduli else 1
-    if modulus * (n_places + 1) > MAX_REMAINDER_STATES:
+    if plain_size(modulus, n_places) > MAX_REMAINDER_BUILD:
         return None
     verdicts: dict[tuple[bool, ...], bool] = {}
     residues = []
@@ -301,9 +315,33 @@ def remainder_set_node(translator, schema: dict, steps: list[Fraction],
         return NEVER
     if not residues and not finer:
         return NEVER
-    automaton = _Remainders(modulus, n_places, fraction_allowed, None, finer=finer,
-                            residues=frozenset(residues))
+    automaton = _automaton(_Remainders(modulus, n_places, fraction_allowed, None, finer=finer,
+                                       residues=frozenset(residues)))
+    if automaton is None:
+        return None
     return _product_rules(translator, automaton, bounds, "multiple_set")
+
+
+def _automaton(plain: "_Remainders"):
+    """``plain`` when it has at most ``MAX_REMAINDER_STATES`` remainder
+    states (``K * (m + 1)``), else its minimal form (``remainder_classes``)
+    when the plain arrays have at most ``MAX_REMAINDER_BUILD`` states and
+    it at most ``MAX_REMAINDER_STATES`` classes, else None."""
+    if plain.modulus * (plain.n_places + 1) <= MAX_REMAINDER_STATES:
+        return plain
+    if plain_size(plain.modulus, plain.n_places) > MAX_REMAINDER_BUILD:
+        return None
+    return _minimal(plain.modulus, plain.n_places, plain.fraction_allowed, plain.required,
+                    plain.excluded, plain.finer, plain.residues)
+
+
+@functools.lru_cache(maxsize=16)
+def _minimal(*parameters):
+    """The minimal form of ``_Remainders(*parameters)``, or None past
+    ``MAX_REMAINDER_STATES`` classes; kept for 16 parameter sets (a schema
+    may exclude the same steps in many places; allany8's takes 0.25 s)."""
+    minimal = minimal_remainders(_Remainders(*parameters), NUMBER_BYTES)
+    return minimal if minimal.n_states <= MAX_REMAINDER_STATES else None
 
 
 def _listed(translator, values: list[Fraction], integer: bool) -> Any:
@@ -365,6 +403,17 @@ class _Remainders:
         if digit == 0:
             return ("E", remainder, n_read)
         return ("F", 0, n_read) if self.finer else None
+
+    def scaled_accepted(self, scaled):
+        """``accepts``' verdict on an integer numpy array of scaled values
+        (``remainder_classes`` builds the automaton as arrays)."""
+        if self.residues is not None:
+            return np.isin(scaled, np.fromiter(self.residues, dtype=np.int64, count=len(self.residues)))
+        verdict = np.ones(len(scaled), dtype=bool) if self.required is None \
+            else scaled % self.required == 0
+        for other in self.excluded:
+            verdict &= scaled % other != 0
+        return verdict
 
     def accepts(self, state: tuple) -> bool:
         kind, remainder, n_read = state
