@@ -40,7 +40,7 @@ Options (keyword-only):
   A reference to a URI neither defines warns and accepts any value.
 - ``start="start"``: the start rule's name.
 - guards: ``max_grammar_nodes=500_000``, ``max_schema_depth=128`` and
-  ``max_any_order_states=4096`` (the states of one object in any order)
+  ``max_any_order_states=1024`` (the states of one object in any order)
   raise ``grammask.LimitExceeded`` on pathological schemas;
   ``max_string_regex_repeat=64``: string lengths up to this are counted
   inside one regex, longer ones by chunks (see ``string_nodes.string_with_length``).

@@ -288,7 +288,9 @@ class GrammarBuilder:
         (or saturating at ``min_count`` when there is no maximum).  The end
         needs every required bit, the target's bit beside each trigger's, and
         ``min_count``; members of ``forbidden`` are never written.  Only the
-        states reachable from the start that can still end are made.
+        states reachable from the start that can still end are made, and the
+        members no state tells apart (untracked, and ``extra``) are one rule,
+        so a state has one alternative per tracked member and one for them.
         Members are counted as written: exact for objects without duplicate
         keys (JSON allows them; a repeated member is valid each time).
         Past ``Options.max_any_order_states`` states, ``LimitExceeded``.
@@ -299,9 +301,13 @@ class GrammarBuilder:
         required = sum(bit_of[index] for index, (_, is_required) in enumerate(members)
                        if is_required)
         choices = [(index, member) for index, (member, _) in enumerate(members)
-                   if index not in forbidden]
-        if extra is not None:
-            choices.append((None, extra))
+                   if index in bit_of and index not in forbidden]
+        untracked = [member for index, (member, _) in enumerate(members)
+                     if index not in bit_of and index not in forbidden]
+        untracked += [extra] if extra is not None else []
+        if untracked:  # one alternative per state for the members no state tells apart
+            choices.append((None, self.define(self.fresh_name(f"{hint}_other"),
+                                              self.alt(untracked))))
 
         def following(state, member_index):
             mask, count = state

@@ -19,7 +19,7 @@ class Options:
     close_objects: bool = False
     start: str = "start"
     max_grammar_nodes: int = 500_000
-    max_any_order_states: int = 4096
+    max_any_order_states: int = 1024
     max_schema_depth: int = 128
     max_string_regex_repeat: int = 64
     format_assertion: bool = True
