@@ -122,8 +122,14 @@ def object_one_of(translator, schema: dict, pointer: str) -> Optional[Any]:
 
 def complement_applies(translator, branches: list) -> bool:
     """Whether ``one_of_complement`` builds the complement of ``oneOf:
-    branches`` (beside a schema of no other keyword but ``type``)."""
-    return _complement_verdicts(translator, branches, "") is not None
+    branches`` (beside a schema of no other keyword but ``type``); kept in
+    ``Translator.negation_memo`` by the list's identity and the base URI."""
+    key = ("member verdicts", id(branches), translator.base_uri)
+    kept = translator.negation_memo.get(key)
+    if kept is None or kept[0] is not branches:
+        kept = (branches, _complement_verdicts(translator, branches, "") is not None)
+        translator.negation_memo[key] = kept
+    return kept[1]
 
 
 def one_of_complement(translator, rest: dict, branches: list, pointer: str) -> Optional[list]:
