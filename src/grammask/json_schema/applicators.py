@@ -650,13 +650,15 @@ def _complements(translator, rest: dict, negated: dict, pointer: str,
             alternatives.append(negation_node(translator, chained, pending[0], pointer,
                                               multiples))
         elif keyword == "oneOf":
-            if _chain_parts(translator, value, frozenset()) > MAX_NEGATED_ONE_OF_CHAIN:
-                # Past the chain's limit: member verdicts, which
-                # negated_conjuncts found to apply.
+            if _chain_parts(translator, value, frozenset()) > MAX_NEGATED_ONE_OF_CHAIN \
+                    and complement_applies(translator, value):
+                # Past the chain's limit: member verdicts (the chain below is
+                # exact too, only larger).
                 made = one_of_complement(translator, rest, value, pointer)
                 if made is None:
-                    translator.warn("not", pointer, "a oneOf beside other keywords is not "
-                                                    "negated: not enforced")
+                    translator.warn("not", pointer, "a oneOf past MAX_NEGATED_ONE_OF_CHAIN "
+                                                    "beside other keywords than type: not "
+                                                    "enforced")
                     made = [translator.node(rest, pointer)]
                 alternatives.extend(made)
                 continue

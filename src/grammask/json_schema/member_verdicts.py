@@ -145,7 +145,10 @@ def one_of_complement(translator, rest: dict, branches: list, pointer: str) -> O
     types = [types] if isinstance(types, str) else types
     alternatives = []
     if "object" in types:
-        alternatives.append(verdicts.node())
+        objects = verdicts.node()
+        if objects is None:
+            return None
+        alternatives.append(objects)
     others = [kind for kind in types if kind != "object"]
     if others:
         scalars = _split(translator, branches)[1]
