@@ -134,8 +134,9 @@ def complement_applies(translator, branches: list) -> bool:
 
 def one_of_complement(translator, rest: dict, branches: list, pointer: str) -> Optional[list]:
     """The nodes of the instances of ``rest`` failing ``oneOf: branches``
-    (module docstring, Complements), or None where ``rest`` says more than
-    ``type`` or the branches are not of that form."""
+    (module docstring): objects by the complement's states, values of the
+    other types of ``rest`` failing the branches of those types; None where
+    ``rest`` says more than ``type`` or the branches are not of that form."""
     if any(key in VALIDATION_KEYWORDS and key != "type" for key in rest):
         return None
     verdicts = _complement_verdicts(translator, branches, pointer)
@@ -311,6 +312,9 @@ class _Verdicts:
         return self.graph is not None
 
     def node(self) -> Optional[Any]:
+        """The object node: a rule per state from which an end is reachable
+        (the start's: the guesses' first states), or None where a region's
+        failed schema cannot be negated exactly."""
         graph = self.graph if self.graph is not None else self._graph()
         if graph is None:
             return None
