@@ -13,7 +13,9 @@ languages, by number bounds), else the branch meets ``not: {anyOf: [the
 overlapping ones]}`` (exact when ``not`` is, see below); a branch that
 cannot be negated, that may overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, or complements past
 ``MAX_ONE_OF_COMPLEMENT_PARTS`` alternatives make oneOf an ``anyOf`` with a
-warning.  A oneOf over numbers that only ``multipleOf`` decides is one set
+warning, unless its branches are plain objects (and schemas of other
+types), whose verdicts ``member_verdicts.object_one_of`` reads member by
+member (a sum over the branches instead of the chain's product).  A oneOf over numbers that only ``multipleOf`` decides is one set
 of remainders instead (``multiple_formulas.multiples_one_of``), and one of
 open ``properties`` branches over objects of at most one member an
 ``anyOf`` per member name (``single_member.single_member_one_of``).
@@ -66,7 +68,10 @@ that members a discriminator tells apart (objects requiring one member
 whose values, listed, are disjoint) are split on it, a sum instead of a
 product (``_none_discriminated``); for
 ``oneOf`` that chain over its branches, and the instances valid against
-two branches at once (each pair not proven disjoint, merged); for a
+two branches at once (each pair not proven disjoint, merged), or, where
+that chain passes ``MAX_NEGATED_ONE_OF_CHAIN``, the member verdicts'
+complement (``member_verdicts.one_of_complement``: beside ``type`` alone,
+when it applies); for a
 bound, the other side of it within its type (``_BOUND_COMPLEMENTS``).
 Recursive definitions: a ``$ref`` met again beyond a member is read once
 (``negated_conjuncts``), its complement nested in a complement being one
@@ -131,6 +136,8 @@ from grammask.json_schema.keywords import (ANNOTATION_KEYWORDS, EXTRA_WITNESSES,
                                            MORE_CONDITIONS, VALIDATION_KEYWORDS, allowed_types,
                                            array_positions, count_keyword, has_constraints,
                                            listed_strings, pattern_matches)
+from grammask.json_schema.member_verdicts import (complement_applies, object_one_of,
+                                                  one_of_complement)
 from grammask.json_schema.merge import merge_schemas
 from grammask.json_schema.multiple_formulas import multiples_one_of
 from grammask.json_schema.numbers import to_fraction
@@ -160,7 +167,8 @@ dropped from further cases, warned."""
 MAX_NEGATED_ONE_OF_CHAIN = 64
 """``not`` of a ``oneOf``: "no branch" is a chain of complements, one
 alternative per combination of the branches' complements; past this
-product (of ``_level_parts``) the ``oneOf`` is not negated."""
+product (of ``_level_parts``) the ``oneOf`` is negated by member verdicts
+where ``member_verdicts.complement_applies``, else not at all."""
 MAX_EXCLUDED_NESTING = 31
 """``not`` of array / object values (``_value_shape``): the values nested at
 most this deep are excluded by structure.  Each level of the value takes
@@ -192,8 +200,15 @@ def any_of_node(translator, schema: dict, keyword: str, pointer: str) -> Any:
             return remainders
     rest = {k: v for k, v in schema.items() if k != keyword}
     unevaluated = "unevaluatedProperties" in rest or "unevaluatedItems" in rest
-    excluded, kept_types = (_one_of_exclusions(translator, rest, branches, unevaluated, pointer)
-                            if keyword == "oneOf" else ({}, None))
+    excluded, kept_types = {}, None
+    if keyword == "oneOf":
+        excluded, kept_types, warning = _one_of_exclusions(translator, rest, branches,
+                                                           unevaluated, pointer)
+        if warning is not None:
+            made = None if unevaluated else object_one_of(translator, schema, pointer)
+            if made is not None:
+                return made
+            translator.warn("oneOf", pointer, warning)
     alternatives = []
     for index, branch in enumerate(branches):
         branch_pointer = f"{pointer}/{keyword}/{index}"
@@ -246,17 +261,21 @@ def _excluding_node(translator, branch: dict, others: list, pointer: str) -> Any
 
 
 def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool,
-                       pointer: str) -> tuple[dict[int, list], Optional[list[str]]]:
+                       pointer: str) -> tuple[dict[int, list], Optional[list[str]],
+                                              Optional[str]]:
     """For oneOf's "exactly one": branch index -> the branches it may overlap
     (not proven disjoint, ``disjoint.disjoint``, each branch read together
     with ``rest``, the schema's other keywords, which every instance meets
     too), which its alternative must fail (``negation_node`` of their
     anyOf).  Exact when every such branch is read by ``negated_conjuncts``;
     otherwise (or beside unevaluated*, or past ``MAX_ONE_OF_EXCLUSIONS``)
-    nothing is excluded and a warning says oneOf is translated as anyOf.
+    nothing is excluded.
 
     Second: None, or the types every branch is restricted to
-    (``_types_matched_once``) when that alone makes the branches disjoint."""
+    (``_types_matched_once``) when that alone makes the branches disjoint.
+    Third: None, or the warning that oneOf is translated as anyOf, when
+    nothing is excluded for one of the reasons above (the caller first
+    tries ``member_verdicts.object_one_of``)."""
     # rest's $id is already the translator's base URI.
     context = {k: v for k, v in rest.items() if k != "$id"}
     within = [{"allOf": [context, branch]} for branch in branches]
@@ -267,13 +286,13 @@ def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool
                 overlaps.setdefault(index, []).append(other_index)
                 overlaps.setdefault(other_index, []).append(index)
     if not overlaps:
-        return {}, None
+        return {}, None, None
     kept_types = None if unevaluated else _types_matched_once(translator, branches, overlaps)
     if kept_types is not None:
         typed = [{"allOf": [context, {"type": kept_types}, branch]} for branch in branches]
         if all(disjoint(translator, typed[index], typed[other])
                for index, others in overlaps.items() for other in others if other < index):
-            return {}, kept_types
+            return {}, kept_types, None
     first_pair = min((other, index) for index, others in overlaps.items() for other in others
                      if other < index)
     reason = None
@@ -288,12 +307,11 @@ def _one_of_exclusions(translator, rest: dict, branches: list, unevaluated: bool
         reason = f"the complements would have more than MAX_ONE_OF_COMPLEMENT_PARTS = " \
                  f"{MAX_ONE_OF_COMPLEMENT_PARTS} parts"
     if reason is not None:
-        translator.warn("oneOf", pointer, f"translated as anyOf ({reason}): branches "
-                                          f"{first_pair[0]} and {first_pair[1]} may overlap, "
-                                          f"and an instance matching several is accepted")
-        return {}, None
+        return {}, None, (f"translated as anyOf ({reason}): branches {first_pair[0]} and "
+                          f"{first_pair[1]} may overlap, and an instance matching several "
+                          f"is accepted")
     return {index: [branches[other] for other in sorted(others)]
-            for index, others in overlaps.items()}, None
+            for index, others in overlaps.items()}, None, None
 
 
 def _exclusion_parts(translator, branches: list, overlaps: dict[int, list[int]]) -> int:
@@ -452,7 +470,8 @@ def _negated_conjuncts(translator, schema: Any, depth: int, multiples: bool, out
     if not all(negated_conjuncts(translator, member, depth + 1, multiples, inside) is not None
                for member in members):
         return None
-    if _chain_parts(translator, own.get("oneOf", []), inside) > MAX_NEGATED_ONE_OF_CHAIN:
+    if "oneOf" in own and _chain_parts(translator, own["oneOf"], inside) \
+            > MAX_NEGATED_ONE_OF_CHAIN and not complement_applies(translator, own["oneOf"]):
         return None
 
     def flatten(_, part, deeper, location):
@@ -631,6 +650,18 @@ def _complements(translator, rest: dict, negated: dict, pointer: str,
             alternatives.append(negation_node(translator, chained, pending[0], pointer,
                                               multiples))
         elif keyword == "oneOf":
+            if _chain_parts(translator, value, frozenset()) > MAX_NEGATED_ONE_OF_CHAIN \
+                    and complement_applies(translator, value):
+                # Past the chain's limit: member verdicts (the chain below is
+                # exact too, only larger).
+                made = one_of_complement(translator, rest, value, pointer)
+                if made is None:
+                    translator.warn("not", pointer, "a oneOf past MAX_NEGATED_ONE_OF_CHAIN "
+                                                    "beside other keywords than type: not "
+                                                    "enforced")
+                    made = [translator.node(rest, pointer)]
+                alternatives.extend(made)
+                continue
             # Failing oneOf: matching no branch (as anyOf), or two at once
             # (each pair not proven disjoint, merged with rest).
             alternatives.extend(_complements(translator, rest, {"anyOf": value}, pointer,

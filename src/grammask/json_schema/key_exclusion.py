@@ -15,6 +15,11 @@ gives it without ASCII escapes).  Each terminal is::
     blocked     the characters after ``path`` that other terminals own
     names       the names starting with ``path``, without it
 
+``key_not_in(translator, names)`` is the node of those keys (the terminals,
+or the regexes of ``string_not_in_parts`` where a name has a character
+JSON escapes), for the objects' additional members and the member verdicts'
+extra members.
+
 The whole trie in one terminal fits the DFA limits only for small or
 regular name sets: 20,000 random 8-letter names have a minimal DFA of about
 44,500 states.  ``_parts`` cuts the trie top-down over the sorted names (the
@@ -46,14 +51,14 @@ spells those characters escaped.
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import Any, Optional
 
 from grammask.config import Config
 from grammask.errors import LimitExceeded
 from grammask.json_schema.regex_text import (
     MUST_ESCAPE, PRINTABLE_ASCII, complement_ranges, group, json_char_regex, normalize_ranges,
 )
-from grammask.json_schema.strings import STRING_TAIL
+from grammask.json_schema.strings import STRING_TAIL, string_not_in_parts
 from grammask.terminals import KEY_SEPARATOR, compile_regex
 
 _DEFAULTS = Config()
@@ -74,6 +79,23 @@ def key_exclusion_patterns(names: list[str]) -> Optional[list[str]]:
     own = set("".join(unique).encode("utf-8")) | {0x22}
     n_classes = len({(classes[byte], byte if byte in own else -1) for byte in range(256)})
     return _parts(unique, fallback, table.n_states, n_classes)
+
+
+def key_not_in(translator, names: list[str]) -> Any:
+    """Keys that are none of ``names``: terminals built from the names' trie
+    (``key_exclusion_patterns``), or, for names JSON escapes characters of,
+    the regexes of ``string_not_in_parts``."""
+    patterns = key_exclusion_patterns(names)
+    if patterns is not None:
+        return translator.alt([translator.rx_keys(text) for text in patterns])
+    head, not_name = string_not_in_parts(names)
+    tail = translator.string_tail()
+    alternatives = []
+    if head is not None:
+        alternatives.append(translator.seq(translator.rx(head), tail))
+    if not_name is not None:
+        alternatives.append(translator.rx(not_name))
+    return translator.alt(alternatives)
 
 
 def fallback_pattern(names: list[str]) -> str:

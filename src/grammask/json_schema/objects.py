@@ -85,7 +85,7 @@ from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import formats, strings
 from grammask.json_schema.builder import NEVER, rule_hint
-from grammask.json_schema.key_exclusion import key_exclusion_patterns
+from grammask.json_schema.key_exclusion import key_not_in
 from grammask.json_schema.keywords import (
     ADDITIONAL_OF, ANNOTATION_KEYWORDS, EXTRA_WITNESSES, child_pointer, count_keyword,
     has_constraints, listed_strings, pattern_matches,
@@ -245,7 +245,7 @@ def object_node(translator, schema: dict, pointer: str) -> Any:
             elif not declared:
                 key = translator.generic("string")
             else:
-                key = _key_not_in(translator, declared)
+                key = key_not_in(translator, declared)
             if key is not NEVER:
                 extras.append(kv(key, value))
     extra = None
@@ -417,23 +417,6 @@ def _as_string_schema(names_schema: dict) -> dict:
     result = dict(names_schema)
     result["type"] = "string"
     return result
-
-
-def _key_not_in(translator, names: list[str]) -> Any:
-    """Keys that are none of ``names``: terminals built from the names' trie
-    (``key_exclusion``), or, for names JSON escapes characters of, the
-    regexes of ``strings.string_not_in_parts``."""
-    patterns = key_exclusion_patterns(names)
-    if patterns is not None:
-        return translator.alt([translator.rx_keys(text) for text in patterns])
-    head, not_name = strings.string_not_in_parts(names)
-    tail = translator.string_tail()
-    alternatives = []
-    if head is not None:
-        alternatives.append(translator.seq(translator.rx(head), tail))
-    if not_name is not None:
-        alternatives.append(translator.rx(not_name))
-    return translator.alt(alternatives)
 
 
 class PatternKey(NamedTuple):
@@ -637,7 +620,7 @@ def _key_outside(translator, pattern_keys: list[PatternKey], declared: list[str]
         translator.warn("patternProperties", pointer,
                         "the additional-key terminal exceeds the DFA limits: keys matching "
                         "a pattern are also accepted with the additionalProperties schema")
-        return _key_not_in(translator, declared) if declared else translator.generic("string")
+        return key_not_in(translator, declared) if declared else translator.generic("string")
     if not fits:
         return NEVER
     return translator.rx_minus(kept, removed)

@@ -106,9 +106,11 @@ class Translator(GrammarBuilder):
         self.conditional_cases: dict[str, int] = {}
         """Pointer -> the cases ``applicators.if_then_else_node`` split there
         while further if/then pairs remained (capped: ``MAX_CONDITIONAL_CASES``)."""
-        self.negation_memo: dict[tuple, tuple[Any, Optional[list]]] = {}
+        self.negation_memo: dict[tuple, tuple[Any, Any]] = {}
         """(schema identity, base URI, depth, multiples, outer, chain) -> (the
-        schema, its ``applicators.negated_conjuncts``), kept for the translation."""
+        schema, its ``applicators.negated_conjuncts``), and ("member verdicts",
+        branches identity, base URI) -> (the branches, whether
+        ``member_verdicts.complement_applies``), kept for the translation."""
         self.warnings: list[GrammarWarning] = []
         self.depth = 0
         self.base_uri = self.resolver.root_uri
