@@ -38,7 +38,6 @@ import argparse
 import collections
 import json
 import pathlib
-import re
 import sys
 import time
 import warnings
@@ -47,9 +46,12 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 sys.path.insert(0, str(ROOT / "tests"))
 from _machine import machine_info, write_results  # noqa: E402
+from bench_schema_warnings import warning_keyword  # noqa: E402
 from support.schema_matcher import SchemaMatcher, schema_ordered  # noqa: E402
 
 from grammask.errors import GrammaskError  # noqa: E402
+from grammask.json_schema.keywords import VALIDATION_KEYWORDS  # noqa: E402
+from grammask.json_schema.refs import map_subschemas  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "workloads" / "maskbench"
 OUT = ROOT / "benchmarks" / "results" / "bench_schema_exactness.json"
@@ -58,42 +60,22 @@ MODES = {"as_written": ({}, False), "schema_order": ({}, True),
 """Mode -> (translation options, members put in schema order)."""
 OUTCOMES = ("passing", "validation_error", "invalidation_error", "compile_error", "no_tests")
 
-_KEYWORD = re.compile(r"'([^']+)' at ")
-
-SCHEMA_MAPS = {"properties", "patternProperties", "definitions", "$defs", "dependentSchemas",
-               "dependencies"}
-"""Keywords whose value maps names to subschemas."""
-SCHEMA_LISTS = {"allOf", "anyOf", "oneOf", "prefixItems", "items"}
-"""Keywords whose value may be a list of subschemas."""
-SCHEMA_VALUES = {"not", "items", "additionalProperties", "additionalItems", "contains",
-                 "propertyNames", "if", "then", "else", "unevaluatedItems",
-                 "unevaluatedProperties"}
-"""Keywords whose value may be one subschema."""
-KEYWORDS = SCHEMA_MAPS | SCHEMA_LISTS | SCHEMA_VALUES | {
-    "type", "enum", "const", "format", "pattern", "minLength", "maxLength", "minimum",
-    "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
-    "uniqueItems", "minContains", "maxContains", "minProperties", "maxProperties", "required",
-    "dependentRequired", "$ref", "$dynamicRef", "$recursiveRef"}
-"""The assertion and applicator keywords the per-keyword table counts."""
+KEYWORDS = frozenset(keyword for keyword in VALIDATION_KEYWORDS
+                     if not keyword.startswith("$grammask:"))
+"""The keywords the per-keyword table counts: those the translator reads
+(``json_schema.keywords``), its internal ones aside."""
 
 
-def keywords_of(schema, found=None, depth: int = 0) -> set:
-    """The keywords of ``KEYWORDS`` that ``schema`` holds, in any subschema."""
-    found = set() if found is None else found
-    if not isinstance(schema, dict) or depth > 200:
-        return found
-    for key, value in schema.items():
-        if key not in KEYWORDS:
-            continue
-        found.add(key)
-        if key in SCHEMA_MAPS and isinstance(value, dict):
-            for sub in value.values():
-                keywords_of(sub, found, depth + 1)
-        if key in SCHEMA_LISTS and isinstance(value, list):
-            for sub in value:
-                keywords_of(sub, found, depth + 1)
-        if key in SCHEMA_VALUES:
-            keywords_of(value, found, depth + 1)
+def keywords_of(schema) -> set:
+    """The keywords of ``KEYWORDS`` that ``schema`` holds, in any subschema
+    (``refs.map_subschemas`` positions)."""
+    found: set = set()
+    pending = [schema]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, dict):
+            found.update(key for key in current if key in KEYWORDS)
+            map_subschemas(current, pending.append)
     return found
 
 
@@ -111,8 +93,7 @@ def judge(document: dict, matcher, ordered: bool) -> dict:
     if isinstance(matcher, str):
         row.update(outcome="compile_error", error=matcher)
         return row
-    row["warned"] = sorted({(_KEYWORD.match(str(w)) or [None, type(w).__name__])[1]
-                            for w in matcher.warnings})
+    row["warned"] = sorted({warning_keyword(warning) for warning in matcher.warnings})
     tests = document.get("tests", [])
     if not tests:
         row["outcome"] = "no_tests"

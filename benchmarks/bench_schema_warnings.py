@@ -45,11 +45,13 @@ def warned_keywords(schema) -> "set[str] | None":
             grammask.Grammar.from_json_schema(schema)
         except GrammaskError:
             return None
-    keywords = set()
-    for warning in caught:
-        match = _KEYWORD.match(str(warning.message))
-        keywords.add(match.group(1) if match else type(warning.message).__name__)
-    return keywords
+    return {warning_keyword(warning.message) for warning in caught}
+
+
+def warning_keyword(message: Warning) -> str:
+    """The keyword a ``GrammarWarning`` names first, else the warning's class name."""
+    match = _KEYWORD.match(str(message))
+    return match.group(1) if match else type(message).__name__
 
 
 def main(argv=None) -> dict:

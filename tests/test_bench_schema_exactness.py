@@ -47,4 +47,4 @@ def test_keywords_are_found_in_subschemas_only():
     schema = {"properties": {"type": {"oneOf": [{"const": 1}, {"not": {"pattern": "a"}}]}},
               "definitions": {"d": {"uniqueItems": True}}, "title": "minimum"}
     assert bench_schema_exactness.keywords_of(schema) == {
-        "properties", "oneOf", "const", "not", "pattern", "definitions", "uniqueItems"}
+        "properties", "oneOf", "const", "not", "pattern", "uniqueItems"}

@@ -15,8 +15,9 @@ cannot be negated, that may overlap more than ``MAX_ONE_OF_EXCLUSIONS`` others, 
 ``MAX_ONE_OF_COMPLEMENT_PARTS`` alternatives make oneOf an ``anyOf`` with a
 warning, unless its branches are plain objects (and schemas of other
 types), whose verdicts ``member_verdicts.object_one_of`` reads member by
-member (a sum over the branches instead of the chain's product).  A oneOf over numbers that only ``multipleOf`` decides is one set
-of remainders instead (``multiple_formulas.multiples_one_of``), and one of
+member (a sum over the branches instead of the chain's product).  A oneOf
+over numbers that only ``multipleOf`` decides is one set of remainders
+instead (``multiple_formulas.multiples_one_of``), and one of
 open ``properties`` branches over objects of at most one member an
 ``anyOf`` per member name (``single_member.single_member_one_of``).
 Beside ``unevaluatedProperties`` / ``unevaluatedItems``, an instance may
@@ -147,12 +148,16 @@ from grammask.json_schema.values import (NOT_MULTIPLES, json_equal, json_type_of
                                          simple_constraints_hold)
 from grammask.terminals import DIFFERENCE_SEPARATOR, INTERSECTION_SEPARATOR, compile_regex
 
+_DEFAULTS = Config()
+"""The default limits a ``not``'s difference terminal is checked against."""
+
 MAX_ANY_OF_SUBSETS = 4
 """anyOf beside unevaluated*: up to this many branches, every combination is built."""
 MAX_ONE_OF_EXCLUSIONS = 16
 """oneOf: a branch's alternative fails at most this many overlapping
 branches (each a link of the chain of complements); more: translated as
 anyOf, warned."""
+
 MAX_ONE_OF_COMPLEMENT_PARTS = 1000
 """oneOf: the overlapping branches' complements together make at most this
 many alternatives (``_exclusion_parts``; each a translation of the branch
@@ -1284,8 +1289,8 @@ def _strings_minus(translator, rest: dict, removed: list[str], pointer: str) -> 
         regexes.append(strings.string_regex(low, high))
     text = DIFFERENCE_SEPARATOR.join([INTERSECTION_SEPARATOR.join(regexes)] + removed)
     try:
-        compile_regex(text, kind="difference", max_states=Config.max_product_dfa_states,
-                      max_bytes=Config.max_product_dfa_bytes)
+        compile_regex(text, kind="difference", max_states=_DEFAULTS.max_product_dfa_states,
+                      max_bytes=_DEFAULTS.max_product_dfa_bytes)
     except LimitExceeded:
         translator.warn("not", pointer, "the excluded strings' DFA exceeds the DFA limits: "
                                         "not excluded")

@@ -28,7 +28,7 @@ generic rules, powers) are made once per translation.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from grammask.errors import GrammarError, LimitExceeded
 from grammask.grammar.ast import (
@@ -46,6 +46,24 @@ SMALL_REPEAT = 16
 
 MAX_ANY_ORDER_REQUIRED = 6
 """Most members of a ``const`` object written in any order (2^r rules)."""
+
+
+def co_reachable(successors: Mapping[Any, Iterable], ends: Iterable) -> set:
+    """The states from which one of ``ends`` is reachable (``successors``:
+    each state to the states its edges lead to): those whose rules can
+    still derive a string."""
+    predecessors: dict = {}
+    for source, targets in successors.items():
+        for target in targets:
+            predecessors.setdefault(target, []).append(source)
+    live: set = set()
+    pending = list(ends)
+    while pending:
+        state = pending.pop()
+        if state not in live:
+            live.add(state)
+            pending.extend(predecessors.get(state, ()))
+    return live
 
 
 class _Never:
@@ -333,16 +351,11 @@ class GrammarBuilder:
                                     self.options.max_any_order_states,
                                     "an object in any order needs a rule per set of tracked "
                                     "members and count")
-            edges[state] = [(member, following(state, index)) for index, member in choices
-                            if following(state, index) is not None]
+            targets = [(member, following(state, index)) for index, member in choices]
+            edges[state] = [(member, target) for member, target in targets if target is not None]
             pending.extend(target for _, target in edges[state])
-        live = {state for state in edges if ends(state)}
-        grown = True
-        while grown:
-            before = len(live)
-            live |= {state for state, out in edges.items()
-                     if any(target in live for _, target in out)}
-            grown = len(live) > before
+        live = co_reachable({state: [target for _, target in out] for state, out in edges.items()},
+                            [state for state in edges if ends(state)])
         ws = self.ws()
         empty = self.seq(self.lit("{"), ws, self.lit("}")) if ends((0, 0)) else NEVER
         if (0, 0) not in live or not edges[(0, 0)]:

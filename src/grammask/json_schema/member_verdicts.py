@@ -74,7 +74,7 @@ import json
 from typing import Any, Optional
 
 from grammask.grammar.ast import RuleRef
-from grammask.json_schema.builder import NEVER, rule_hint
+from grammask.json_schema.builder import NEVER, co_reachable, rule_hint
 from grammask.json_schema.disjoint import disjoint
 from grammask.json_schema.key_exclusion import key_not_in
 from grammask.json_schema.keywords import VALIDATION_KEYWORDS, child_pointer
@@ -515,18 +515,7 @@ class _Verdicts:
 
 def _productive(graph: dict) -> set:
     """The states from which an end is reachable."""
-    predecessors: dict = {}
-    ready = []
-    for state, edges in graph.items():
-        for kind, target, _ in edges:
-            if kind == "end":
-                ready.append(state)
-            else:
-                predecessors.setdefault(target, []).append(state)
-    productive: set = set()
-    while ready:
-        state = ready.pop()
-        if state not in productive:
-            productive.add(state)
-            ready.extend(predecessors.get(state, ()))
-    return productive
+    return co_reachable({state: [target for kind, target, _ in edges if kind != "end"]
+                         for state, edges in graph.items()},
+                        [state for state, edges in graph.items()
+                         if any(kind == "end" for kind, _, _ in edges)])

@@ -69,7 +69,7 @@ import numpy as np
 from grammask.errors import LimitExceeded
 from grammask.grammar.ast import RuleRef
 from grammask.json_schema import numbers
-from grammask.json_schema.builder import NEVER
+from grammask.json_schema.builder import NEVER, co_reachable
 from grammask.json_schema.numbers import MAX_ENUMERATED_MULTIPLES, Bound
 from grammask.json_schema.remainder_classes import minimal_remainders, plain_size
 from grammask.json_schema.values import NOT_MULTIPLES, number_literal_regex
@@ -461,7 +461,8 @@ def _product_rules(translator, automaton: _Remainders, bounds: Optional[str], hi
             out.append((byte, index[target]))
         edges.append(out)
     accepting = [automaton.accepts(r) and (dfa is None or dfa.is_accepting(q)) for r, q in order]
-    live = _co_reachable(edges, accepting)
+    live = co_reachable({state: [target for _, target in out] for state, out in enumerate(edges)},
+                        [state for state, flag in enumerate(accepting) if flag])
     if 0 not in live:
         return NEVER
     prefix = translator.fresh_name(hint)
@@ -480,22 +481,6 @@ def _product_rules(translator, automaton: _Remainders, bounds: Optional[str], hi
                                                RuleRef(names[target])))
         translator.define(names[state_id], translator.alt(alternatives))
     return RuleRef(names[0])
-
-
-def _co_reachable(edges: list[list[tuple[int, int]]], accepting: list[bool]) -> set[int]:
-    """The states from which an accepting state can be reached."""
-    incoming: list[list[int]] = [[] for _ in edges]
-    for source, out in enumerate(edges):
-        for _, target in out:
-            incoming[target].append(source)
-    live = {state for state, flag in enumerate(accepting) if flag}
-    pending = list(live)
-    while pending:
-        for source in incoming[pending.pop()]:
-            if source not in live:
-                live.add(source)
-                pending.append(source)
-    return live
 
 
 def _byte_class(byte_list: list[int]) -> str:

@@ -57,6 +57,10 @@ import functools
 from typing import Any
 
 from grammask.json_schema import strings
+from grammask.json_schema.numbers import nonnegative_integer_range
+from grammask.json_schema.regex_text import (
+    alternation, char_class, escape_char, intersect_ranges, subtract_ranges,
+)
 
 MAX_GROUP_NESTING = 32
 """Most groups open at once in an accepted pattern (see the module docstring)."""
@@ -76,43 +80,21 @@ first would negate the class)."""
 _CLASS_CHAR_ESCAPE = f"\\\\(?:[fnrtvb]|x{_HEX}{{2}}|u{_HEX}{{4}}|{_SYNTAX_ESCAPED}|-)"
 
 
-def _escaped(char: str) -> str:
-    return "\\" + char if not char.isalnum() else char
-
-
-def _class_of(chars: list[str]) -> str:
-    """A regex class of ``chars`` (sorted ASCII), contiguous runs as ranges."""
-    parts = []
-    start = previous = None
-    for char in chars + [None]:
-        if char is not None and previous is not None and ord(char) == ord(previous) + 1:
-            previous = char
-            continue
-        if start is not None:
-            parts.append(_escaped(start) if start == previous
-                         else f"{_escaped(start)}-{_escaped(previous)}")
-        start = previous = char
-    return "[" + "".join(parts) + "]"
+_RANGE_ENDS = subtract_ranges(((0x20, 0x7E),), tuple((ord(c), ord(c)) for c in "\\][-^"))
+"""Class range ends written raw: printable ASCII but ``\\ ] [ - ^``."""
 
 
 def _ranges() -> str:
-    """Class ranges in order between printable ASCII ends written raw (not
-    ``\\ ] [ - ^``): ``a-z``, ``!-/``."""
-    ends = [chr(code) for code in range(0x20, 0x7F) if chr(code) not in "\\][-^"]
-    return "(?:" + "|".join(
-        f"{_escaped(low)}-{_class_of([high for high in ends if high >= low])}" for low in ends) + ")"
+    """Class ranges in order between ends of ``_RANGE_ENDS``: ``a-z``, ``!-/``."""
+    return alternation([
+        f"{escape_char(low)}-{char_class(intersect_ranges(_RANGE_ENDS, ((low, 0x7E),)))}"
+        for first, last in _RANGE_ENDS for low in range(first, last + 1)])
 
 
 def _pairs() -> str:
     """``n,m`` with n <= m, n of at most two digits and m of at most three
-    (written without leading zeros): grouped by the first digit of n."""
-    singles = "|".join(f"{d},(?:[{d}-9]|[1-9][0-9]{{1,2}})" for d in range(10))
-    doubles = "|".join(
-        f"{a}(?:" + "|".join(
-            f"{b},(?:{a}[{b}-9]" + (f"|[{a + 1}-9][0-9]" if a < 9 else "") + "|[1-9][0-9]{2})"
-            for b in range(10)) + ")"
-        for a in range(1, 10))
-    return f"(?:{singles}|{doubles})"
+    (canonical decimals)."""
+    return alternation([f"{n},{nonnegative_integer_range(n, 999)}" for n in range(100)])
 
 
 @functools.lru_cache(maxsize=1)
@@ -123,7 +105,7 @@ def _patterns() -> dict[str, str]:
     # a "-" right after a range is a literal in both dialects; "--" never
     items = f"(?:{ranges}-?|{single})*(?:{ranges}|{single})-?"
     klass = f"\\[\\^?-?{items}\\]|\\[\\^?-\\]"
-    number = "(?:0|[1-9][0-9]{0,2})"
+    number = nonnegative_integer_range(0, 999)
     quantifier = f"(?:[*+?]|\\{{{number}\\}}|\\{{{number},\\}}|\\{{{_pairs()}\\}})\\??"
     atom = f"(?:{_PATTERN_CHAR}|\\.|{_CHAR_ESCAPE}|{_CLASS_ESCAPE}|{klass})"
     term = f"(?:{atom}(?:{quantifier})?|{_ASSERTION})"
