@@ -4,7 +4,7 @@ one-by-one Engine.fill_bitmask / Engine.mask_logits calls on twin engines
 regex, GBNF and JSON Schema grammars on the Llama-3 vocabulary (with the
 canonical filter, and without: masks computed in C, with and without the
 whole-mask cache, cold token sets, errors), finished engines, None rows,
-row subsets and permuted rows, numpy and torch, 1, 2 and 4 threads;
+row subsets and permuted rows, numpy and torch, 1, 2, 4 and 11 threads;
 engines on several Python threads over one CompiledGrammar give the masks of
 a sequential run; every typed error leaves the output untouched."""
 
@@ -301,12 +301,13 @@ def assert_same_engines(got, want, work=True):
             assert engine.stats()["max_mask_work"] == twin.stats()["max_mask_work"]
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads", [1, 2, 4, 11])
 @pytest.mark.parametrize("cache", [0, 256])
 def test_plain_grammars_step_by_step_equal_one_by_one(plain, token_ids, threads, cache):
     """Masks computed in C by the batch (token sets, exit tries, EOS, rows
     copied by the threads) equal the one-by-one ones at every step of every
-    instance, finished and None rows included."""
+    instance, finished and None rows included; with 11 threads, more than a
+    batch has job segments (``MAX_SEGMENTS``), so helpers share one."""
     compiled = plain[cache]
     n_words = compiled["json"].n_words
     engines = make_engines(compiled, token_ids)

@@ -47,6 +47,8 @@ cdef struct MissKey:
 
 cdef enum:
     MAX_MISSES = 16        # distinct sets one attempt records before it stops
+    MAX_SEGMENTS = 8       # a MaskBatch's job segments (one per thread, at most this)
+    CURSOR_STRIDE = 8      # Py_ssize_t per segment cursor: one 64-byte line each
 
 
 # One filling thread's scratch: walk frames, two per-level stacks (the
@@ -94,6 +96,8 @@ cdef struct BatchJob:
     Py_ssize_t tag                   # the caller's name for the job
     Py_ssize_t row                   # the row its mask is copied into, -1 none
     int status                       # FILL_*; FILL_MISS until done
+    int worker                       # the thread that computed it (MaskBatch._work)
+    int copied                       # its row claimed for copying (atomic)
     StepResult result
 
 
@@ -163,16 +167,21 @@ cdef class MaskBatch:
     cdef BatchJob* jobs
     cdef Py_ssize_t n_jobs
     cdef Py_ssize_t capacity
-    cdef Py_ssize_t next_job                     # taken with an atomic add
+    # segment s's next place in ``order`` (taken with an atomic add), a line each
+    cdef Py_ssize_t cursors[MAX_SEGMENTS * CURSOR_STRIDE]
+    cdef Py_ssize_t n_segments
+    cdef Py_ssize_t* order                       # job indices, a grammar's together (_split)
     cdef Py_ssize_t n_finished                   # jobs done or given up (atomic)
     cdef Py_ssize_t n_failed                     # jobs not done (atomic)
-    cdef Py_ssize_t next_copy                    # rows taken with an atomic add
+    cdef Py_ssize_t n_copied                     # rows copied (atomic)
     cdef Py_ssize_t max_depth                    # deepest vocabulary trie of the jobs
     cdef bint has_rows
     cdef int32_t[:, ::1] rows                    # where the masks are copied
 
     cdef Py_ssize_t _add(self, MaskState state, Py_ssize_t row, Py_ssize_t tag) except -1
-    cdef void _work(self, bint wait) noexcept nogil
+    cdef void _split(self, Py_ssize_t n_threads) noexcept nogil
+    cdef void _work(self, Py_ssize_t worker) noexcept nogil
+    cdef void _copy(self, BatchJob* job) noexcept nogil
 
 
 cdef class MaskWorkers:

@@ -65,7 +65,7 @@ from cpython.pythread cimport (PyThread_acquire_lock, PyThread_allocate_lock, Py
                                PyThread_release_lock, PyThread_type_lock, WAIT_LOCK)
 from cpython.ref cimport PyObject
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort, realloc
 from libc.string cimport memcpy, memset
 
 import hashlib
@@ -1069,19 +1069,41 @@ cdef class MaskState:
 cdef Py_ssize_t _last_batch_serial = 0
 
 
+cdef struct JobKey:
+    size_t grammar                   # the job's MaskComputer, as a number
+    Py_ssize_t index
+
+
+cdef int _by_grammar(const void* a, const void* b) noexcept nogil:
+    """qsort's order of ``JobKey``s: by grammar, then by index."""
+    cdef const JobKey* x = <const JobKey*>a
+    cdef const JobKey* y = <const JobKey*>b
+    if x.grammar != y.grammar:
+        return -1 if x.grammar < y.grammar else 1
+    return -1 if x.index < y.index else (1 if x.index > y.index else 0)
+
+
 cdef class MaskBatch:
     """Whole mask steps (``MaskComputer.fill_mask``) of many engines'
     ``MaskState``s, computed by any number of threads at once without the
     GIL, and, once every one is done, copied into the rows of an output.
 
     ``add_states`` / ``add_state`` the jobs (with the GIL), run them with
-    ``MaskWorkers.run`` (each thread takes the next job not yet taken
-    until none is left, then the next row to copy), then ``finish()``
-    (with the GIL) and read the jobs it names with ``result``.  A job
-    whose token sets are not all cached yet is left undone (its recognizer
-    as it was): the caller computes it the ordinary way, which builds them.
-    Rows are copied only when every job is done (``rows_written``), so a
-    failing job writes no row."""
+    ``MaskWorkers.run``, then ``finish()`` (with the GIL) and read the jobs
+    it names with ``result``.  A job whose token sets are not all cached
+    yet is left undone (its recognizer as it was): the caller computes it
+    the ordinary way, which builds them.  Rows are copied only when every
+    job is done (``rows_written``), so a failing job writes no row.
+
+    The jobs, ordered by grammar, are cut into one segment per thread
+    (``_split``); a thread takes the next job of its own segment, then of
+    the others' (a helper woken late loses its share, nothing waits for
+    it), and once every job is done copies the rows of the masks it
+    computed before any other's.  A thread so reads the token sets of a
+    few grammars rather than of all, a mask's bits are copied on the core
+    that wrote them, and an engine in the same place of the next call's
+    batch is computed by the same thread again, its bits still in that
+    core's cache (docs/benchmarks.md, "Batched masks")."""
 
     def __cinit__(self, rows=None):
         """``rows``: a C-contiguous int32 [rows, words] array the jobs' masks
@@ -1093,10 +1115,11 @@ cdef class MaskBatch:
         self.jobs = NULL
         self.n_jobs = 0
         self.capacity = 0
-        self.next_job = 0
+        self.n_segments = 0
+        self.order = NULL
         self.n_finished = 0
         self.n_failed = 0
-        self.next_copy = 0
+        self.n_copied = 0
         self.max_depth = 0
         self.has_rows = rows is not None
         if self.has_rows:
@@ -1104,6 +1127,7 @@ cdef class MaskBatch:
 
     def __dealloc__(self):
         free(self.jobs)
+        free(self.order)
 
     def add_states(self, list states, rows=None, Py_ssize_t n_words=-1):
         """Queue the mask of every ``states[i]`` (a ``MaskState`` or None)
@@ -1185,6 +1209,8 @@ cdef class MaskBatch:
         job.row = row
         job.tag = tag
         job.status = FILL_MISS
+        job.worker = -1
+        job.copied = 0
         self.max_depth = max(self.max_depth, state.computer.vocab_trie.max_depth)
         self.n_jobs += 1
         return self.n_jobs - 1
@@ -1200,45 +1226,86 @@ cdef class MaskBatch:
     def rows_written(self):
         """Every job is done and its mask copied into its row (once the jobs
         ran)."""
-        return self.has_rows and self.n_failed == 0 and self.next_copy >= self.n_jobs
+        return self.has_rows and self.n_failed == 0 and self.n_copied == self.n_jobs
 
-    cdef void _work(self, bint wait) noexcept nogil:
-        """Take jobs until none is left, then, once all are done and none
-        failed or was left undone, rows to copy until none is left (from
-        any number of threads at once).  With ``wait`` (the caller's
-        thread), first wait for the jobs other threads still run (at most
-        one mask each); without, leave the rows to the others then.
-        Without memory for its scratch a thread takes nothing."""
+    cdef void _split(self, Py_ssize_t n_threads) noexcept nogil:
+        """Before the jobs run: order them by grammar (their computers;
+        queueing order within one) and cut that order into one segment per
+        thread (at most ``MAX_SEGMENTS``).  A thread then reads a few
+        grammars' token sets, which stay in its core's cache from one job
+        to the next; jobs in queueing order spread every grammar over every
+        thread.  Without memory for the order, queueing order."""
+        cdef Py_ssize_t i, s
+        cdef JobKey* keys
+        self.n_segments = max(1, min(n_threads, MAX_SEGMENTS, self.n_jobs))
+        for s in range(self.n_segments):
+            self.cursors[s * CURSOR_STRIDE] = s * self.n_jobs // self.n_segments
+        if self.n_segments == 1 or self.order != NULL:
+            return
+        keys = <JobKey*>malloc(self.n_jobs * sizeof(JobKey))
+        self.order = <Py_ssize_t*>malloc(self.n_jobs * sizeof(Py_ssize_t))
+        if keys != NULL and self.order != NULL:
+            for i in range(self.n_jobs):
+                keys[i].grammar = <size_t>self.jobs[i].computer
+                keys[i].index = i
+            qsort(keys, self.n_jobs, sizeof(JobKey), _by_grammar)
+            for i in range(self.n_jobs):
+                self.order[i] = keys[i].index
+        else:
+            free(self.order)
+            self.order = NULL
+        free(keys)
+
+    cdef void _work(self, Py_ssize_t worker) noexcept nogil:
+        """Thread ``worker``'s share (the caller's is 0): take jobs, its own
+        segment's first, until none is left in any; then, once all are
+        done and none failed or was left undone, copy rows, those of its
+        own masks first, until none is left.  Any number of threads at
+        once, each with its own ``worker``; the wait for the others' jobs
+        is at most one mask each (every job is taken by then).  Without
+        memory for its scratch a thread takes nothing."""
         cdef FillScratch scratch
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, s, segment, end
         cdef BatchJob* job
         if not scratch_init(&scratch, self.max_depth, 1):
             return
-        while True:
-            i = atomic_fetch_add(&self.next_job, 1)
-            if i >= self.n_jobs:
-                break
-            job = &self.jobs[i]
-            job.status = (<MaskComputer>job.computer)._attempt(
-                <EarleyRecognizer>job.recognizer, job.bits, NULL, job.spec.n_words,
-                job.spec, &scratch, &job.result)
-            if job.status == FILL_MISS:
-                (<EarleyRecognizer>job.recognizer).limit_work_units(0)
-            if job.status != FILL_DONE:
-                atomic_fetch_add(&self.n_failed, 1)
-            atomic_fetch_add(&self.n_finished, 1)
+        for s in range(self.n_segments):
+            segment = (worker + s) % self.n_segments
+            end = (segment + 1) * self.n_jobs // self.n_segments
+            while True:
+                i = atomic_fetch_add(&self.cursors[segment * CURSOR_STRIDE], 1)
+                if i >= end:
+                    break
+                job = &self.jobs[self.order[i] if self.order != NULL else i]
+                job.status = (<MaskComputer>job.computer)._attempt(
+                    <EarleyRecognizer>job.recognizer, job.bits, NULL, job.spec.n_words,
+                    job.spec, &scratch, &job.result)
+                if job.status == FILL_MISS:
+                    (<EarleyRecognizer>job.recognizer).limit_work_units(0)
+                job.worker = <int>worker
+                if job.status != FILL_DONE:
+                    atomic_fetch_add(&self.n_failed, 1)
+                atomic_fetch_add(&self.n_finished, 1)
         scratch_free(&scratch)
-        if not self.has_rows or not wait and atomic_load(&self.n_finished) < self.n_jobs:
+        if not self.has_rows:
             return
         while atomic_load(&self.n_finished) < self.n_jobs:
             yield_thread()
-        while atomic_load(&self.n_failed) == 0:
-            i = atomic_fetch_add(&self.next_copy, 1)
-            if i >= self.n_jobs:
-                break
-            job = &self.jobs[i]
-            if job.row >= 0:
-                memcpy(&self.rows[job.row, 0], job.bits, job.spec.n_words * sizeof(word_t))
+        if atomic_load(&self.n_failed) != 0:
+            return
+        for i in range(self.n_jobs):
+            if self.jobs[i].worker == worker:
+                self._copy(&self.jobs[i])
+        for i in range(self.n_jobs - 1, -1, -1):
+            self._copy(&self.jobs[i])
+
+    cdef void _copy(self, BatchJob* job) noexcept nogil:
+        """Copy ``job``'s mask into its row unless another thread claimed it."""
+        if not atomic_cas_int(&job.copied, 0, 1):
+            return
+        if job.row >= 0:
+            memcpy(&self.rows[job.row, 0], job.bits, job.spec.n_words * sizeof(word_t))
+        atomic_fetch_add(&self.n_copied, 1)
 
     def finish(self):
         """Once the jobs ran (``MaskWorkers.run``): mark every state whose job is
@@ -1313,7 +1380,7 @@ cdef class MaskWorkers:
     computes a batch on the caller's thread and every helper it wakes in
     time: a helper still asleep when the caller ran out of jobs is
     cancelled, not awaited (one already working is awaited: it holds at
-    most one job); ``run_python(work, n)`` calls ``work()`` on the caller's
+    most one job, then copies rows); ``run_python(work, n)`` calls ``work()`` on the caller's
     thread and on up to ``n`` helpers (each takes the GIL; for callables
     that release it inside).  ``stop()`` ends every ``serve``.  One run at a
     time uses the helpers; a concurrent one works on its caller's thread
@@ -1365,7 +1432,7 @@ cdef class MaskWorkers:
                     if state == HELPER_POSTED:
                         if atomic_cas_int(&self.states[k], HELPER_POSTED, HELPER_RUNNING):
                             if atomic_load_ptr(&self.current) != NULL:
-                                (<MaskBatch>atomic_load_ptr(&self.current))._work(False)
+                                (<MaskBatch>atomic_load_ptr(&self.current))._work(k + 1)
                             else:
                                 self._call()
                             atomic_store_int(&self.states[k], HELPER_IDLE)
@@ -1426,9 +1493,13 @@ cdef class MaskWorkers:
         with nogil:
             owner = atomic_cas_int(&self.busy, 0, 1)
             if owner:
+                n_posted = max(0, min(self.n_helpers, batch.n_jobs - 1))
+                batch._split(1 + n_posted)
                 atomic_store_ptr(&self.current, <void*>batch)
-                n_posted = self._post(min(self.n_helpers, batch.n_jobs - 1))
-            batch._work(True)
+                self._post(n_posted)
+            else:
+                batch._split(1)
+            batch._work(0)
             if owner:
                 self._settle(n_posted)
                 atomic_store_ptr(&self.current, NULL)
