@@ -1348,12 +1348,13 @@ cdef class MaskBatch:
 
 
 # Helper states (MaskWorkers.states).  A post is IDLE -> POSTED (the helper
-# woken), then POSTED -> RUNNING -> IDLE by the helper, or POSTED ->
+# woken), then POSTED -> RUNNING -> WAKING by the helper, or POSTED ->
 # CANCELLED by the caller when it finished first (the helper, once awake,
 # CANCELLED -> IDLE).  ``prepare`` wakes a helper ahead of a post (IDLE ->
-# WAKING, or CANCELLED -> WAKING): it spins until POSTED, or until SPIN_NS
-# pass or ``stop()`` (then WAKING -> IDLE).  Only the helper sets IDLE, and
-# only just before it sleeps, so its lock is released once per sleep (on
+# WAKING, or CANCELLED -> WAKING).  A WAKING helper spins until POSTED, or
+# until its deadline (SPIN_NS after ``prepare``, LINGER_NS after a run) or
+# ``stop()`` (then WAKING -> IDLE).  Only the helper sets IDLE, and only
+# just before it sleeps, so its lock is released once per sleep (on
 # leaving IDLE).  A helper woken after ``stop()`` leaves in STOPPED.
 cdef enum:
     HELPER_IDLE = 0
@@ -1366,6 +1367,14 @@ cdef enum:
 cdef long long SPIN_NS = 2000000
 """How long a helper woken by ``prepare`` waits for its post before sleeping
 again (2 ms: a batch's queueing takes tens of microseconds)."""
+
+cdef long long LINGER_NS = 500000
+"""How long a helper that finished a run waits for the next post before
+sleeping (0.5 ms).  Waking a sleeping helper costs the caller 15-20 µs
+where an idle core must be woken (a virtual machine's halted vCPU), a
+tenth of a 32-engine batch's masks; a decoding loop that calls again
+within this time (its tokens accepted in between) skips it, and one that
+runs a model's forward pass between calls spins for this time per call."""
 
 
 cdef class MaskWorkers:
@@ -1435,8 +1444,8 @@ cdef class MaskWorkers:
                                 (<MaskBatch>atomic_load_ptr(&self.current))._work(k + 1)
                             else:
                                 self._call()
-                            atomic_store_int(&self.states[k], HELPER_IDLE)
-                            break
+                            deadline = now_ns() + LINGER_NS
+                            atomic_store_int(&self.states[k], HELPER_WAKING)
                     elif state == HELPER_CANCELLED:
                         if atomic_cas_int(&self.states[k], HELPER_CANCELLED, HELPER_IDLE):
                             break
