@@ -18,14 +18,16 @@ Data layout
     ``MaskState`` (an engine whose grammar caches whole masks first looks
     its mask up, ``Engine._queue_cached_mask``).  (2) Without the GIL: the
     caller's thread and the ``threads - 1`` helpers of a ``MaskWorkers``
-    each take the next job not yet taken: a whole mask step in C (the
-    token sets read from the grammar's C table, the exit-trie walks, EOS)
-    into the engine's own bitset; once all are done, the caller's thread
-    (and a helper that finished the last job) copy them into their rows.
-    Helpers sleep on a lock and are woken, cancelled or awaited without
-    the GIL; one the OS wakes late costs nothing (the
+    each take the jobs of their own segment of the batch (the jobs
+    ordered by grammar), then any left in the others': a whole mask step
+    in C (the token sets read from the grammar's C table, the exit-trie
+    walks, EOS) into the engine's own bitset; once all are done, each
+    thread copies the masks it computed into their rows, then any not yet
+    copied.  Helpers sleep on a lock and are woken, cancelled or awaited
+    without the GIL; one the OS wakes late costs nothing (the
     caller will have taken its share, and a helper not started yet is
-    cancelled, not awaited).  (3) With the GIL: ``MaskBatch.finish`` marks
+    cancelled, not awaited); a helper polls for the next call for
+    ``LINGER_NS`` after a run before it sleeps again.  (3) With the GIL: ``MaskBatch.finish`` marks
     the masks valid; a job left undone because a token set was not built
     yet, and an engine with token-level filters (canonical filter, token
     terminals), take the ordinary ``Engine.allowed_bitset`` on the caller
