@@ -9,7 +9,6 @@ arrays).
 from __future__ import annotations
 
 import re
-import time
 import warnings
 
 import pytest
@@ -90,12 +89,11 @@ def test_non_utf8_literals_have_a_fingerprint_but_no_printout():
     assert "fingerprint=" in repr(grammar)
 
 
-def test_forty_optionals_linear_and_fast():
+def test_forty_optionals_stay_linear():
+    """The normalized grammar (what nullable elimination produced, and what
+    the later passes walk) grows linearly in the optionals, not as 2^40."""
     text = "start ::= " + " ".join(["b?"] * 40) + ';\nb ::= "b";'
-    began = time.perf_counter()
     grammar = Grammar.from_ebnf(text)
-    elapsed = time.perf_counter() - began
-    assert elapsed < 1.0
     sizes = grammar.lnf.sizes()
     assert sizes["n_productions"] <= 4 * 40 and sizes["n_symbols"] <= 8 * 40
     assert grammar.start_accepts_empty
@@ -107,9 +105,7 @@ def test_forty_optionals_linear_and_fast():
 def test_forty_distinct_optionals_stay_polynomial():
     rules = "".join(f'b{i} ::= "{chr(97 + i % 26)}{i}";\n' for i in range(40))
     text = "start ::= " + " ".join(f"b{i}?" for i in range(40)) + ";\n" + rules
-    began = time.perf_counter()
     grammar = Grammar.from_ebnf(text)
-    assert time.perf_counter() - began < 2.0
     assert grammar.lnf.sizes()["n_symbols"] < 40 * 40 * 4
     recognizer = LNFRecognizer(grammar.lnf)
     assert recognizer.accepts(b"a0b1z25")
@@ -251,11 +247,27 @@ def test_regular_repetitions_fold_into_one_dfa():
                              alphabet=b"n=10,")
 
 
-def test_fold_that_would_explode_falls_back_quickly():
-    """Its verdicts: support/regressions.py, "fold that would explode"."""
-    began = time.perf_counter()
-    Grammar.from_gbnf('root ::= [ab]* "a" [ab]{30}')
-    assert time.perf_counter() - began < 0.5
+def test_fold_that_would_explode_falls_back_within_the_dfa_limits(monkeypatch):
+    """Folding ``[ab]* "a" [ab]{30}`` into one DFA (2^30 states) is tried
+    only with the DFA limits, which the crate checks while it builds, and
+    falls back to rules: the work is bounded by ``max_dfa_states`` states.
+    Its verdicts: support/regressions.py, "fold that would explode"."""
+    from grammask import terminals
+
+    limits = Config()
+    builds = []
+    build = terminals._dfa_builder.build_regex_table
+
+    def counted(pattern, kind, case_insensitive, max_states, max_bytes):
+        builds.append((pattern, max_states, max_bytes))
+        return build(pattern, kind, case_insensitive, max_states, max_bytes)
+
+    terminals._compile_regex_cached.cache_clear()
+    monkeypatch.setattr(terminals._dfa_builder, "build_regex_table", counted)
+    grammar = Grammar.from_gbnf('root ::= [ab]* "a" [ab]{30}')
+    assert builds and all(states <= limits.max_dfa_states and size <= limits.max_dfa_bytes
+                          for _, states, size in builds)
+    assert grammar.lnf.n_nonterminals > 1
 
 
 def test_adjacent_regex_terminals_are_joined():

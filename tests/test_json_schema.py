@@ -454,12 +454,8 @@ def test_draft_spellings():
 
 
 def test_large_item_counts_stay_small_and_exact():
-    import time
-
-    start = time.perf_counter()
     matcher = SchemaMatcher({"type": "array", "items": {"const": 1}, "minItems": 3000,
                              "maxItems": 3002})
-    assert time.perf_counter() - start < 30
     assert len(matcher.grammar.ast.rules) < 200
     for count, expected in ((2999, False), (3000, True), (3002, True), (3003, False)):
         assert matcher.accepts(json.dumps([1] * count)) == expected, count
