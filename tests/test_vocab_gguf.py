@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pickle
 import struct
-import time
 
 import numpy as np
 import pytest
@@ -57,11 +56,16 @@ def tokenizer_entries(model: str, tokens, token_types, eos_id: int, scores=None,
 
 
 # ----------------------------------------------------------------- SmolLM2 (real file)
-def test_reader_is_fast_and_reads_the_header(smollm2_gguf_path, smollm2_llama):
-    started = time.process_time()
+def test_reader_reads_only_the_header(smollm2_gguf_path, smollm2_llama, tmp_path):
     metadata = read_gguf_metadata(smollm2_gguf_path)
-    elapsed = time.process_time() - started
-    assert elapsed < 0.5
+    # the first 4 MB of the 98 MB file (the tensors cut off) give the same metadata
+    head = tmp_path / "head.gguf"
+    with open(smollm2_gguf_path, "rb") as whole:
+        head.write_bytes(whole.read(4 << 20))
+    cut = read_gguf_metadata(head)
+    for name in ("version", "model", "pre", "tokens", "merges", "special_ids", "other"):
+        assert getattr(cut, name) == getattr(metadata, name), name
+    np.testing.assert_array_equal(cut.token_types, metadata.token_types)
     assert metadata.model == "gpt2" and metadata.pre == "smollm"
     assert metadata.n_tokens == 49_152
     assert len(metadata.merges) == 48_900
