@@ -11,8 +11,8 @@ What it computes
     over the vocabulary trie, cheapest first across all DFAs, where a path's
     cost is one per printable ASCII byte but a space or a backslash, and
     ``DETOUR_COST`` per other byte (whitespace runs, escapes, multi-byte
-    characters): a counted string's
-    first positions come before a long whitespace run's.  ``stop()`` ends it
+    characters): a counted string's first positions come before a long
+    whitespace run's.  ``stop()`` ends it
     after the set being built and waits for the thread.  ``generate``
     (``grammask.integrations.llama_cpp``) runs one while llama.cpp evaluates
     the prompt, a wait of hundreds of milliseconds in which the builds
@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import sys
 import threading
 from typing import Optional
 
@@ -141,9 +142,11 @@ class TokenSetPrefetch:
 def _lower_priority() -> None:
     """Run the calling thread at ``NICENESS`` where the OS allows it per
     thread (Linux): the prefetch then takes only CPU the model leaves idle."""
+    if not sys.platform.startswith("linux"):
+        return  # elsewhere the id would name a process, not this thread
     try:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICENESS)
-    except (AttributeError, OSError):
+    except OSError:
         pass
 
 

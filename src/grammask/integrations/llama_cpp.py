@@ -28,7 +28,8 @@ How ``generate`` drives llama.cpp (``_DecodeLoop``)
     model's chat handler is run against a stand-in Llama that stops it at
     its ``create_completion`` call (``_CaptureCompletion``), which also gives
     the handler's sampling defaults.  Then ``llm.reset()``, ``llm.eval`` of
-    the prompt, and per step ``llm.sample`` with the sampler chain of
+    the prompt (meanwhile a ``TokenSetPrefetch``, ``grammask.engine.prefetch``,
+    builds the first masks' token sets on another thread), and per step ``llm.sample`` with the sampler chain of
     ``Llama.generate`` (``llm._init_sampler`` with the processor; private in
     0.3.x, pinned by ``./run``) and ``llm.eval`` of the sampled token
     followed by the forced tokens, until EOS.  Forced tokens are computed on
