@@ -56,8 +56,10 @@ MAX_SETS = 1024
 DFA states took 85 ms; each set is a few KB to tens of KB)."""
 
 NICENESS = 19
-"""The prefetch thread's nice value (Linux: per thread), so that on a busy
-machine it yields the CPU to the model instead of slowing the prompt."""
+"""The prefetch thread's nice value once the first mask is computed (Linux:
+per thread), so that on a busy machine it yields the CPU to the model
+instead of slowing the prompt.  ``stop()`` then waits at most for one set
+built at that priority."""
 
 DETOUR_COST = 8
 """Cost of a space, a backslash or a byte outside printable ASCII on a path from a
@@ -91,9 +93,11 @@ class TokenSetPrefetch:
         return self._thread.is_alive()
 
     def _run(self) -> None:
-        _lower_priority()
         try:
+            # the first mask at the caller's priority: the decoding needs it
+            # first, and ``stop()`` may wait for it
             self._engine.allowed_bitset()
+            _lower_priority()
             self._build_literal_states()
             self._build_dfa_states()
         except Exception as error:  # the decoding meets it again, where it would have
