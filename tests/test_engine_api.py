@@ -173,6 +173,39 @@ def test_allowed_ids_match_the_unpacked_bits(vocab_size):
     assert allowed_ids(short, vocab_size + 64).tolist() == list(range(min(vocab_size, 64)))
 
 
+@pytest.mark.parametrize("vocab_size", [1, 31, 32, 33, 1000, 49152])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_mask_rows_matches_the_unpacked_bits(vocab_size, dtype):
+    """``_core.logits.mask_rows`` writes -inf exactly where numpy's unpacked
+    bits are clear and at every padded column, on random bitsets of every
+    density (padding bits past the vocabulary set or not), over contiguous,
+    strided (llama-cpp-python's 12-byte stride), reversed and 2-D rows, and
+    leaves every other value and the bytes between strided values untouched."""
+    from grammask import bitset
+    from grammask._core.logits import mask_rows
+
+    rng = np.random.default_rng(vocab_size)
+    for density in (0.0, 0.02, 0.5, 0.98, 1.0):
+        flags = rng.random(vocab_size) < density
+        bits = bitset.from_flags(flags)
+        if vocab_size % 32 and density > 0.5:
+            bits[-1] |= np.uint32(0xFFFFFFFF) << np.uint32(vocab_size % 32)
+        for width in (vocab_size, vocab_size + 37):
+            expected_allowed = np.zeros(width, dtype=bool)
+            expected_allowed[:vocab_size] = flags
+            values = rng.standard_normal(width).astype(dtype)
+            backing = np.tile(values[:, None], (1, 3))
+            contiguous = values.copy()
+            reversed_row = values[::-1].copy()[::-1]
+            rows = np.tile(values, (3, 1))
+            for target in (contiguous[None, :], backing[:, 0][None, :], reversed_row[None, :], rows):
+                mask_rows(target, bits, vocab_size)
+                for row in target:
+                    assert (np.isneginf(row) == ~expected_allowed).all()
+                    assert (row[expected_allowed] == values[expected_allowed]).all()
+            assert (backing[:, 1:] == values[:, None]).all()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 def test_mask_logits_numpy(vocab, lists, dtype):
     engine = grammask.Engine(lists)

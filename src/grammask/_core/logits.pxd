@@ -9,5 +9,5 @@ ctypedef fused real_t:
     double
 
 
-cdef void mask_row(real_t[:] row, const word_t* bits, Py_ssize_t n_words,
-                   Py_ssize_t vocab_size, real_t minus_inf) noexcept nogil
+cdef void mask_row(char* row, Py_ssize_t stride, Py_ssize_t n, const word_t* bits,
+                   Py_ssize_t n_words, Py_ssize_t vocab_size, real_t minus_inf) noexcept nogil

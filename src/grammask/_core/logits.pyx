@@ -15,9 +15,11 @@ off with count-trailing-zeros, a word at a time.
 
 Layout
 ------
-Rows may be strided (llama-cpp-python passes a non-contiguous view).  The
+Rows may be strided (llama-cpp-python passes a non-contiguous view: a
+float32 every 12 bytes); a row is walked by pointer and byte stride.  The
 loop goes a bitset word (32 tokens) at a time: an all-ones word inside the
-vocabulary is skipped, an all-zeros word written without testing bits.
+vocabulary is skipped, an all-zeros word written without testing bits, and
+in a mixed word only the clear bits are visited (count-trailing-zeros).
 
 Invariants
 ----------
@@ -30,44 +32,54 @@ from libc.stdint cimport int32_t
 
 import numpy as np
 
-from grammask._core.bitset cimport __builtin_popcount, bitset_ids_into
+from grammask._core.bitset cimport __builtin_ctz, __builtin_popcount, bitset_ids_into
 from grammask._core.types cimport word_t
 
 
-cdef void mask_row(real_t[:] row, const word_t* bits, Py_ssize_t n_words,
-                   Py_ssize_t vocab_size, real_t minus_inf) noexcept nogil:
-    """row[t] = -inf for every t whose bit is clear; t >= vocab_size too."""
-    cdef Py_ssize_t n = row.shape[0]
+cdef void mask_row(char* row, Py_ssize_t stride, Py_ssize_t n, const word_t* bits,
+                   Py_ssize_t n_words, Py_ssize_t vocab_size, real_t minus_inf) noexcept nogil:
+    """For the ``n`` logits at ``row`` (``stride`` bytes apart): -inf for
+    every t whose bit is clear, and for every t >= vocab_size."""
     cdef Py_ssize_t word_index, t, base, limit
-    cdef word_t word
+    cdef word_t clear
     for word_index in range(n_words):
         base = word_index * 32
         if base >= n:
             return
-        word = bits[word_index]
-        if word == <word_t>0xFFFFFFFFu and base + 32 <= vocab_size:
+        clear = ~bits[word_index]
+        if vocab_size <= base:
+            clear = <word_t>0xFFFFFFFFu     # columns from vocab_size on are never allowed
+        elif vocab_size < base + 32:
+            clear |= <word_t>0xFFFFFFFFu << (vocab_size - base)
+        if clear == 0:
             continue
         limit = base + 32
         if limit > n:
             limit = n
-        if word == 0:
+            clear &= (<word_t>1 << (limit - base)) - 1
+        if clear == <word_t>0xFFFFFFFFu:
             for t in range(base, limit):
-                row[t] = minus_inf
+                (<real_t*>(row + t * stride))[0] = minus_inf
         else:
-            for t in range(base, limit):
-                if t >= vocab_size or not ((word >> (t - base)) & 1):
-                    row[t] = minus_inf
+            while clear:
+                t = base + __builtin_ctz(clear)
+                (<real_t*>(row + t * stride))[0] = minus_inf
+                clear &= clear - 1
     for t in range(n_words * 32, n):
-        row[t] = minus_inf
+        (<real_t*>(row + t * stride))[0] = minus_inf
 
 
 def mask_rows(real_t[:, :] logits, const word_t[::1] bits, Py_ssize_t vocab_size):
     """Set logits of disallowed tokens to -inf in every row, in place."""
     cdef Py_ssize_t r
     cdef real_t minus_inf = -float("inf")
+    cdef Py_ssize_t n = logits.shape[1], stride = logits.strides[1]
+    if logits.shape[0] == 0 or n == 0:
+        return
     with nogil:
         for r in range(logits.shape[0]):
-            mask_row(logits[r], &bits[0], bits.shape[0], vocab_size, minus_inf)
+            mask_row(<char*>&logits[r, 0], stride, n, &bits[0], bits.shape[0], vocab_size,
+                     minus_inf)
 
 
 @cython.boundscheck(False)

@@ -37,7 +37,7 @@ class GenerationResult:
     left out); ``n_forced``: how many of them were forced
     (``force_tokens=True``); ``timings``: seconds (compile, prompt,
     generation, grammask's masks, forced tokens) and counts (forced tokens,
-    model calls), per helper; ``engine``: the engine after the output."""
+    model calls, token sets built ahead), per helper; ``engine``: the engine after the output."""
 
     text: str
     data: Any

@@ -28,7 +28,8 @@ How ``generate`` drives llama.cpp (``_DecodeLoop``)
     model's chat handler is run against a stand-in Llama that stops it at
     its ``create_completion`` call (``_CaptureCompletion``), which also gives
     the handler's sampling defaults.  Then ``llm.reset()``, ``llm.eval`` of
-    the prompt, and per step ``llm.sample`` with the sampler chain of
+    the prompt (meanwhile a ``TokenSetPrefetch``, ``grammask.engine.prefetch``,
+    builds the first masks' token sets on another thread), and per step ``llm.sample`` with the sampler chain of
     ``Llama.generate`` (``llm._init_sampler`` with the processor; private in
     0.3.x, pinned by ``./run``) and ``llm.eval`` of the sampled token
     followed by the forced tokens, until EOS.  Forced tokens are computed on
@@ -37,8 +38,9 @@ How ``generate`` drives llama.cpp (``_DecodeLoop``)
 
 State
     Per generation: ``prompt_length`` (length of ``input_ids`` at the first
-    call, or given by ``begin(prompt_ids)``), ``_previous_ids`` (the
-    ``input_ids`` of the last call).  A call whose ``input_ids`` does not
+    call, or given by ``begin(prompt_ids)``), ``_previous_ids`` (an int64
+    copy of the ``input_ids`` of the last call, and its bytes, which the
+    next call's prefix is compared with).  A call whose ``input_ids`` does not
     extend the previous ones by at least one token (right after ``begin``:
     by zero or more) starts a new generation: the engine is reset.  (A new
     prompt that happens to equal the previous call's ids plus one token
@@ -83,6 +85,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from grammask.config import Config
+from grammask.engine.prefetch import TokenSetPrefetch
 from grammask.errors import IncompleteOutputWarning
 from grammask.integrations import GenerationResult, resolve_grammar
 
@@ -200,14 +203,15 @@ class GrammaskLogitsProcessor:
         tokens itself, like ``generate``): the next call continues it even
         when no token has been added since."""
         self.reset()
-        self._start(np.asarray(prompt_ids))
+        self._start(np.array(prompt_ids, dtype=np.int64))
         self._begun = True
 
     def _start(self, input_ids: np.ndarray) -> None:
         self.prompt_length = len(input_ids)
         if self.seed_prompt_context:
             self.engine.seed_canonical_context(input_ids.tolist())
-        self._previous_ids = np.array(input_ids, dtype=np.int64)
+        self._previous_ids = input_ids
+        self._previous_bytes = input_ids.tobytes()
 
     @property
     def generated_token_ids(self) -> list[int]:
@@ -222,7 +226,8 @@ class GrammaskLogitsProcessor:
             if self.error is not None:
                 self._only_eos(scores)
             else:
-                self._step(np.asarray(input_ids), scores)
+                # a copy: llama-cpp-python passes a view of a buffer it reuses
+                self._step(np.array(input_ids, dtype=np.int64), scores)
         except Exception as error:  # inside a ctypes callback: keep it, stop generating
             self.error = error
             self._only_eos(scores)
@@ -235,13 +240,14 @@ class GrammaskLogitsProcessor:
         n_new = 0 if self._begun else 1
         self._begun = False
         if previous is None or not (len(input_ids) >= len(previous) + n_new
-                                    and np.array_equal(input_ids[:len(previous)], previous)):
+                                    and input_ids[:len(previous)].tobytes() == self._previous_bytes):
             self.reset()
             self._start(input_ids)
         else:
-            for token_id in input_ids[len(previous):]:
-                self.engine.try_accept_new_token(int(token_id))
-            self._previous_ids = np.array(input_ids, dtype=np.int64)
+            for token_id in input_ids[len(previous):].tolist():
+                self.engine.try_accept_new_token(token_id)
+            self._previous_ids = input_ids
+            self._previous_bytes = input_ids.tobytes()
         n_generated = len(input_ids) - self.prompt_length
         if self.max_tokens is not None and n_generated >= self.max_tokens:
             self.stopped_at_max_tokens = True
@@ -299,7 +305,7 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
              system: Optional[str] = None, temperature: float = 0.0, seed: Optional[int] = None,
              config: Optional[Config] = None, schema_options: Optional[dict] = None,
              json_output: Optional[bool] = None, warn: bool = True, force_tokens: bool = False,
-             **sampling) -> GenerationResult:
+             prefetch: bool = True, **sampling) -> GenerationResult:
     """One constrained completion with a ``llama_cpp.Llama``.
 
     ``grammar_or_schema``: a ``grammask.Grammar``, a ``CompiledGrammar``, a
@@ -319,6 +325,9 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
     tokens (``Engine.compute_forced_tokens``: the only tokens the mask
     allows, in canonical tokenization) are appended without sampling and
     evaluated with the sampled token in one batch; ``n_forced`` counts them.
+    ``prefetch=True``: while the prompt is evaluated, a thread builds the
+    token sets of the first masks (``grammask.engine.prefetch``; the
+    masks are the same either way, ``timings["n_prefetched_sets"]`` counts them).
     When ``max_tokens`` ends the output before it is complete, the result has
     ``complete=False`` and an ``IncompleteOutputWarning`` is emitted (unless
     ``warn=False``)."""
@@ -347,7 +356,7 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
     if seed is not None:
         llm.set_seed(seed)
     options["temp"] = temperature
-    loop = _DecodeLoop(llm, processor, force_tokens)
+    loop = _DecodeLoop(llm, processor, force_tokens, prefetch)
     llm._sampler = llm._init_sampler(  # the sampler chain of Llama.generate (0.3.x)
         logits_processor=llama_cpp.LogitsProcessorList([processor]), **options)
     try:
@@ -358,7 +367,8 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
     return _result(processor, is_json, warn, loop.n_forced, {
         "compile_s": compile_seconds, "prompt_s": loop.prompt_seconds, "generate_s": loop.seconds,
         "grammask_s": processor.seconds, "forced_s": loop.forced_seconds,
-        "n_processor_calls": processor.n_calls, "n_forced": loop.n_forced, "n_evals": loop.n_evals})
+        "n_processor_calls": processor.n_calls, "n_forced": loop.n_forced, "n_evals": loop.n_evals,
+        "n_prefetched_sets": loop.n_prefetched})
 
 
 # llama-cpp-python's sampling options (``Llama.sample``'s names; ``temp`` is ``temperature``).
@@ -423,6 +433,11 @@ class _DecodeLoop:
     with ``force_tokens``, the forced tokens after each sampled token (and
     before the first) are evaluated with it in one ``llm.eval`` batch.
 
+    While the prompt is evaluated (llama.cpp releases the GIL), a
+    ``TokenSetPrefetch`` builds the token sets of the engine's first mask
+    and of its DFA terminals' cheapest states on the core the model leaves
+    idle; it is stopped before the first sample.
+
     Invariant: when ``llm.sample`` runs, every evaluated token after the
     prompt is one the engine accepts (sampled under its mask, or forced on a
     copy of it in the same state); the processor feeds them to the engine
@@ -430,10 +445,13 @@ class _DecodeLoop:
     processor's budget ended the output), so the engine has seen every
     evaluated token when the loop returns."""
 
-    def __init__(self, llm, processor: GrammaskLogitsProcessor, force_tokens: bool):
+    def __init__(self, llm, processor: GrammaskLogitsProcessor, force_tokens: bool,
+                 prefetch: bool = True):
         self.llm = llm
         self.processor = processor
         self.force_tokens = force_tokens
+        self.prefetch = prefetch
+        self.n_prefetched = 0
         self._eos_ids = frozenset(processor.engine.vocab.eos_token_ids)
         self.n_forced = 0
         self.n_evals = 0
@@ -447,7 +465,13 @@ class _DecodeLoop:
         n_generated = 0
         forced = self._forced([], n_generated)
         n_generated += len(forced)
-        self._eval(list(prompt_ids) + forced, len(forced))
+        prefetch = TokenSetPrefetch(processor.engine) if self.prefetch else None
+        try:
+            self._eval(list(prompt_ids) + forced, len(forced))
+        finally:
+            if prefetch is not None:
+                prefetch.stop()
+                self.n_prefetched = prefetch.n_built
         self.prompt_seconds = time.perf_counter() - started
         while True:
             token_id = int(llm.sample(idx=None))
