@@ -133,7 +133,7 @@ from collections import OrderedDict
 import numpy as np
 
 from grammask._core.candidate_bits import add_ids, clear_dead, has_candidates, split_candidates
-from grammask._core.candidate_states import replay_witnesses, settle_from_start
+from grammask._core.candidate_states import replay_witnesses, settle_from_start, sort_by_next_bytes
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
 from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard, first_bit_id, set_bit_ids
 from grammask.errors import InvalidArgument
@@ -272,10 +272,16 @@ class CanonicalLookahead:
         unknown, others, n_fresh = split_candidates(bits, narrow, fresh, None)
         if n_fresh:
             self._prune_fresh(recognizer, bits, narrow, fresh, unknown)
-        for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state, others):
-            if not alive:
+        dead_ids = []
+        try:
+            others = self._settle_by_next_bytes(recognizer, canonical_state, others, [], dead_ids)
+            for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state, others):
+                if not alive:
+                    dead_ids.append(token_id)
+        finally:
+            for token_id in dead_ids:
                 discard(bits, token_id)
-                self._n_removed += 1
+            self._n_removed += len(dead_ids)
 
     def _prune_fresh(self, recognizer, bits: np.ndarray, narrow: np.ndarray, fresh: np.ndarray,
                      candidate_ids: list) -> None:
@@ -296,6 +302,8 @@ class CanonicalLookahead:
             candidate_ids = self._settle_from_start(recognizer, candidate_ids, decided, dead_ids)
             position = recognizer.allowed_first_bytes()
             candidate_ids = self._replay_fresh_witnesses(recognizer, candidate_ids, position, decided)
+            candidate_ids = self._settle_by_next_bytes(recognizer, self._initial_state, candidate_ids,
+                                                       decided, dead_ids)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, None, candidate_ids):
                 if not alive:
                     dead_ids.append(token_id)
@@ -366,6 +374,39 @@ class CanonicalLookahead:
         decided += alive_ids
         settled = set(alive_ids)
         return [token_id for token_id in candidate_ids if token_id not in settled]
+
+    def _settle_by_next_bytes(self, recognizer, canonical_state, candidate_ids: list, decided: list,
+                              dead_ids: list) -> list:
+        """Settle the candidates whose search ends at once (``_ends_alive``) in
+        compiled passes: one probe of each in byte order
+        (``_core.candidate_states.sort_by_next_bytes``: the grammar refuses it,
+        is not narrow after it, or may end after it), then for the last kind
+        the filter's end check on the canonical state after each
+        (``CanonicalFilter.complete_after`` from ``canonical_state``; for fresh
+        candidates the initial state, whose state after them is theirs from
+        anywhere).  Appends the settled ids to ``decided`` (and the refused
+        ones to ``dead_ids``) and returns the others, left to the search.  No
+        verdict or witness is kept for the settled ones, as none is where the
+        search ends at once.  From ``SETTLE_MIN_CANDIDATES`` candidates; a
+        pass costs one unit of work per ``SETTLE_IDS_PER_UNIT`` of them."""
+        if len(candidate_ids) < SETTLE_MIN_CANDIDATES:
+            return candidate_ids
+        self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
+        ordered = np.asarray(sorted(candidate_ids, key=self.token_bytes.__getitem__), dtype=np.int32)
+        dead, wide, accepting, others = sort_by_next_bytes(recognizer, ordered, self.token_bytes)
+        decided += dead
+        decided += wide
+        dead_ids += dead
+        if accepting:
+            complete = self.canonical.complete_after(canonical_state, accepting)
+            if complete is None:
+                return others + accepting
+            for token_id, verdict in zip(accepting, complete.tolist()):
+                if verdict == 1:
+                    decided.append(token_id)
+                else:
+                    others.append(token_id)
+        return others
 
     def _settle_from_start(self, recognizer, candidate_ids: list, decided: list, dead_ids: list) -> list:
         """Settle the fresh candidates whose search is the one from the start of
