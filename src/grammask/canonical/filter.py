@@ -226,7 +226,8 @@ class CanonicalFilter:
     def complete_after(self, state, token_ids) -> Optional[np.ndarray]:
         """int8 per id of ``token_ids``: 1 when ``is_complete_canonical(advance(state,
         t))``, 0 when not, -1 when the backend does not decide it in its batch (ask
-        one by one); None without a batch (the backend's optional ``complete_after``).
+        one by one); None when the backend has no such batch (its optional
+        ``complete_after``) or none from ``state`` (``token_ids`` may be empty to ask).
         The canonical lookahead asks it for the candidates after which the grammar
         may end, hundreds of whitespace tokens at every step of trailing whitespace."""
         complete_after = getattr(self.backend, "complete_after", None)

@@ -111,6 +111,19 @@ States searched from the start
     (the thousands of tokens that end a counted string reach one state).
     The pass costs a unit of work per ``SETTLE_IDS_PER_UNIT`` candidates.
 
+Candidates whose search ends at once
+    A mask with ``SETTLE_MIN_CANDIDATES`` candidates or more left (fresh
+    ones after the passes above, and the others) probes them in one compiled
+    pass (``_core.candidate_states.sort_by_next_bytes``): the ones the
+    grammar refuses are dead, the ones it is not narrow after alive, and
+    for the ones it may end after the filter's end check on the canonical
+    state after each is taken in one compiled pass too
+    (``CanonicalFilter.complete_after``); the ones complete there are alive.
+    In trailing whitespace (the grammar accepts and allows only whitespace)
+    every whitespace token is such a candidate at every step; each used to
+    cost a canonical state and its end check in Python.  The pass costs a
+    unit of work per ``SETTLE_IDS_PER_UNIT`` candidates.
+
 Invariants
     One lock serializes ``prune`` calls of engines on several threads (the
     caches and scratch bitsets are shared by every engine of a compiled
@@ -146,8 +159,9 @@ node expansion, a witness replay and a single ``is_allowed`` query cost one."""
 
 
 SETTLE_MIN_CANDIDATES = 32
-"""Fresh candidates of one mask from which ``_settle_from_start``'s compiled
-pass runs (fewer go one by one, where witness replays are as cheap)."""
+"""Candidates of one mask from which ``_settle_from_start``'s and
+``_settle_by_next_bytes``' compiled passes run (fewer go one by one, where
+witness replays are as cheap)."""
 
 SETTLE_SAMPLE = 32
 """Fresh candidates the compiled pass settles first; it goes on over the rest
@@ -385,12 +399,14 @@ class CanonicalLookahead:
         (``CanonicalFilter.complete_after`` from ``canonical_state``; for fresh
         candidates the initial state, whose state after them is theirs from
         anywhere).  Appends the settled ids to ``decided`` (and the refused
-        ones to ``dead_ids``) and returns the others, left to the search.  No
+        ones to ``dead_ids``) and returns the others, left to the search; all
+        of them when the filter has no batched end check from
+        ``canonical_state`` (the probes would only be repeated).  No
         verdict or witness is kept for the settled ones, as none is where the
         search ends at once.  From ``SETTLE_MIN_CANDIDATES`` candidates; a
         pass costs one unit of work per ``SETTLE_IDS_PER_UNIT`` of them."""
-        if len(candidate_ids) < SETTLE_MIN_CANDIDATES:
-            return candidate_ids
+        if len(candidate_ids) < SETTLE_MIN_CANDIDATES or self.canonical.complete_after(canonical_state, ()) is None:
+            return candidate_ids  # fewer, or no batched end check from this state (SentencePiece, partial character)
         self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
         ordered = np.asarray(sorted(candidate_ids, key=self.token_bytes.__getitem__), dtype=np.int32)
         dead, wide, accepting, others = sort_by_next_bytes(recognizer, ordered, self.token_bytes)
