@@ -112,12 +112,13 @@ States searched from the start
     The pass costs a unit of work per ``SETTLE_IDS_PER_UNIT`` candidates.
 
 Candidates whose search ends at once
-    A mask with ``SETTLE_MIN_CANDIDATES`` candidates or more left (fresh
-    ones after the passes above, and the others) probes them in one compiled
-    pass (``_core.candidate_states.sort_by_next_bytes``): the ones the
-    grammar refuses are dead, the ones it is not narrow after alive, and
-    for the ones it may end after the filter's end check on the canonical
-    state after each is taken in one compiled pass too
+    Where the grammar accepts, a mask with ``SETTLE_MIN_CANDIDATES``
+    candidates or more left (fresh ones after the passes above, and the
+    others) probes them in one compiled pass
+    (``_core.candidate_states.sort_by_next_bytes``): the ones the grammar
+    refuses are dead, the ones it is not narrow after alive, and for the
+    ones it may end after the filter's end check on the canonical state
+    after each is taken in one compiled pass too
     (``CanonicalFilter.complete_after``); the ones complete there are alive.
     In trailing whitespace (the grammar accepts and allows only whitespace)
     every whitespace token is such a candidate at every step; each used to
@@ -399,14 +400,18 @@ class CanonicalLookahead:
         (``CanonicalFilter.complete_after`` from ``canonical_state``; for fresh
         candidates the initial state, whose state after them is theirs from
         anywhere).  Appends the settled ids to ``decided`` (and the refused
-        ones to ``dead_ids``) and returns the others, left to the search; all
-        of them when the filter has no batched end check from
-        ``canonical_state`` (the probes would only be repeated).  No
+        ones to ``dead_ids``) and returns the others, left to the search.  It
+        runs only where the grammar accepts before the candidates too (trailing
+        whitespace; elsewhere few candidates let it end, and the search would
+        probe the rest again) and the filter has a batched end check from
+        ``canonical_state`` (not SentencePiece's, nor after a partial
+        character).  No
         verdict or witness is kept for the settled ones, as none is where the
         search ends at once.  From ``SETTLE_MIN_CANDIDATES`` candidates; a
         pass costs one unit of work per ``SETTLE_IDS_PER_UNIT`` of them."""
-        if len(candidate_ids) < SETTLE_MIN_CANDIDATES or self.canonical.complete_after(canonical_state, ()) is None:
-            return candidate_ids  # fewer, or no batched end check from this state (SentencePiece, partial character)
+        if len(candidate_ids) < SETTLE_MIN_CANDIDATES or not recognizer.is_accepting() or \
+                self.canonical.complete_after(canonical_state, ()) is None:
+            return candidate_ids
         self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
         ordered = np.asarray(sorted(candidate_ids, key=self.token_bytes.__getitem__), dtype=np.int32)
         dead, wide, accepting, others = sort_by_next_bytes(recognizer, ordered, self.token_bytes)
