@@ -22,6 +22,15 @@ order) on the recognizer and sorts it into one of four lists:
   ``start_bytes`` is not known yet, or some next byte is not in it): the
   caller searches it as before.
 
+``sort_by_next_bytes(recognizer, ids, token_bytes)`` probes each candidate of
+``ids`` (any canonical state; byte order) and sorts it by what the grammar
+says after it alone: *dead* (it refuses the bytes), *wide* (not narrow
+after it: the lookahead's search ends alive there), *accepting* (narrow,
+and the grammar may end after it: alive when the canonical state after it
+is complete, which the caller asks the filter for all of them at once) and
+*other*.  In trailing whitespace, where the grammar accepts and allows only
+whitespace, every whitespace token is such a candidate at every step.
+
 The candidates of one mask that end a counted string (every token of the
 length left) meet in one Earley state, and the search from there is the
 same for all of them: one Python search per state instead of one per token
@@ -50,7 +59,7 @@ Invariants
 The recognizer is left as it was (every probe popped).  An alive verdict
 counts only when checked at least ``depth`` deep; a dead one always.
 Work: the bytes each probe does not share with the previous one, one byte
-set and, for keyed candidates, one state key (the same for both passes).
+set and, for keyed candidates, one state key (the same for every pass).
 """
 
 cimport cython
@@ -210,3 +219,41 @@ def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list s
         if pushed:
             recognizer.pop_bytes(pushed)
     return alive, keyed
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def sort_by_next_bytes(EarleyRecognizer recognizer, const int32_t[::1] ids, object token_bytes):
+    """(dead ids, wide ids, accepting ids, other ids); see the module docstring."""
+    cdef list dead = [], wide = [], accepting = [], other = []
+    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0, length
+    cdef const char* data
+    cdef const char* previous = NULL
+    cdef int32_t token_id
+    cdef uint64_t byte_set[4]
+    cdef bytes token
+    try:
+        for k in range(n):
+            token_id = ids[k]
+            token = token_bytes[token_id]
+            if token is None or not PyBytes_GET_SIZE(token):
+                other.append(token_id)
+                continue
+            data = PyBytes_AS_STRING(token)
+            length = PyBytes_GET_SIZE(token)
+            pushed = _probe_sharing(recognizer, data, length, previous, pushed)
+            previous = data
+            if pushed < length:
+                dead.append(token_id)
+                continue
+            recognizer.allowed_bytes(byte_set)
+            if not is_narrow(byte_set, <uint8_t> data[length - 1]):
+                wide.append(token_id)
+            elif recognizer.accepting():
+                accepting.append(token_id)
+            else:
+                other.append(token_id)
+    finally:
+        if pushed:
+            recognizer.pop_bytes(pushed)
+    return dead, wide, accepting, other

@@ -48,7 +48,9 @@ table (the state after a text and its best match end), its
 region trim (the last boundary every probe puts inside a region) and its
 end-of-text check on the same table (the region's consecutive matches run
 in C over its class ids, and only the match still running at the region's
-end reads a probe), and its ``fresh_first_classes`` says which first
+end reads a probe), and its ``complete_after`` is that check after each of many tokens appended to one
+region (trim included; the canonical lookahead's candidates in trailing
+whitespace), its ``fresh_first_classes`` says which first
 characters of a token fix a pre-token boundary at the region's end for
 every probe (``PretokenizedBPE.fresh_words``: the boundaries up to the
 region's end, per probe, compared).
@@ -260,11 +262,20 @@ cdef int* _region_classes(str region, const short[::1] class_of, Py_ssize_t room
 
 cdef int _common_boundary(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
                           const unsigned char[::1] end_match, const int* text, int n,
-                          const int[::1] probes) noexcept nogil:
-    """``common_boundary`` on the region's class ids."""
-    cdef int cut = 0, best, alive, agreed, end, state, p, probe
+                          const int[::1] probes, int cut, int resume_pos, int resume_state,
+                          int resume_best) noexcept nogil:
+    """``common_boundary`` on the region's class ids, its matches chained from
+    ``cut`` (0, or where ``_decided_matches`` stopped on a prefix of the text), the
+    first one resumed at ``resume_pos`` in ``resume_state`` with best end
+    ``resume_best`` when ``resume_pos > cut`` (``_decided_matches`` walked it that
+    far)."""
+    cdef int best, alive, agreed, end, state, p, probe
     while cut < n:
-        best = _run(trans, matched, text, n, cut, 0, -1, &alive)
+        if resume_pos > cut:
+            best = _run(trans, matched, text, n, resume_pos, resume_state, resume_best, &alive)
+            resume_pos = 0
+        else:
+            best = _run(trans, matched, text, n, cut, 0, -1, &alive)
         if alive < 0:
             if best <= cut:
                 return -1
@@ -296,11 +307,19 @@ cdef int _common_boundary(const int[:, ::1] trans, const unsigned char[:, ::1] m
 cdef int _complete_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
                            const unsigned char[::1] end_match, const int* text, int n,
                            const int* cut_offsets, const unsigned char* cut_holds,
-                           int n_cuts) noexcept nogil:
-    """``complete_verdict`` on the region's class ids and the cuts as two arrays."""
-    cdef int position = 0, best, k = 0
+                           int n_cuts, int position, int k, int resume_pos, int resume_state,
+                           int resume_best) noexcept nogil:
+    """``complete_verdict`` on the region's class ids and the cuts as two arrays, its
+    matches chained from ``position`` with the cuts before ``k`` checked (0 and 0, or
+    where ``_decided_matches`` stopped on a prefix of the text), the first one resumed
+    as in ``_common_boundary``."""
+    cdef int best
     while position < n:
-        best = _resume(trans, matched, end_match, text, n, position, 0, -1)
+        if resume_pos > position:
+            best = _resume(trans, matched, end_match, text, n, resume_pos, resume_state, resume_best)
+            resume_pos = 0
+        else:
+            best = _resume(trans, matched, end_match, text, n, position, 0, -1)
         if best <= position:
             return -1
         if best < n:
@@ -317,6 +336,42 @@ cdef int _complete_verdict(const int[:, ::1] trans, const unsigned char[:, ::1] 
             return 0
         k += 1
     return 1
+
+
+cdef int _decided_matches(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
+                          const int* text, int n, const int* cut_offsets, const unsigned char* cut_holds,
+                          int n_cuts, bint check_cuts, int* k_out, int* resume) noexcept nogil:
+    """The start of the match still running at the end of ``text[:n]`` after the
+    matches that end inside it (their threads die before its end, so any text
+    appended leaves them as they are): where ``_common_boundary`` and
+    ``_complete_verdict`` chained from 0 over a longer text reach the same state;
+    ``resume`` gets (n, the automaton state there, its best end so far) of that
+    running match (n = 0: none), for them to resume it after ``text[:n]``.
+    With ``check_cuts``, ``k_out[0]`` is the cuts passed as ``_complete_verdict``
+    checks them, and -1 or -2 is returned when that check already gives -1 or 0
+    on these matches (the cuts at or past ``n`` are not read)."""
+    cdef int position = 0, best, alive, k = 0
+    resume[0] = 0
+    while position < n:
+        best = _run(trans, matched, text, n, position, 0, -1, &alive)
+        if alive >= 0:
+            resume[0] = n
+            resume[1] = alive
+            resume[2] = best
+            break
+        if best <= position:
+            return -1 if check_cuts else position
+        if check_cuts:
+            while k < n_cuts and cut_offsets[k] < best:
+                if not cut_holds[k]:
+                    return -2
+                k += 1
+            if k == n_cuts or cut_offsets[k] != best:
+                return -2
+            k += 1
+        position = best
+    k_out[0] = k
+    return position
 
 
 cdef int _fresh_resumed(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
@@ -412,7 +467,7 @@ cdef class ScanTable:
         cdef int n = <int> len(region), cut
         cdef int* text = _region_classes(region, self.class_of)
         with nogil:
-            cut = _common_boundary(self.trans, self.matched, self.end_match, text, n, self.probes)
+            cut = _common_boundary(self.trans, self.matched, self.end_match, text, n, self.probes, 0, 0, 0, -1)
         free(text)
         return cut
 
@@ -435,12 +490,90 @@ cdef class ScanTable:
                 holds[k] = cuts[k][1] is True
             with nogil:
                 verdict = _complete_verdict(self.trans, self.matched, self.end_match, text, n,
-                                            offsets, holds, n_cuts)
+                                            offsets, holds, n_cuts, 0, 0, 0, 0, -1)
         finally:
             free(text)
             free(offsets)
             free(holds)
         return verdict
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def complete_after(self, str region, tuple cuts, list texts, const unsigned char[::1] start_holds,
+                       signed char[::1] out):
+        """Fill ``out[k]`` with ``complete_verdict`` of the region after a token whose text
+        is ``texts[k]`` (no partial character at either end): the text appended, a start
+        cut at the region's old end (when it had one) with verdict ``start_holds[k]``,
+        then trimmed at its ``common_boundary`` (the cuts up to the trim dropped, the rest
+        shifted) as ``PretokenizedBPE._trimmed`` does; -1 where the table does not decide
+        the trim or the check.  The region is walked once (``_decided_matches``: the
+        matches that end inside it, and the one running at its end as far as the
+        region goes), so a token costs its text, the probes and the matches after
+        the region, not the region's length (trailing whitespace grows one region
+        for as long as it runs); a trim past 0 walks the trimmed text whole."""
+        cdef int n_region = <int> len(region), n_cuts = <int> len(cuts), longest = 0
+        cdef int k, j, n, cut, n_kept, verdict, trim_start, check_start, check_k = 0
+        cdef int trim_resume[3]
+        cdef int check_resume[3]
+        cdef Py_ssize_t t, n_texts = len(texts)
+        cdef Py_UCS4 char
+        cdef str text
+        for t in range(n_texts):
+            longest = max(longest, <int> len(<str> texts[t]))
+        cdef int* classes = _region_classes(region, self.class_of, longest + 1)
+        cdef int* offsets = <int*> malloc((n_cuts + 2) * sizeof(int))
+        cdef unsigned char* holds = <unsigned char*> malloc(n_cuts + 2)
+        cdef int* kept_offsets = <int*> malloc((n_cuts + 2) * sizeof(int))
+        cdef unsigned char* kept_holds = <unsigned char*> malloc(n_cuts + 2)
+        try:
+            if offsets == NULL or holds == NULL or kept_offsets == NULL or kept_holds == NULL:
+                raise MemoryError()
+            for k in range(n_cuts):
+                offsets[k] = cuts[k][0]
+                holds[k] = cuts[k][1] is True
+            with nogil:
+                trim_start = _decided_matches(self.trans, self.matched, classes, n_region, offsets, holds,
+                                              n_cuts, False, &check_k, trim_resume)
+                check_start = _decided_matches(self.trans, self.matched, classes, n_region, offsets, holds,
+                                               n_cuts, True, &check_k, check_resume)
+            for t in range(n_texts):
+                text = texts[t]
+                n = n_region
+                for char in text:
+                    classes[n] = self.class_of[char]
+                    n += 1
+                k = n_cuts
+                if n_region:
+                    offsets[k] = n_region
+                    holds[k] = start_holds[t] != 0
+                    k += 1
+                with nogil:
+                    cut = _common_boundary(self.trans, self.matched, self.end_match, classes, n, self.probes,
+                                           trim_start, trim_resume[0], trim_resume[1], trim_resume[2])
+                    if cut < 0:
+                        verdict = -1
+                    elif cut == 0:
+                        verdict = check_start if check_start < 0 else _complete_verdict(
+                            self.trans, self.matched, self.end_match, classes, n, offsets, holds, k,
+                            check_start, check_k, check_resume[0], check_resume[1], check_resume[2])
+                        if verdict == -2:
+                            verdict = 0
+                    else:
+                        n_kept = 0
+                        for j in range(k):
+                            if offsets[j] > cut:
+                                kept_offsets[n_kept] = offsets[j] - cut
+                                kept_holds[n_kept] = holds[j]
+                                n_kept += 1
+                        verdict = _complete_verdict(self.trans, self.matched, self.end_match, classes + cut,
+                                                    n - cut, kept_offsets, kept_holds, n_kept, 0, 0, 0, 0, -1)
+                out[t] = verdict
+        finally:
+            free(classes)
+            free(offsets)
+            free(holds)
+            free(kept_offsets)
+            free(kept_holds)
 
     @cython.boundscheck(False)
     @cython.wraparound(False)

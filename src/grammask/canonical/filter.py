@@ -43,7 +43,8 @@ Backend protocol
     alone: special and unused).  Optional: ``allowed_words(state)`` (the
     mask as a packed bitset), ``fresh_words(state)`` (see ``fresh_bitset``),
     ``fresh_first_bytes(state)`` (see ``fresh_first_bytes`` and
-    ``start_byte_table``), ``state_class(state)`` (see ``state_class``).
+    ``start_byte_table``), ``state_class(state)`` (see ``state_class``),
+    ``complete_after(state, token_ids)`` (see ``complete_after``).
 """
 
 from __future__ import annotations
@@ -221,6 +222,19 @@ class CanonicalFilter:
             return None
         with self._lock:
             return fresh_first_bytes(state)
+
+    def complete_after(self, state, token_ids) -> Optional[np.ndarray]:
+        """int8 per id of ``token_ids``: 1 when ``is_complete_canonical(advance(state,
+        t))``, 0 when not, -1 when the backend does not decide it in its batch (ask
+        one by one); None when the backend has no such batch (its optional
+        ``complete_after``) or none from ``state`` (``token_ids`` may be empty to ask).
+        The canonical lookahead asks it for the candidates after which the grammar
+        may end, hundreds of whitespace tokens at every step of trailing whitespace."""
+        complete_after = getattr(self.backend, "complete_after", None)
+        if complete_after is None:
+            return None
+        with self._lock:
+            return complete_after(state, token_ids)
 
     def state_class(self, state):
         """A hashable class of ``state`` that states which usually allow the

@@ -291,7 +291,7 @@ class PretokenizedBPE:
                      "_verdict_groups",
                      "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_pair_ok_memo", "_trim_memo",
                      "_pair_cache",
-                     "_compiled_scan_parts",
+                     "_compiled_scan_parts", "_plain_texts",
                      "_words_cache", "_codes_cache", "_codes_asked", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
@@ -1013,6 +1013,44 @@ class PretokenizedBPE:
                 self._fresh_bytes_memo.clear()
             self._fresh_bytes_memo[state.region] = found
         return found
+
+    def complete_after(self, state: PretokenState, token_ids: Sequence[int]) -> Optional[np.ndarray]:
+        """int8 per id of ``token_ids``: ``is_complete(advance(state, t))`` as 1 or 0, -1
+        where it is not decided here (a token that is not a whole-character shape of
+        its own, or the table does not decide); None when nothing is (a pending
+        partial character, no compiled table, a pattern that is not restartable).
+        One compiled pass (``ScanTable.complete_after``: the appended text, the start
+        cut with its pair verdict read off the last token's pair bitset, the trim, the
+        end check) instead of a state per token."""
+        compiled = self._compiled_scans()
+        if state.partial or compiled is None or not self.scanner.restartable:
+            return None
+        plain = self.__dict__.get("_plain_texts")
+        if plain is None:
+            plain = self._plain_texts = [
+                text if shape_id >= 0 and text and not tail else None
+                for shape_id in self.shape_of_token.tolist()
+                for text, tail in (self.shapes[shape_id] if shape_id >= 0 else ("", b""),)]
+        out = np.full(len(token_ids), -1, dtype=np.int8)
+        texts, positions, chosen = [], [], []
+        for position, token_id in enumerate(token_ids):
+            text = plain[token_id] if 0 <= token_id < self.vocab_size else None
+            if text is not None:
+                texts.append(text)
+                positions.append(position)
+                chosen.append(token_id)
+        if not texts:
+            return out
+        chosen = np.asarray(chosen, dtype=np.int64)
+        if state.last_id < 0:
+            holds = np.ones(len(chosen), dtype=np.uint8)
+        else:
+            words = self._pair_words(state.last_id)
+            holds = ((words[chosen >> 5] >> (chosen & 31).astype(np.uint32)) & 1 == 0).astype(np.uint8)
+        found = np.empty(len(chosen), dtype=np.int8)
+        compiled.complete_after(state.region, state.cuts, texts, holds, found)
+        out[positions] = found
+        return out
 
     def _first_index_of_ascii(self) -> np.ndarray:
         """int64[128]: per ASCII byte, the index in ``_first_chars`` of its class, or
