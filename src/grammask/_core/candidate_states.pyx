@@ -101,6 +101,33 @@ cdef Py_ssize_t _probe_sharing(EarleyRecognizer recognizer, const char* data, Py
     return pushed
 
 
+cdef enum:
+    PROBE_EMPTY = 0     # the token has no bytes (a special token)
+    PROBE_DEAD = 1      # the grammar refuses it
+    PROBE_WIDE = 2      # accepted, and the grammar is not narrow after it
+    PROBE_NARROW = 3    # accepted, and few bytes may follow
+
+
+cdef int _probe_token(EarleyRecognizer recognizer, bytes token, const char** previous,
+                      Py_ssize_t* pushed, uint64_t* byte_set) except -1:
+    """Probe ``token`` (bytes or None) where the probe of ``previous[0]``
+    left ``pushed[0]`` bytes on the recognizer (both updated,
+    ``_probe_sharing``): a ``PROBE_*`` kind; for WIDE and NARROW,
+    ``byte_set`` holds the bytes allowed after it."""
+    cdef const char* data
+    cdef Py_ssize_t length
+    if token is None or not PyBytes_GET_SIZE(token):
+        return PROBE_EMPTY
+    data = PyBytes_AS_STRING(token)
+    length = PyBytes_GET_SIZE(token)
+    pushed[0] = _probe_sharing(recognizer, data, length, previous[0], pushed[0])
+    previous[0] = data
+    if pushed[0] < length:
+        return PROBE_DEAD
+    recognizer.allowed_bytes(byte_set)
+    return PROBE_NARROW if is_narrow(byte_set, <uint8_t> data[length - 1]) else PROBE_WIDE
+
+
 cdef object _start_verdict(EarleyRecognizer recognizer, dict verdicts, int depth):
     """The kept start verdict of the recognizer's state: True alive (checked at
     least ``depth`` deep), False dead, else the state key (none deep enough)."""
@@ -124,28 +151,22 @@ def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, objec
                       dict verdicts, int depth):
     """(alive ids, dead ids, keyed (id, state key) pairs, other ids); see the module docstring."""
     cdef list alive = [], dead = [], keyed = [], other = []
-    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0, length
-    cdef const char* data
+    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0
     cdef const char* previous = NULL
     cdef int32_t token_id
     cdef uint64_t byte_set[4]
-    cdef bytes token
+    cdef int kind
     try:
         for k in range(n):
             token_id = ids[k]
-            token = token_bytes[token_id]
-            if token is None or not PyBytes_GET_SIZE(token):
+            kind = _probe_token(recognizer, token_bytes[token_id], &previous, &pushed, byte_set)
+            if kind == PROBE_EMPTY:
                 other.append(token_id)
                 continue
-            data = PyBytes_AS_STRING(token)
-            length = PyBytes_GET_SIZE(token)
-            pushed = _probe_sharing(recognizer, data, length, previous, pushed)
-            previous = data
-            if pushed < length:
+            if kind == PROBE_DEAD:
                 dead.append(token_id)
                 continue
-            recognizer.allowed_bytes(byte_set)
-            if not is_narrow(byte_set, <uint8_t> data[length - 1]):
+            if kind == PROBE_WIDE:
                 alive.append(token_id)
                 continue
             if recognizer.accepting() or not start_known[token_id]:
@@ -226,28 +247,20 @@ def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list s
 def sort_by_next_bytes(EarleyRecognizer recognizer, const int32_t[::1] ids, object token_bytes):
     """(dead ids, wide ids, accepting ids, other ids); see the module docstring."""
     cdef list dead = [], wide = [], accepting = [], other = []
-    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0, length
-    cdef const char* data
+    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0
     cdef const char* previous = NULL
     cdef int32_t token_id
     cdef uint64_t byte_set[4]
-    cdef bytes token
+    cdef int kind
     try:
         for k in range(n):
             token_id = ids[k]
-            token = token_bytes[token_id]
-            if token is None or not PyBytes_GET_SIZE(token):
+            kind = _probe_token(recognizer, token_bytes[token_id], &previous, &pushed, byte_set)
+            if kind == PROBE_EMPTY:
                 other.append(token_id)
-                continue
-            data = PyBytes_AS_STRING(token)
-            length = PyBytes_GET_SIZE(token)
-            pushed = _probe_sharing(recognizer, data, length, previous, pushed)
-            previous = data
-            if pushed < length:
+            elif kind == PROBE_DEAD:
                 dead.append(token_id)
-                continue
-            recognizer.allowed_bytes(byte_set)
-            if not is_narrow(byte_set, <uint8_t> data[length - 1]):
+            elif kind == PROBE_WIDE:
                 wide.append(token_id)
             elif recognizer.accepting():
                 accepting.append(token_id)
