@@ -312,14 +312,55 @@ def test_forced_tokens_respect_max_tokens(llm):
     assert result.token_ids == llm.tokenize(result.text.encode(), add_bos=False)
 
 
-def test_generate_decodes_like_create_chat_completion(llm, person_compiled):
+@pytest.mark.parametrize("overlap", [True, False])
+def test_generate_decodes_like_create_chat_completion(llm, person_compiled, overlap):
     # The oracle is llama-cpp-python's own loop with the processor: same
-    # prompt (the model's chat handler), same sampler chain, same tokens.
+    # prompt (the model's chat handler), same sampler chain, same tokens;
+    # with ``overlap`` the engine's steps run on a worker during each eval.
     prompt = "Bob is 45 and lives in Berlin. As JSON please."
     processor = GrammaskLogitsProcessor(person_compiled, max_tokens=48, end_json_at_close=True)
     llm.reset()
     llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], max_tokens=49,
                                temperature=0.0,
                                logits_processor=llama_cpp.LogitsProcessorList([processor]))
-    result = generate(llm, person_compiled, prompt, max_tokens=48, json_output=True, warn=False)
+    result = generate(llm, person_compiled, prompt, max_tokens=48, json_output=True, warn=False,
+                      overlap=overlap)
     assert result.token_ids == processor.generated_token_ids
+    assert (result.timings["ahead_s"] > 0) == overlap
+
+
+def test_accept_ahead_gives_the_masks_of_accepting_in_the_call(llm):
+    # Oracle: the allowed pieces are the continuations the regex allows
+    # (``regex`` partial matching), whichever thread accepted the tokens.
+    pattern = regex.compile("[A-Z][a-z]{2,8}, [A-Z][a-z]{2,8}")
+    compiled, _ = compile_for(llm, grammask.Grammar.from_regex(pattern.pattern))
+    vocab = vocabulary_for(llm)
+    prompt = llm.tokenize(b"Two cities: ")
+    paris, comma = llm.tokenize(b"Paris", add_bos=False), llm.tokenize(b",", add_bos=False)
+    comma_rome = llm.tokenize(b", Rome", add_bos=False)
+
+    def allowed_after(processor, ids):
+        scores = np.zeros(llm.n_vocab(), dtype=np.float32)
+        processor(np.asarray(ids, dtype=np.int32), scores)
+        processor.raise_if_failed()
+        return np.flatnonzero(np.isfinite(scores)).tolist()
+
+    processor = GrammaskLogitsProcessor(compiled)
+    try:
+        allowed_after(processor, prompt)
+        processor.accept_ahead(paris)                   # what the call then receives
+        allowed = allowed_after(processor, prompt + paris)
+        assert processor.engine.output_bytes() == b"Paris"
+        processor.accept_ahead(comma_rome)              # not what the call receives: rolled back
+        allowed_rolled_back = allowed_after(processor, prompt + paris + comma)
+        assert processor.engine.output_bytes() == b"Paris,"
+    finally:
+        processor.close()
+    for ids, text in ((allowed, "Paris"), (allowed_rolled_back, "Paris,")):
+        pieces = {token_id: vocab.token_bytes[token_id] for token_id in ids if token_id not in vocab.eos_token_ids}
+        assert pieces and all(pattern.fullmatch(text + piece.decode(), partial=True)
+                              for piece in pieces.values())
+        assert all(pattern.fullmatch(text + data.decode("utf-8", "ignore"), partial=True) is None
+                   or token_id in pieces
+                   for token_id, data in enumerate(vocab.token_bytes[:4000]) if data
+                   and not vocab.is_special(token_id) and data.isascii())

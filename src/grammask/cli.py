@@ -218,7 +218,8 @@ def _print_timing(seconds: dict, result) -> None:
         f"probes {timings['forced_s']:.3f} s, their masks reused below; "
         f"{timings['n_evals']} llama.cpp eval calls)",
         f"grammask masks    {timings['grammask_s']:8.3f} s  ({per_token_ms:.2f} ms per token, "
-        f"{100.0 * timings['grammask_s'] / timings['generate_s']:.1f}% of generation)",
+        f"{100.0 * timings['grammask_s'] / timings['generate_s']:.1f}% of generation; "
+        f"{timings['ahead_s']:.3f} s CPU overlapped with the model)",
         f"finish            {result.finish_reason}, complete={result.complete}, "
         f"{1000.0 * timings['generate_s'] / n_tokens:.1f} ms per token",
     ]

@@ -86,6 +86,7 @@ import numpy as np
 
 from grammask.config import Config
 from grammask.engine.prefetch import TokenSetPrefetch
+from grammask.engine.step_ahead import StepAhead
 from grammask.errors import IncompleteOutputWarning
 from grammask.integrations import GenerationResult, resolve_grammar
 
@@ -187,10 +188,16 @@ class GrammaskLogitsProcessor:
         self._whitespace_ids = _whitespace_token_ids(self.engine.vocab) if end_json_at_close else None
         self.n_calls = 0
         self.seconds = 0.0
+        self._ahead: Optional[StepAhead] = None
         self.reset()
 
     def reset(self) -> None:
         """Forget the current generation; the next call starts a new one."""
+        if self._ahead is not None and self._ahead.pending:
+            try:
+                self._ahead.wait()
+            except Exception:
+                pass  # the generation it belonged to is dropped
         self.engine.reset()
         self.prompt_length: Optional[int] = None
         self._previous_ids: Optional[np.ndarray] = None
@@ -212,6 +219,26 @@ class GrammaskLogitsProcessor:
             self.engine.seed_canonical_context(input_ids.tolist())
         self._previous_ids = input_ids
         self._previous_bytes = input_ids.tobytes()
+
+    def accept_ahead(self, token_ids) -> None:
+        """Accept ``token_ids`` (just sampled; the ids the next call's
+        ``input_ids`` will add) and compute the next mask on a worker thread
+        (``grammask.engine.step_ahead``), while the caller evaluates them
+        with the model; the next call waits for it instead of doing the
+        work.  Until that call, only the worker touches the engine."""
+        if self._ahead is None:
+            self._ahead = StepAhead(self.engine)
+        self._ahead.submit(token_ids)
+
+    @property
+    def ahead_seconds(self) -> float:
+        """The worker's CPU time in ``accept_ahead`` jobs (off the decoding loop's path)."""
+        return 0.0 if self._ahead is None else self._ahead.seconds
+
+    def close(self) -> None:
+        """End the ``accept_ahead`` worker (after its pending job), if one runs."""
+        if self._ahead is not None:
+            self._ahead.close()
 
     @property
     def generated_token_ids(self) -> list[int]:
@@ -236,6 +263,7 @@ class GrammaskLogitsProcessor:
         return scores
 
     def _step(self, input_ids: np.ndarray, scores) -> None:
+        ahead = self._ahead.wait() if self._ahead is not None else ()
         previous = self._previous_ids
         n_new = 0 if self._begun else 1
         self._begun = False
@@ -244,7 +272,13 @@ class GrammaskLogitsProcessor:
             self.reset()
             self._start(input_ids)
         else:
-            for token_id in input_ids[len(previous):].tolist():
+            new_ids = input_ids[len(previous):].tolist()
+            if ahead:
+                if tuple(new_ids) == ahead:
+                    new_ids = []
+                else:
+                    self.engine.rollback(len(ahead))
+            for token_id in new_ids:
                 self.engine.try_accept_new_token(token_id)
             self._previous_ids = input_ids
             self._previous_bytes = input_ids.tobytes()
@@ -305,7 +339,7 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
              system: Optional[str] = None, temperature: float = 0.0, seed: Optional[int] = None,
              config: Optional[Config] = None, schema_options: Optional[dict] = None,
              json_output: Optional[bool] = None, warn: bool = True, force_tokens: bool = False,
-             prefetch: bool = True, **sampling) -> GenerationResult:
+             prefetch: bool = True, overlap: bool = True, **sampling) -> GenerationResult:
     """One constrained completion with a ``llama_cpp.Llama``.
 
     ``grammar_or_schema``: a ``grammask.Grammar``, a ``CompiledGrammar``, a
@@ -328,6 +362,14 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
     ``prefetch=True``: while the prompt is evaluated, a thread builds the
     token sets of the first masks (``grammask.engine.prefetch``; the
     masks are the same either way, ``timings["n_prefetched_sets"]`` counts them).
+    ``overlap=True``: each sampled token (with its forced tokens) is
+    accepted and the next mask computed on a worker thread while llama.cpp
+    evaluates it (``GrammaskLogitsProcessor.accept_ahead``); the tokens
+    and masks are the same either way.  ``timings["grammask_s"]`` is the
+    time the decoding loop spent in grammask (waiting for the worker
+    included), ``timings["ahead_s"]`` the worker's CPU time.  It pays
+    where a core is idle while the model runs (``n_threads`` below the
+    cores); ``overlap=False`` does the work inside the sampling call.
     When ``max_tokens`` ends the output before it is complete, the result has
     ``complete=False`` and an ``IncompleteOutputWarning`` is emitted (unless
     ``warn=False``)."""
@@ -356,17 +398,19 @@ def generate(llm, grammar_or_schema: Any, prompt: Any, *, max_tokens: int = 256,
     if seed is not None:
         llm.set_seed(seed)
     options["temp"] = temperature
-    loop = _DecodeLoop(llm, processor, force_tokens, prefetch)
+    loop = _DecodeLoop(llm, processor, force_tokens, prefetch, overlap)
     llm._sampler = llm._init_sampler(  # the sampler chain of Llama.generate (0.3.x)
         logits_processor=llama_cpp.LogitsProcessorList([processor]), **options)
     try:
         loop.run(prompt_ids)
     finally:
         llm._sampler = None
+        processor.close()
     processor.raise_if_failed()
     return _result(processor, is_json, warn, loop.n_forced, {
         "compile_s": compile_seconds, "prompt_s": loop.prompt_seconds, "generate_s": loop.seconds,
-        "grammask_s": processor.seconds, "forced_s": loop.forced_seconds,
+        "grammask_s": processor.seconds, "ahead_s": processor.ahead_seconds,
+        "forced_s": loop.forced_seconds,
         "n_processor_calls": processor.n_calls, "n_forced": loop.n_forced, "n_evals": loop.n_evals,
         "n_prefetched_sets": loop.n_prefetched})
 
@@ -436,21 +480,26 @@ class _DecodeLoop:
     While the prompt is evaluated (llama.cpp releases the GIL), a
     ``TokenSetPrefetch`` builds the token sets of the engine's first mask
     and of its DFA terminals' cheapest states on the core the model leaves
-    idle; it is stopped before the first sample.
+    idle; it is stopped before the first sample.  With ``overlap``, each
+    sampled token is handed to the processor's ``accept_ahead`` before it
+    is evaluated, so the engine accepts it and computes the next mask while
+    llama.cpp computes the next logits.
 
     Invariant: when ``llm.sample`` runs, every evaluated token after the
     prompt is one the engine accepts (sampled under its mask, or forced on a
     copy of it in the same state); the processor feeds them to the engine
-    at that call.  The last sample is EOS (the grammar, the model, or the
+    at that call, or its ``accept_ahead`` worker did while they were
+    evaluated.  The last sample is EOS (the grammar, the model, or the
     processor's budget ended the output), so the engine has seen every
     evaluated token when the loop returns."""
 
     def __init__(self, llm, processor: GrammaskLogitsProcessor, force_tokens: bool,
-                 prefetch: bool = True):
+                 prefetch: bool = True, overlap: bool = True):
         self.llm = llm
         self.processor = processor
         self.force_tokens = force_tokens
         self.prefetch = prefetch
+        self.overlap = overlap
         self.n_prefetched = 0
         self._eos_ids = frozenset(processor.engine.vocab.eos_token_ids)
         self.n_forced = 0
@@ -479,6 +528,8 @@ class _DecodeLoop:
                 break
             forced = self._forced([token_id], n_generated + 1)
             n_generated += 1 + len(forced)
+            if self.overlap:
+                processor.accept_ahead([token_id] + forced)
             self._eval([token_id] + forced, len(forced))
         self.seconds = time.perf_counter() - started
 
