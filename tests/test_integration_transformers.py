@@ -264,3 +264,31 @@ def test_generate_forced_tokens_count_against_the_budget(llama3_tokenizer, llama
     assert result.n_forced >= len(expected) - 1
     assert llama3_tokenizer.encode(prompt_text + result.text, add_special_tokens=False).ids == \
         prompt + result.token_ids
+
+
+@pytest.mark.parametrize("force_tokens", [False, True])
+def test_generate_overlapped_steps_give_the_same_valid_outputs(llama3_tokenizer, llama3_vocab, force_tokens):
+    """With ``overlap`` the worker accepts each token during the next forward
+    pass: same tokens as without (same sampler seed), each output valid
+    (json + jsonschema), and the worker did the accepts."""
+    import jsonschema
+    eos_ids = list(llama3_vocab.eos_token_ids)
+    model = tiny_model(llama3_vocab.size, eos_ids, eos_ids[0], seed=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        grammar = grammask.Grammar.from_json_schema(FIXED_KEYS_SCHEMA, whitespace="compact")
+    compiled = grammask.compile(grammar, llama3_vocab)
+    prompt = llama3_tokenizer.encode("Person as JSON:\n", add_special_tokens=False).ids
+    for seed in range(3):
+        results = [generate(model, compiled, prompt, max_new_tokens=60, force_tokens=force_tokens,
+                            temperature=1.0, seed=seed, overlap=overlap, warn=False)
+                   for overlap in (True, False)]
+        assert results[0].token_ids == results[1].token_ids
+        assert results[0].engine.output_bytes() == results[1].engine.output_bytes()
+        assert results[0].timings["ahead_s"] > 0 and results[1].timings["ahead_s"] == 0
+        assert results[0].complete, results[0].text
+        jsonschema.validate(json.loads(results[0].text), FIXED_KEYS_SCHEMA)
+    # cut by the budget with a token still being accepted on the worker
+    short = generate(model, compiled, prompt, max_new_tokens=4, temperature=1.0, seed=0, overlap=True,
+                     warn=False)
+    assert short.finish_reason == "length" and short.engine.n_accepted == len(short.token_ids) == 4

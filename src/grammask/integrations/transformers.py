@@ -59,6 +59,7 @@ import numpy as np
 import torch
 from transformers import LogitsProcessor
 
+from grammask.engine.step_ahead import StepAhead
 from grammask.errors import IncompleteOutputWarning
 from grammask.integrations import GenerationResult
 
@@ -77,7 +78,8 @@ def _engine_from(engine_or_compiled):
 
 def generate(model, engine_or_compiled, input_ids, *, max_new_tokens: int = 256,
              force_tokens: bool = False, temperature: float = 0.0, seed: Optional[int] = None,
-             seed_prompt_context: bool = True, warn: bool = True) -> GenerationResult:
+             seed_prompt_context: bool = True, warn: bool = True,
+             overlap: bool = False) -> GenerationResult:
     """One constrained sequence from a causal LM (``model(input_ids,
     past_key_values=..., use_cache=True)``).
 
@@ -88,7 +90,16 @@ def generate(model, engine_or_compiled, input_ids, *, max_new_tokens: int = 256,
     ``force_tokens``: forced tokens are appended without sampling and go
     through the model in the next forward pass with the sampled token.
     ``seed_prompt_context``: hand the prompt to the canonical filter (when
-    the engine has accepted nothing yet).  Returns a ``GenerationResult`` (``data`` is None: parse ``text``); an
+    the engine has accepted nothing yet).  ``overlap``: each sampled token
+    is accepted and the next mask computed on a worker thread
+    (``grammask.engine.step_ahead``) while the model runs its next forward
+    pass (the tokens are the same either way; ``timings["ahead_s"]`` is the
+    worker's CPU time).  It pays where the forward pass leaves a core idle
+    and releases the GIL (a GPU); on the CPU the worker shares the cores and
+    the GIL with the model's Python code (``benchmarks/bench_overlap.py``:
+    grammask's time on the loop's path falls, the per-token time does not),
+    hence off by default.
+    Returns a ``GenerationResult`` (``data`` is None: parse ``text``); an
     output cut by ``max_new_tokens`` is ``complete=False`` with an
     ``IncompleteOutputWarning`` unless ``warn=False``."""
     if max_new_tokens < 1:
@@ -103,42 +114,57 @@ def generate(model, engine_or_compiled, input_ids, *, max_new_tokens: int = 256,
     generator = torch.Generator().manual_seed(seed) if seed is not None else None
     device = next(model.parameters()).device
     cache_name = _cache_argument(model)
+    ahead = StepAhead(engine) if overlap else None
     timings = {"grammask_s": 0.0, "forced_s": 0.0, "n_forward": 0, "n_forced": 0}
     generated: list[int] = []
     feed = list(prompt)
     past = None
     finish_reason = "stop"
     started = time.perf_counter()
-    while True:
-        if force_tokens:
+    try:
+        while True:
+            if force_tokens:
+                t0 = time.perf_counter()
+                if ahead is not None:
+                    ahead.wait()
+                forced = engine.compute_forced_tokens(max_tokens=max_new_tokens - len(generated))
+                for token_id in forced:
+                    engine.try_accept_new_token(token_id)
+                timings["forced_s"] += time.perf_counter() - t0
+                timings["n_forced"] += len(forced)
+                generated += forced
+                feed += forced
+            if len(generated) >= max_new_tokens:
+                finish_reason = "length"
+                break
+            with torch.no_grad():
+                output = model(input_ids=torch.tensor([feed], device=device), use_cache=True,
+                               **{cache_name: past})
+            timings["n_forward"] += 1
+            past = output[cache_name]
+            logits = output.logits[0, -1].float()
             t0 = time.perf_counter()
-            forced = engine.compute_forced_tokens(max_tokens=max_new_tokens - len(generated))
-            for token_id in forced:
+            if ahead is not None:
+                ahead.wait()
+            engine.mask_logits(logits)
+            timings["grammask_s"] += time.perf_counter() - t0
+            token_id = _pick(logits, temperature, generator)
+            t0 = time.perf_counter()
+            if ahead is not None and token_id not in eos_ids:
+                ahead.submit([token_id])    # accepted, and the next mask computed, during the next forward
+            else:
                 engine.try_accept_new_token(token_id)
-            timings["forced_s"] += time.perf_counter() - t0
-            timings["n_forced"] += len(forced)
-            generated += forced
-            feed += forced
-        if len(generated) >= max_new_tokens:
-            finish_reason = "length"
-            break
-        with torch.no_grad():
-            output = model(input_ids=torch.tensor([feed], device=device), use_cache=True,
-                           **{cache_name: past})
-        timings["n_forward"] += 1
-        past = output[cache_name]
-        logits = output.logits[0, -1].float()
-        t0 = time.perf_counter()
-        engine.mask_logits(logits)
-        timings["grammask_s"] += time.perf_counter() - t0
-        token_id = _pick(logits, temperature, generator)
-        t0 = time.perf_counter()
-        engine.try_accept_new_token(token_id)
-        timings["grammask_s"] += time.perf_counter() - t0
-        if token_id in eos_ids:
-            break
-        generated.append(token_id)
-        feed = [token_id]
+            timings["grammask_s"] += time.perf_counter() - t0
+            if token_id in eos_ids:
+                break
+            generated.append(token_id)
+            feed = [token_id]
+        if ahead is not None:
+            ahead.wait()
+    finally:
+        if ahead is not None:
+            ahead.close()
+    timings["ahead_s"] = ahead.seconds if ahead is not None else 0.0
     timings["generate_s"] = time.perf_counter() - started
     timings["tokens_per_s"] = len(generated) / timings["generate_s"] if timings["generate_s"] else 0.0
     complete = engine.is_finished() or engine.can_end()
