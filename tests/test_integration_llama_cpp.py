@@ -364,3 +364,21 @@ def test_accept_ahead_gives_the_masks_of_accepting_in_the_call(llm):
                    or token_id in pieces
                    for token_id, data in enumerate(vocab.token_bytes[:4000]) if data
                    and not vocab.is_special(token_id) and data.isascii())
+
+
+def test_accept_ahead_worker_ends_with_its_processor():
+    import gc
+    import threading
+
+    vocab = grammask.Vocabulary([bytes([value]) for value in range(32, 127)] + [b""], [95])
+    compiled = grammask.compile(grammask.Grammar.from_regex("[a-z]+"), vocab, grammask.Config(canonical=False))
+    processor = GrammaskLogitsProcessor(compiled)
+    scores = np.zeros(vocab.size, dtype=np.float32)
+    processor(np.asarray([0], dtype=np.int32), scores)
+    processor.accept_ahead([ord("a") - 32])
+    worker = processor._ahead._thread
+    assert worker.is_alive() and worker in threading.enumerate()
+    del processor
+    gc.collect()
+    worker.join(timeout=30)
+    assert not worker.is_alive()

@@ -103,3 +103,14 @@ def test_submit_needs_the_previous_wait_and_a_live_worker(compiled):
     assert engine.output_bytes() == b'{"' and not ahead.pending
     with pytest.raises(grammask.InvalidArgument, match="closed"):
         ahead.submit([TOKENS.index(b"name")])
+
+
+def test_shutdown_ends_the_thread_after_its_job(compiled):
+    engine = grammask.Engine(compiled)
+    ahead = StepAhead(engine)
+    ahead.submit([TOKENS.index(b'{"'), TOKENS.index(b"name")])
+    ahead.shutdown()
+    ahead._thread.join(timeout=30)
+    assert not ahead._thread.is_alive()
+    assert ahead.wait() == (TOKENS.index(b'{"'), TOKENS.index(b"name"))
+    assert engine.output_bytes() == b'{"name'

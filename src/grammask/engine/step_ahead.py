@@ -26,7 +26,10 @@ Invariants
     would have (the tokens before the refused one accepted).  ``seconds``
     adds up the worker's thread CPU time per job: the grammar's work that
     the overlap took off the decoding loop's critical path.  ``close()``
-    waits for a pending job and ends the thread.
+    waits for a pending job and ends the thread; ``shutdown()`` only asks
+    the thread to end after its job (safe from any thread, a finalizer's
+    included), so an owner that is garbage-collected does not leave it
+    waiting forever.
 
 Source: XGrammar (Dong et al., 2024) overlaps the CPU's mask computation
 with the GPU's forward pass; here the forward pass runs on the CPU too,
@@ -93,8 +96,12 @@ class StepAhead:
             self._done.wait()
             self._pending = None
             self._error = None
-            self._jobs.put(None)
+            self.shutdown()
             self._thread.join()
+
+    def shutdown(self) -> None:
+        """Ask the thread to end once its job (if any) is done; returns at once."""
+        self._jobs.put(None)
 
     def _serve(self) -> None:
         while True:

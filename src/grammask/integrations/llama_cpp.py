@@ -225,9 +225,12 @@ class GrammaskLogitsProcessor:
         ``input_ids`` will add) and compute the next mask on a worker thread
         (``grammask.engine.step_ahead``), while the caller evaluates them
         with the model; the next call waits for it instead of doing the
-        work.  Until that call, only the worker touches the engine."""
+        work.  Until that call, only the worker touches the engine.  The
+        worker thread ends with ``close()`` or when the processor is
+        garbage-collected."""
         if self._ahead is None:
             self._ahead = StepAhead(self.engine)
+            weakref.finalize(self, self._ahead.shutdown)   # the thread ends with the processor
         self._ahead.submit(token_ids)
 
     @property
