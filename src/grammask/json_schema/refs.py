@@ -25,6 +25,7 @@ unsupported; nothing is fetched); JSON pointers follow RFC 6901 (``~1`` is ``/``
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
@@ -74,6 +75,17 @@ def join_uri(base: str, reference: str) -> str:
     if base.startswith("urn:") and not reference.startswith("#") and ":" not in reference:
         return reference if reference else base
     return urljoin(base, reference)
+
+
+@functools.lru_cache(maxsize=4096)
+def _split(base: str, reference: str) -> tuple[str, str, str]:
+    """(absolute URI, its part before ``#``, its fragment) of ``reference``
+    against ``base``, memoized: a document resolves the same few references
+    and ``$id`` values over and over, and ``urljoin`` / ``urldefrag`` parse
+    both URIs each time."""
+    absolute = join_uri(base, reference)
+    uri, fragment = urldefrag(absolute)
+    return absolute, uri, fragment
 
 
 class RefResolver:
@@ -141,7 +153,7 @@ class RefResolver:
     def base_of(self, schema: Any, base: str) -> str:
         """The base URI inside ``schema`` given the base around it."""
         if isinstance(schema, dict) and isinstance(schema.get("$id"), str):
-            return urldefrag(join_uri(base, schema["$id"]))[0]
+            return _split(base, schema["$id"])[1]
         return base
 
     def dynamic_target(self, reference: str, base: str) -> Optional[str]:
@@ -172,8 +184,8 @@ class RefResolver:
 
     def resolve(self, reference: str, base: str) -> tuple[Any, str, str]:
         """(target schema, location, base URI inside the target)."""
-        absolute = join_uri(base, reference)
-        uri, fragment = urldefrag(absolute)
+        absolute, uri, fragment = (_split if isinstance(reference, str) else _split.__wrapped__)(
+            base, reference)   # (an unhashable reference fails as it did before the memo)
         if not uri:
             uri = base
         if f"{uri}#{fragment}" in self.anchors and fragment and not fragment.startswith("/"):
