@@ -12,6 +12,9 @@ Data layout: ``RefResolver`` indexes the document once: every ``$id``
 ``dynamic_anchors`` lists each resource's dynamic anchors, for the
 translator's dynamic scope (``Translator.enter``).  Locations use the
 enclosing resource's URI, so two spellings of one target share one rule.
+Answers are remembered per resolver (``resolve``) and URI splits per
+process (``_split``): a schema's checks resolve the same references many
+times.
 
 The documents of the ``resources`` option are indexed the same way, each
 under the URI it is given as and under its own ``$id`` (resolved against
@@ -101,6 +104,8 @@ class RefResolver:
         names its schemas declare (nested resources apart)."""
         self.dynamic_names: set[str] = set()
         """The anchor names some ``$dynamicRef`` fragment names."""
+        self._resolved: dict[tuple[str, str], tuple[Any, str, str]] = {}
+        """``resolve``'s answers so far (a failure is not kept)."""
         self._index(root, self.root_uri, self.root_uri, "")
         for uri, document in (documents or {}).items():
             retrieved = urldefrag(uri)[0]
@@ -183,9 +188,19 @@ class RefResolver:
         return None if target_base != base else (target, location)
 
     def resolve(self, reference: str, base: str) -> tuple[Any, str, str]:
-        """(target schema, location, base URI inside the target)."""
+        """(target schema, location, base URI inside the target), remembered
+        per (reference, base): the index is complete after ``__init__``."""
+        if not isinstance(reference, str):
+            return self._resolve(reference, base)   # fails as it would without the memo
+        key = (reference, base)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self._resolve(reference, base)
+        return found
+
+    def _resolve(self, reference: str, base: str) -> tuple[Any, str, str]:
         absolute, uri, fragment = (_split if isinstance(reference, str) else _split.__wrapped__)(
-            base, reference)   # (an unhashable reference fails as it did before the memo)
+            base, reference)
         if not uri:
             uri = base
         if f"{uri}#{fragment}" in self.anchors and fragment and not fragment.startswith("/"):
