@@ -78,6 +78,7 @@ counts tracked in the rule names).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any, NamedTuple, Optional
 
@@ -751,41 +752,27 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
                           for subset in (witness or {}) if not subset & written)
         return result
 
-    graph = {}
-    pending = [(0, 0, 0)]
-    while pending:
-        state = pending.pop()
-        if state in graph:
-            continue
-        graph[state] = edges(state)
-        pending.extend(target for _, target in graph[state] if target is not None)
-    productive: set = set()
-    predecessors: dict = {}
-    ready = []
-    for state, out in graph.items():
-        for kind, target in out:
-            if kind == "end":
-                ready.append(state)
-            else:
-                predecessors.setdefault(target, []).append(state)
-    while ready:  # backwards from the ends: linear in the graph
-        state = ready.pop()
-        if state not in productive:
-            productive.add(state)
-            ready.extend(predecessors.get(state, ()))
+    if not pairs and witness is None:
+        graph, productive, successor, absorbed, first_states = _plain_shape(
+            tuple(member[2] for member in members),
+            tuple(member[0] in forbidden for member in members), extra is not None, cap,
+            saturating, need)
+    else:
+        graph, productive = _explored(edges)
+        successor, absorbed = _chains(graph, productive, extra is not None)
+        first_states = []
     if min_count == 0 and not any(m[2] for m in members) and witness is None:
         empty = translator.seq(translator.lit("{"), translator.ws(), translator.lit("}"))
     else:
         empty = NEVER
     if (0, 0, 0) not in productive:
         return empty
-    successor, absorbed = _chains(graph, productive, extra is not None)
     for index, run in runs.items():
         if (index, 0, 0) in productive and (index, 1, 0) in productive:
             # Entered first and after a member: one rule instead of two copies.
             rule = translator.define(translator.fresh_name(f"{prefix}_run_{index}"), run[1])
             members[index] = (run[0], rule, True)
-    first = _first_member_states(graph, productive) if simple else []
+    first = first_states if simple else []
     # Every state name is a fresh name: another object at the same pointer
     # (a dependentSchemas case) gets a prefix that extends this one.
     skipped = set(first)
@@ -827,6 +814,67 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         translator.define(name, translator.alt(alternatives))
     full = translator.seq(translator.lit("{"), translator.ws(), RuleRef(prefix))
     return translator.alt([empty, full])
+
+
+def _explored(edges) -> tuple[dict, set]:
+    """The states reachable from ``(0, 0, 0)`` with their ``edges`` (in
+    depth-first discovery order, which orders the rules), and the productive
+    ones: those from which an "end" edge is reachable."""
+    graph = {}
+    pending = [(0, 0, 0)]
+    while pending:
+        state = pending.pop()
+        if state in graph:
+            continue
+        graph[state] = edges(state)
+        pending.extend(target for _, target in graph[state] if target is not None)
+    productive: set = set()
+    predecessors: dict = {}
+    ready = []
+    for state, out in graph.items():
+        for kind, target in out:
+            if kind == "end":
+                ready.append(state)
+            else:
+                predecessors.setdefault(target, []).append(state)
+    while ready:  # backwards from the ends: linear in the graph
+        state = ready.pop()
+        if state not in productive:
+            productive.add(state)
+            ready.extend(predecessors.get(state, ()))
+    return graph, productive
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_shape(required: tuple, forbidden: tuple, has_extra: bool, cap: int,
+                 saturating: bool, need: int) -> tuple:
+    """``_ordered``'s state graph, productive states, ``_chains`` and
+    ``_first_member_states`` for members without dependency pairs or
+    witnesses: a function of each member's required and forbidden flags,
+    whether extra members exist and the count bounds only, so it is
+    memoized (objects of one shape recur across schemas).  The edges are
+    those of ``_ordered.edges`` with no mask bits.  Read-only results."""
+    n = len(required)
+
+    def edges(state):
+        i, count, mask = state
+        result = []
+        following = min(count + 1, cap) if saturating else (count + 1 if count + 1 <= cap else None)
+        if i < n:
+            if following is not None and not forbidden[i]:
+                result.append(("member", (i + 1, following, mask)))
+            if not required[i]:
+                result.append(("skip", (i + 1, count, mask)))
+        elif count >= need:
+            result.append(("end", None))
+        if has_extra and following is not None:
+            result.append(("extra", (i, following, mask)))
+        return result
+
+    graph, productive = _explored(edges)
+    successor, absorbed = _chains(graph, productive, has_extra)
+    first = _first_member_states(graph, productive) if (0, 0, 0) in productive else []
+    return graph, productive, successor, absorbed, first
 
 
 def _first_member_states(graph: dict, productive: set) -> list:
