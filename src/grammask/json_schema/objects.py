@@ -780,6 +780,7 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
                      f"{prefix}_{state[0]}_{state[1]}" + (f"_{state[2]}" if state[2] else "")))
              for state in graph if state in productive and state not in absorbed
              and state not in skipped}
+    refs = {state: RuleRef(name) for state, name in names.items()}
     for state, name in names.items():
         if state in successor:
             items = [gap(), members[state[0]][1]]
@@ -787,32 +788,31 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
             while state in absorbed:
                 items += [gap(), members[state[0]][1]]
                 state = successor[state]
-            translator.define(name, translator.seq(*items, RuleRef(names[state])))
+            translator.define(name, translator.seq(*items, refs[state]))
             continue
         separator = translator.comma() if state[1] > 0 else None
         alternatives = []
         for kind, target in graph[state]:
             if kind == "end":
                 alternatives.append(translator.closing("}"))
-            elif target in names:
+            elif target in refs:
                 if kind == "member":
                     alternatives.append(translator.seq(separator, members[state[0]][1],
-                                                       RuleRef(names[target])))
+                                                       refs[target]))
                 elif kind == "skip":
-                    alternatives.append(RuleRef(names[target]))
+                    alternatives.append(refs[target])
                 elif kind == "witness":
                     subset = (target[2] ^ state[2]) >> MAX_DEPENDENCY_BITS
-                    alternatives.append(translator.seq(separator, witness[subset],
-                                                       RuleRef(names[target])))
+                    alternatives.append(translator.seq(separator, witness[subset], refs[target]))
                 else:
-                    alternatives.append(translator.seq(separator, extra, RuleRef(names[target])))
+                    alternatives.append(translator.seq(separator, extra, refs[target]))
         if state == (0, 0, 0):
             for later in first:
-                alternatives.extend(translator.seq(members[later[0]][1], RuleRef(names[target]))
+                alternatives.extend(translator.seq(members[later[0]][1], refs[target])
                                     for kind, target in graph[later]
-                                    if kind == "member" and target in names)
+                                    if kind == "member" and target in refs)
         translator.define(name, translator.alt(alternatives))
-    full = translator.seq(translator.lit("{"), translator.ws(), RuleRef(prefix))
+    full = translator.seq(translator.lit("{"), translator.ws(), refs[(0, 0, 0)])
     return translator.alt([empty, full])
 
 
