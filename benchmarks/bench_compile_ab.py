@@ -7,20 +7,26 @@ What it measures
     its own grammask: e.g. the main checkout's and a branch's), one after the
     other, which one first alternating per schema, so both see the same load.
     Per schema and side: CPU time (``process_time_ns``) of
-    ``Grammar.from_json_schema`` and of ``grammask.compile``, and an identity
+    ``Grammar.from_json_schema`` (and of the JSON Schema translation inside
+    it, ``json_schema.schema_to_ast``, timed by a wrapper) and of
+    ``grammask.compile``, and an identity
     digest: sha256 over the grammar's fingerprint (LNF arrays, names,
     terminal spellings), every terminal DFA's tables and the per-DFA arrays
     ``CompiledTables`` is built from (``earley_tables._prepared_dfa``).
     Each side is one long-lived worker process with its own per-process
     caches, as in ``bench_maskbench.py``, warmed up on a small schema.
 
-Output: p50 of each phase and of their sum, the sum over the schemas, the
+Output: p50 of each phase and of their sum (p90 and p95 too for
+``from_json_schema`` and the translation), the sums over the schemas, the
 median per-schema ratio new/old, the load average, and the schemas whose
 identity digests differ (an exit status of 1 when any does) or whose outcome
 (compiled or which error) differs.
 
 Usage: python benchmarks/bench_compile_ab.py --old /work/main/.venv/bin/python
-       [--new PYTHON] [--sample 150] [--seed 0]
+       [--new PYTHON] [--sample 150] [--seed 0] [--every N]
+
+``--every N`` takes every Nth MaskBench schema (sorted by name) instead of
+the stratified sample.
 """
 
 from __future__ import annotations
@@ -59,7 +65,19 @@ def worker() -> None:
     import tokenizers
 
     import grammask
+    import grammask.json_schema
 
+    translating = [0]
+    schema_to_ast = grammask.json_schema.schema_to_ast
+
+    def timed_schema_to_ast(schema, **options):
+        started = time.process_time_ns()
+        try:
+            return schema_to_ast(schema, **options)
+        finally:
+            translating[0] = time.process_time_ns() - started
+
+    grammask.json_schema.schema_to_ast = timed_schema_to_ast
     warnings.simplefilter("ignore")
     vocab = grammask.Vocabulary.from_tokenizer(tokenizers.Tokenizer.from_file(bench_maskbench.tokenizer_path()))
     config = grammask.Config(canonical=False)
@@ -79,7 +97,8 @@ def worker() -> None:
             print(json.dumps({"error": type(error).__name__}), flush=True)
             continue
         print(json.dumps({"from_json_schema": (translated - started) / 1e6,
-                          "compile": (compiled - translated) / 1e6, "identity": identity(grammar)}),
+                          "compile": (compiled - translated) / 1e6,
+                          "translation": translating[0] / 1e6, "identity": identity(grammar)}),
               flush=True)
 
 
@@ -89,6 +108,7 @@ def main(argv=None) -> int:
     parser.add_argument("--new", default=sys.executable, help="Python of the new tree's environment")
     parser.add_argument("--sample", type=int, default=150)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--every", type=int, default=0, help="every Nth schema instead of the sample")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -97,8 +117,9 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(HERE))
     import bench_maskbench
 
-    names = bench_maskbench.stratified_sample((path.name for path in bench_maskbench.DATA.glob("*.json")),
-                                              args.sample, args.seed)
+    every_name = sorted(path.name for path in bench_maskbench.DATA.glob("*.json"))
+    names = every_name[::args.every] if args.every else bench_maskbench.stratified_sample(
+        every_name, args.sample, args.seed)
     sides = {}
     for side, python in (("old", args.old), ("new", args.new)):
         sides[side] = subprocess.Popen([python, str(pathlib.Path(__file__).resolve()), "--worker", "--old", python],
@@ -119,7 +140,8 @@ def main(argv=None) -> int:
             if old["identity"] != new["identity"]:
                 differ.append(name)
             for side in rows:
-                rows[side].append((answers[side]["from_json_schema"], answers[side]["compile"]))
+                rows[side].append((answers[side]["from_json_schema"], answers[side]["compile"],
+                                   answers[side]["translation"]))
     for process in sides.values():
         process.stdin.close()
         process.wait()
@@ -131,6 +153,11 @@ def main(argv=None) -> int:
         print(f"{side}: from_json_schema p50 {statistics.median(translate):.2f} ms, compile() p50 "
               f"{statistics.median(compiled):.2f} ms, both p50 {statistics.median(both):.2f} ms, "
               f"sum {sum(both) / 1e3:.2f} s (CPU)")
+        for label, values in (("from_json_schema", translate), ("translation", [row[2] for row in rows[side]])):
+            ordered = sorted(values)
+            print(f"{side}: {label} p50 / p90 / p95 {statistics.median(ordered):.2f} / "
+                  + " / ".join(f"{ordered[min(int(q * len(ordered)), len(ordered) - 1)]:.2f}"
+                               for q in (0.9, 0.95)) + f" ms, sum {sum(values) / 1e3:.2f} s")
     ratios = [sum(new) / sum(old) for old, new in zip(rows["old"], rows["new"])]
     compile_ratios = [new[1] / old[1] for old, new in zip(rows["old"], rows["new"])]
     print(f"median per-schema ratio new/old: both {statistics.median(ratios):.3f}, "

@@ -258,10 +258,9 @@ def _excluding_node(translator, branch: dict, others: list, pointer: str) -> Any
     def build() -> Any:
         return negation_node(translator, branch, {"anyOf": others}, pointer, multiples=True)
 
-    text = json.dumps([branch, others])
-    if '"$ref"' not in text and '"$dynamicRef"' not in text:
+    if not translator.spells_reference([branch, others]):
         return build()
-    key = ("excluding", translator.base_uri, text, translator.scope_key())
+    key = ("excluding", translator.base_uri, json.dumps([branch, others]), translator.scope_key())
     return translator.shared_rule(key, rule_hint(pointer, "excluding"), build)
 
 

@@ -27,6 +27,7 @@ generic rules, powers) are made once per translation.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Iterable, Mapping, Optional
 
@@ -66,6 +67,18 @@ def co_reachable(successors: Mapping[Any, Iterable], ends: Iterable) -> set:
     return live
 
 
+@functools.lru_cache(maxsize=4096)
+def _name_base(hint: str) -> str:
+    """The rule-name base ``fresh_name`` numbers for ``hint``: ASCII letters,
+    digits and "_", lower case, at most 48 characters, not starting with a
+    digit (memoized: objects reuse a few hints per schema)."""
+    cleaned = _NOT_NAME_CHARACTER.sub("_", hint).strip("_")
+    base = (cleaned or "rule").lower()[:48]
+    if base[0].isdigit():
+        base = "r_" + base
+    return base
+
+
 class _Never:
     """The empty language."""
 
@@ -99,10 +112,7 @@ class GrammarBuilder:
         return GrammarError(f"invalid schema at #{pointer}: {message}")
 
     def fresh_name(self, hint: str) -> str:
-        cleaned = _NOT_NAME_CHARACTER.sub("_", hint).strip("_")
-        base = (cleaned or "rule").lower()[:48]
-        if base[0].isdigit():
-            base = "r_" + base
+        base = _name_base(hint)
         name = base
         counter = self._last_suffix.get(base, 1)
         while name in self.used_names:

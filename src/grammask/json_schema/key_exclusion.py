@@ -50,6 +50,7 @@ spells those characters escaped.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Optional
 
@@ -66,6 +67,9 @@ _DEFAULTS = Config()
 _MUST_ESCAPE = re.compile("[" + "".join(f"\\u{low:04x}-\\u{high:04x}" for low, high in MUST_ESCAPE) + "]")
 """A character JSON strings must escape (``regex_text.MUST_ESCAPE``)."""
 
+_PRINTABLE = frozenset(chr(code) for low, high in PRINTABLE_ASCII for code in range(low, high + 1))
+"""The characters of ``regex_text.PRINTABLE_ASCII``."""
+
 
 def key_exclusion_patterns(names: list[str]) -> Optional[list[str]]:
     """The terminals' pattern texts (see the module docstring), or None when
@@ -73,12 +77,12 @@ def key_exclusion_patterns(names: list[str]) -> Optional[list[str]]:
     if any(_MUST_ESCAPE.search(name) for name in names):
         return None
     unique = sorted(set(names))
-    fallback = fallback_pattern(unique)
-    table = compile_regex(fallback)
-    classes = table.class_map.tolist()
-    own = set("".join(unique).encode("utf-8")) | {0x22}
-    n_classes = len({(classes[byte], byte if byte in own else -1) for byte in range(256)})
-    return _parts(unique, fallback, table.n_states, n_classes)
+    joined = "".join(unique)
+    fallback, n_fallback, class_bytes = _fallback_table("".join(sorted(set(joined) - _PRINTABLE)))
+    # The crate's classes: the fallback's, each byte of a name its own.
+    own = set(joined.encode("utf-8")) | {0x22}
+    n_classes = len(own) + sum(1 for members in class_bytes if not members <= own)
+    return _parts(unique, fallback, n_fallback, n_classes)
 
 
 def key_not_in(translator, names: list[str]) -> Any:
@@ -96,6 +100,21 @@ def key_not_in(translator, names: list[str]) -> Any:
     if not_name is not None:
         alternatives.append(translator.rx(not_name))
     return translator.alt(alternatives)
+
+
+@functools.lru_cache(maxsize=1024)
+def _fallback_table(alphabet: str) -> tuple[str, int, tuple[frozenset, ...]]:
+    """For names whose characters outside printable ASCII are those of
+    ``alphabet``: the fallback pattern, the number of states of its DFA and
+    the bytes of each of its byte classes.  The fallback leaves the trie with
+    any printable ASCII character, so the names' printable ASCII characters
+    do not change it: memoized, all-ASCII names share one entry."""
+    fallback = fallback_pattern([alphabet])
+    table = compile_regex(fallback)
+    members: dict[int, set[int]] = {}
+    for byte, label in enumerate(table.class_map.tolist()):
+        members.setdefault(label, set()).add(byte)
+    return fallback, table.n_states, tuple(frozenset(bytes_) for bytes_ in members.values())
 
 
 def fallback_pattern(names: list[str]) -> str:

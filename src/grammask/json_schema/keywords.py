@@ -7,7 +7,8 @@ the keyword groups), the JSON types a schema's ``type`` allows
 (``listed_strings``), whether a property name matches a
 ``patternProperties`` pattern (``pattern_matches``), the JSON pointer of
 a subschema (``child_pointer``), a schema without one keyword anywhere
-(``without_keyword``), the draft a root schema declares
+(``without_keyword``), whether a value's JSON text spells ``"$ref"`` or
+``"$dynamicRef"`` (``spells_reference``), the draft a root schema declares
 (``declared_draft``) and, per draft, an array schema's positional layout
 (``array_positions``).
 
@@ -205,3 +206,53 @@ def child_pointer(pointer: str, *tokens: Any) -> str:
         token = str(token)
         pointer += "/" + (escape_pointer_token(token) if "~" in token or "/" in token else token)
     return pointer
+
+
+def _names_reference(text: str) -> bool:
+    """Whether the JSON spelling of the string ``text`` holds ``"$ref"`` or
+    ``"$dynamicRef"``: the string itself (between its quotes), or one ending
+    with an escaped quote and the name (``\\"$ref`` then the closing quote);
+    neither name holds a character JSON escapes, and no other quote of
+    ``json.dumps``' output can stand before ``$`` or after the name."""
+    return text in ("$ref", "$dynamicRef") or text.endswith(('"$ref', '"$dynamicRef'))
+
+
+def index_reference_spellings(value: Any, known: dict) -> bool:
+    """``spells_reference`` of ``value``, recording the answer of every dict
+    inside it in ``known`` (id -> (dict, answer); the dict is kept so its id
+    stays its own): for a schema document, whose dicts the translator never
+    changes."""
+    if isinstance(value, str):
+        return _names_reference(value)
+    if isinstance(value, dict):
+        answer = False
+        for key, item in value.items():
+            # every child is visited (no short cut), so every dict is recorded
+            answer = index_reference_spellings(item, known) or answer \
+                or (isinstance(key, str) and _names_reference(key))
+        known[id(value)] = (value, answer)
+        return answer
+    if isinstance(value, (list, tuple)):
+        answer = False
+        for item in value:
+            answer = index_reference_spellings(item, known) or answer
+        return answer
+    return False
+
+
+def spells_reference(value: Any, known: dict) -> bool:
+    """Whether ``json.dumps(value)`` holds the text ``"$ref"`` or
+    ``"$dynamicRef"`` (a schema that may inline a reference), without
+    writing the text: dicts recorded in ``known``
+    (``index_reference_spellings``) are answered from it."""
+    if isinstance(value, str):
+        return _names_reference(value)
+    if isinstance(value, dict):
+        found = known.get(id(value))
+        if found is not None:
+            return found[1]
+        return any(isinstance(key, str) and _names_reference(key) for key in value) \
+            or any(spells_reference(item, known) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(spells_reference(item, known) for item in value)
+    return False

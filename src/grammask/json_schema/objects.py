@@ -78,6 +78,7 @@ counts tracked in the rule names).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import Any, NamedTuple, Optional
 
@@ -751,6 +752,74 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
                           for subset in (witness or {}) if not subset & written)
         return result
 
+    if not pairs and witness is None:
+        graph, productive, successor, absorbed, first_states = _plain_shape(
+            tuple(member[2] for member in members),
+            tuple(member[0] in forbidden for member in members), extra is not None, cap,
+            saturating, need)
+    else:
+        graph, productive = _explored(edges)
+        successor, absorbed = _chains(graph, productive, extra is not None)
+        first_states = []
+    if min_count == 0 and not any(m[2] for m in members) and witness is None:
+        empty = translator.seq(translator.lit("{"), translator.ws(), translator.lit("}"))
+    else:
+        empty = NEVER
+    if (0, 0, 0) not in productive:
+        return empty
+    for index, run in runs.items():
+        if (index, 0, 0) in productive and (index, 1, 0) in productive:
+            # Entered first and after a member: one rule instead of two copies.
+            rule = translator.define(translator.fresh_name(f"{prefix}_run_{index}"), run[1])
+            members[index] = (run[0], rule, True)
+    first = first_states if simple else []
+    # Every state name is a fresh name: another object at the same pointer
+    # (a dependentSchemas case) gets a prefix that extends this one.
+    skipped = set(first)
+    names = {state: (prefix if state == (0, 0, 0) else translator.fresh_name(
+                     f"{prefix}_{state[0]}_{state[1]}" + (f"_{state[2]}" if state[2] else "")))
+             for state in graph if state in productive and state not in absorbed
+             and state not in skipped}
+    refs = {state: RuleRef(name) for state, name in names.items()}
+    for state, name in names.items():
+        if state in successor:
+            items = [gap(), members[state[0]][1]]
+            state = successor[state]
+            while state in absorbed:
+                items += [gap(), members[state[0]][1]]
+                state = successor[state]
+            translator.define(name, translator.seq(*items, refs[state]))
+            continue
+        separator = translator.comma() if state[1] > 0 else None
+        alternatives = []
+        for kind, target in graph[state]:
+            if kind == "end":
+                alternatives.append(translator.closing("}"))
+            elif target in refs:
+                if kind == "member":
+                    alternatives.append(translator.seq(separator, members[state[0]][1],
+                                                       refs[target]))
+                elif kind == "skip":
+                    alternatives.append(refs[target])
+                elif kind == "witness":
+                    subset = (target[2] ^ state[2]) >> MAX_DEPENDENCY_BITS
+                    alternatives.append(translator.seq(separator, witness[subset], refs[target]))
+                else:
+                    alternatives.append(translator.seq(separator, extra, refs[target]))
+        if state == (0, 0, 0):
+            for later in first:
+                alternatives.extend(translator.seq(members[later[0]][1], refs[target])
+                                    for kind, target in graph[later]
+                                    if kind == "member" and target in refs)
+        translator.define(name, translator.alt(alternatives))
+    full = translator.seq(translator.lit("{"), translator.ws(), refs[(0, 0, 0)])
+    return translator.alt([empty, full])
+
+
+def _explored(edges) -> tuple[dict, set]:
+    """The states reachable from ``(0, 0, 0)`` with their ``edges`` (in
+    depth-first discovery order, which orders the rules), and the productive
+    ones: those from which an "end" edge is reachable."""
     graph = {}
     pending = [(0, 0, 0)]
     while pending:
@@ -773,60 +842,39 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         if state not in productive:
             productive.add(state)
             ready.extend(predecessors.get(state, ()))
-    if min_count == 0 and not any(m[2] for m in members) and witness is None:
-        empty = translator.seq(translator.lit("{"), translator.ws(), translator.lit("}"))
-    else:
-        empty = NEVER
-    if (0, 0, 0) not in productive:
-        return empty
-    successor, absorbed = _chains(graph, productive, extra is not None)
-    for index, run in runs.items():
-        if (index, 0, 0) in productive and (index, 1, 0) in productive:
-            # Entered first and after a member: one rule instead of two copies.
-            rule = translator.define(translator.fresh_name(f"{prefix}_run_{index}"), run[1])
-            members[index] = (run[0], rule, True)
-    first = _first_member_states(graph, productive) if simple else []
-    # Every state name is a fresh name: another object at the same pointer
-    # (a dependentSchemas case) gets a prefix that extends this one.
-    skipped = set(first)
-    names = {state: (prefix if state == (0, 0, 0) else translator.fresh_name(
-                     f"{prefix}_{state[0]}_{state[1]}" + (f"_{state[2]}" if state[2] else "")))
-             for state in graph if state in productive and state not in absorbed
-             and state not in skipped}
-    for state, name in names.items():
-        if state in successor:
-            items = [gap(), members[state[0]][1]]
-            state = successor[state]
-            while state in absorbed:
-                items += [gap(), members[state[0]][1]]
-                state = successor[state]
-            translator.define(name, translator.seq(*items, RuleRef(names[state])))
-            continue
-        separator = translator.comma() if state[1] > 0 else None
-        alternatives = []
-        for kind, target in graph[state]:
-            if kind == "end":
-                alternatives.append(translator.closing("}"))
-            elif target in names:
-                if kind == "member":
-                    alternatives.append(translator.seq(separator, members[state[0]][1],
-                                                       RuleRef(names[target])))
-                elif kind == "skip":
-                    alternatives.append(RuleRef(names[target]))
-                elif kind == "witness":
-                    subset = (target[2] ^ state[2]) >> MAX_DEPENDENCY_BITS
-                    alternatives.append(translator.seq(separator, witness[subset],
-                                                       RuleRef(names[target])))
-                else:
-                    alternatives.append(translator.seq(separator, extra, RuleRef(names[target])))
-        if state == (0, 0, 0):
-            for later in first:
-                alternatives.extend(translator.seq(members[later[0]][1], RuleRef(names[target]))
-                                    for kind, target in graph[later]
-                                    if kind == "member" and target in names)
-        translator.define(name, translator.alt(alternatives))
-    full = translator.seq(translator.lit("{"), translator.ws(), RuleRef(prefix))
-    return translator.alt([empty, full])
+    return graph, productive
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_shape(required: tuple, forbidden: tuple, has_extra: bool, cap: int,
+                 saturating: bool, need: int) -> tuple:
+    """``_ordered``'s state graph, productive states, ``_chains`` and
+    ``_first_member_states`` for members without dependency pairs or
+    witnesses: a function of each member's required and forbidden flags,
+    whether extra members exist and the count bounds only, so it is
+    memoized (objects of one shape recur across schemas).  The edges are
+    those of ``_ordered.edges`` with no mask bits.  Read-only results."""
+    n = len(required)
+
+    def edges(state):
+        i, count, mask = state
+        result = []
+        following = min(count + 1, cap) if saturating else (count + 1 if count + 1 <= cap else None)
+        if i < n:
+            if following is not None and not forbidden[i]:
+                result.append(("member", (i + 1, following, mask)))
+            if not required[i]:
+                result.append(("skip", (i + 1, count, mask)))
+        elif count >= need:
+            result.append(("end", None))
+        if has_extra and following is not None:
+            result.append(("extra", (i, following, mask)))
+        return result
+
+    graph, productive = _explored(edges)
+    successor, absorbed = _chains(graph, productive, has_extra)
+    first = _first_member_states(graph, productive) if (0, 0, 0) in productive else []
+    return graph, productive, successor, absorbed, first
 
 
 def _first_member_states(graph: dict, productive: set) -> list:

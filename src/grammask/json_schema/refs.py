@@ -12,6 +12,9 @@ Data layout: ``RefResolver`` indexes the document once: every ``$id``
 ``dynamic_anchors`` lists each resource's dynamic anchors, for the
 translator's dynamic scope (``Translator.enter``).  Locations use the
 enclosing resource's URI, so two spellings of one target share one rule.
+Answers are remembered per resolver (``resolve``) and URI splits per
+process (``_split``): a schema's checks resolve the same references many
+times.
 
 The documents of the ``resources`` option are indexed the same way, each
 under the URI it is given as and under its own ``$id`` (resolved against
@@ -25,6 +28,7 @@ unsupported; nothing is fetched); JSON pointers follow RFC 6901 (``~1`` is ``/``
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, Optional
 from urllib.parse import unquote, urldefrag, urljoin
 
@@ -76,6 +80,17 @@ def join_uri(base: str, reference: str) -> str:
     return urljoin(base, reference)
 
 
+@functools.lru_cache(maxsize=4096)
+def _split(base: str, reference: str) -> tuple[str, str, str]:
+    """(absolute URI, its part before ``#``, its fragment) of ``reference``
+    against ``base``, memoized: a document resolves the same few references
+    and ``$id`` values over and over, and ``urljoin`` / ``urldefrag`` parse
+    both URIs each time."""
+    absolute = join_uri(base, reference)
+    uri, fragment = urldefrag(absolute)
+    return absolute, uri, fragment
+
+
 class RefResolver:
     def __init__(self, root: Any, documents: Optional[Mapping[str, Any]] = None):
         self.root = root
@@ -89,6 +104,8 @@ class RefResolver:
         names its schemas declare (nested resources apart)."""
         self.dynamic_names: set[str] = set()
         """The anchor names some ``$dynamicRef`` fragment names."""
+        self._resolved: dict[tuple[str, str], tuple[Any, str, str]] = {}
+        """``resolve``'s answers so far (a failure is not kept)."""
         self._index(root, self.root_uri, self.root_uri, "")
         for uri, document in (documents or {}).items():
             retrieved = urldefrag(uri)[0]
@@ -141,7 +158,7 @@ class RefResolver:
     def base_of(self, schema: Any, base: str) -> str:
         """The base URI inside ``schema`` given the base around it."""
         if isinstance(schema, dict) and isinstance(schema.get("$id"), str):
-            return urldefrag(join_uri(base, schema["$id"]))[0]
+            return _split(base, schema["$id"])[1]
         return base
 
     def dynamic_target(self, reference: str, base: str) -> Optional[str]:
@@ -171,9 +188,19 @@ class RefResolver:
         return None if target_base != base else (target, location)
 
     def resolve(self, reference: str, base: str) -> tuple[Any, str, str]:
-        """(target schema, location, base URI inside the target)."""
-        absolute = join_uri(base, reference)
-        uri, fragment = urldefrag(absolute)
+        """(target schema, location, base URI inside the target), remembered
+        per (reference, base): the index is complete after ``__init__``."""
+        if not isinstance(reference, str):
+            return self._resolve(reference, base)   # fails as it would without the memo
+        key = (reference, base)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = self._resolve(reference, base)
+        return found
+
+    def _resolve(self, reference: str, base: str) -> tuple[Any, str, str]:
+        absolute, uri, fragment = (_split if isinstance(reference, str) else _split.__wrapped__)(
+            base, reference)
         if not uri:
             uri = base
         if f"{uri}#{fragment}" in self.anchors and fragment and not fragment.startswith("/"):

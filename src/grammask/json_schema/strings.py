@@ -48,6 +48,8 @@ import functools
 import re
 from typing import Optional
 
+import numpy as np
+
 try:
     import re._constants as sre_constants
     import re._parser as sre_parse
@@ -56,7 +58,8 @@ except ImportError:  # Python 3.10
     import sre_parse  # type: ignore[no-redef]
 
 from grammask.json_schema.regex_text import (
-    ALL_CHARACTERS, JSON_CHAR, MAX_CODE_POINT, MUST_ESCAPE, CodePointSet, alternation, char_class,
+    ALL_CHARACTERS, JSON_CHAR, MAX_CODE_POINT, MUST_ESCAPE, SURROGATE_HI, SURROGATE_LO,
+    CodePointSet, alternation, char_class,
     complement_ranges, contains, group, intersect_ranges, json_char_regex,
     normalize_ranges, repeat,
 )
@@ -92,11 +95,17 @@ _python_sets: dict[str, CodePointSet] = {}
 
 
 def python_class(escape: str) -> CodePointSet:
-    """The code points Python's ``re`` matches with ``\\d``, ``\\w`` or ``\\s``."""
+    """The code points Python's ``re`` matches with ``\\d``, ``\\w`` or ``\\s``:
+    the runs of matching characters in the text of every code point (two
+    texts, below and above the surrogates), found by ``re`` itself in one
+    pass (a ``match`` per code point took 0.4-0.6 s an escape)."""
     if escape not in _python_sets:
-        compiled = re.compile(escape)
-        members = [(c, c) for c in range(MAX_CODE_POINT + 1)
-                   if not 0xD800 <= c <= 0xDFFF and compiled.match(chr(c))]
+        runs = re.compile(f"(?:{escape})+")
+        members = []
+        for low, high in ((0, SURROGATE_LO - 1), (SURROGATE_HI + 1, MAX_CODE_POINT)):
+            text = np.arange(low, high + 1, dtype="<u4").tobytes().decode("utf-32-le")
+            members.extend((low + found.start(), low + found.end() - 1)
+                           for found in runs.finditer(text))
         _python_sets[escape] = normalize_ranges(members)
     return _python_sets[escape]
 
@@ -142,11 +151,17 @@ def parse_pattern(pattern: str):
         raise PatternUnsupported(f"cannot parse pattern {pattern!r}: {error}") from None
 
 
+@functools.lru_cache(maxsize=4096)
 def translate_pattern(pattern: str, ascii_escapes: bool = True) -> tuple[str, int, Optional[int]]:
     """(regex over encoded string content, min length, max length or None).
 
     ``ascii_escapes=False`` (used for ``formats.FORMAT_PATTERNS``) accepts printable ASCII
-    characters only raw (see ``regex_text.json_char_regex``).
+    characters only raw (see ``regex_text.json_char_regex``).  Memoized (a
+    pure function of its arguments; the result is immutable): a schema's
+    checks meet one pattern many times (a disjointness or negation test per
+    branch pair re-reads the same ``pattern``: 4,210 calls on 72 patterns
+    over the 150-schema MaskBench sample), and schemas share patterns.
+    A pattern that raises is not memoized.
     """
     parsed = parse_pattern(pattern)
     flags = parsed.state.flags

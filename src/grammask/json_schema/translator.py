@@ -83,7 +83,8 @@ from grammask.json_schema.arrays import array_node
 from grammask.json_schema.builder import NEVER, GrammarBuilder, rule_hint
 from grammask.json_schema.const_nodes import enum_node
 from grammask.json_schema.keywords import (NEWER_KEYWORDS, allowed_types, declared_draft,
-                                           has_constraints)
+                                           has_constraints, index_reference_spellings,
+                                           spells_reference)
 from grammask.json_schema.merge import merge_schemas, resolve_unevaluated
 from grammask.json_schema.number_nodes import non_integer_node, number_node, remainder_set_node
 from grammask.json_schema.objects import object_node
@@ -111,6 +112,9 @@ class Translator(GrammarBuilder):
         schema, its ``applicators.negated_conjuncts``), and ("member verdicts",
         branches identity, base URI) -> (the branches, whether
         ``member_verdicts.complement_applies``), kept for the translation."""
+        self.reference_spellings: Optional[dict[int, tuple[Any, bool]]] = None
+        """id of each dict of the documents -> (the dict, whether its JSON text
+        spells a reference), built on first use (``spells_reference``)."""
         self.warnings: list[GrammarWarning] = []
         self.depth = 0
         self.base_uri = self.resolver.root_uri
@@ -229,8 +233,18 @@ class Translator(GrammarBuilder):
                          for keyword in ("$ref", "$dynamicRef", "anyOf", "oneOf")))
         if not merges or (self.ref_hides_siblings and "$ref" in schema):
             return False
-        text = json.dumps(schema)
-        return '"$ref"' in text or '"$dynamicRef"' in text
+        return self.spells_reference(schema)
+
+    def spells_reference(self, value: Any) -> bool:
+        """Whether ``json.dumps(value)`` holds ``"$ref"`` or ``"$dynamicRef"``
+        (``keywords.spells_reference``; the documents' dicts are indexed on
+        first use, so a nested schema is not written out again at every
+        level)."""
+        if self.reference_spellings is None:
+            self.reference_spellings = {}
+            for document in [self.root, *(self.options.resources or {}).values()]:
+                index_reference_spellings(document, self.reference_spellings)
+        return spells_reference(value, self.reference_spellings)
 
     def _merged_node(self, schema: dict, pointer: str) -> Any:
         for reference_keyword in ("$ref", "$dynamicRef"):
