@@ -17,7 +17,8 @@ and 5,000th whitespace token: median and max in microseconds (and, for the
 filter, the length of its pre-token region there).  Run it under two builds
 in the same minutes for an A/B.
 
-Usage: python benchmarks/bench_canonical_runs.py [--only cl100k] [--part engine] [--window 20] [--out PATH]
+Usage: python benchmarks/bench_canonical_runs.py [--only cl100k] [--part engine] [--depths 100 1000]
+       [--window 20] [--out PATH]
 """
 
 from __future__ import annotations
@@ -47,17 +48,18 @@ def _run_text(seed: int) -> str:
     return '{"a": 1' + "".join(rng.choice(pieces) for _ in range(16_000)) + "}"
 
 
-def measure(vocab, encode, window: int, part: str) -> dict:
-    """Per depth, the median and max step of ``part`` ("filter" or "engine") over the window."""
+def measure(vocab, encode, window: int, part: str, depths=DEPTHS, report=print) -> dict:
+    """Per depth, the median and max step of ``part`` ("filter" or "engine") over the window
+    (each depth reported as soon as its window is timed)."""
     ids = encode(_run_text(5))
     head = len(encode('{"a": 1'))
-    assert len(ids) > head + max(DEPTHS), len(ids)
+    assert len(ids) > head + max(depths), len(ids)
     compiled = grammask.compile(builtin("json"), vocab, grammask.Config(canonical=True))
     engine = grammask.Engine(compiled)
     flt = compiled.canonical
     state = flt.initial_state()
-    step_us, region_chars = {}, {}
-    for step, token_id in enumerate(ids[:head + max(DEPTHS) + 1]):
+    step_us, rows = {}, {}
+    for step, token_id in enumerate(ids[:head + max(depths) + 1]):
         start = time.process_time_ns()
         if part == "engine":
             engine.compute_allowed_token_ids()
@@ -66,15 +68,14 @@ def measure(vocab, encode, window: int, part: str) -> dict:
             state = flt.advance(state, token_id)
             flt.keep_bitset(state)
         step_us[step] = (time.process_time_ns() - start) / 1000
-        if part == "filter" and step - head in DEPTHS:
-            region_chars[step - head] = len(state.region)
-    rows = {}
-    for depth in DEPTHS:
-        steps = [step_us[head + depth - offset] for offset in range(window)]
-        rows[depth] = {"step_median_us": round(float(np.median(steps)), 1),
-                       "step_max_us": round(max(steps), 1)}
-        if depth in region_chars:
-            rows[depth]["region_chars"] = region_chars[depth]
+        depth = step - head
+        if depth in depths:
+            steps = [step_us[step - offset] for offset in range(window)]
+            rows[depth] = {"step_median_us": round(float(np.median(steps)), 1),
+                           "step_max_us": round(max(steps), 1)}
+            if part == "filter":
+                rows[depth]["region_chars"] = len(state.region)
+            report(depth, rows[depth])
     return rows
 
 
@@ -83,6 +84,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--only", nargs="*", choices=sorted(TOKENIZERS))
     parser.add_argument("--window", type=int, default=20)
     parser.add_argument("--part", choices=("filter", "engine"), default="filter")
+    parser.add_argument("--depths", type=int, nargs="*", default=list(DEPTHS))
     parser.add_argument("--out", default=str(pathlib.Path(__file__).parent / "results"
                                              / "bench_canonical_runs.json"))
     args = parser.parse_args(argv)
@@ -91,9 +93,10 @@ def main(argv=None) -> dict:
         if args.only and name not in args.only:
             continue
         vocab, encode = load()
-        results["tokenizers"][name] = rows = measure(vocab, encode, args.window, args.part)
-        for depth, row in rows.items():
-            print(f"{name:8s} {args.part:6s} after {depth:5d} whitespace tokens: {row}", flush=True)
+        results["tokenizers"][name] = measure(
+            vocab, encode, args.window, args.part, tuple(args.depths),
+            lambda depth, row: print(f"{name:8s} {args.part:6s} after {depth:5d} whitespace tokens: {row}",
+                                     flush=True))
     write_results(results, args.out)
     return results
 

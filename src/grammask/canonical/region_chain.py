@@ -45,12 +45,13 @@ Invariants and cost
     ``shorten`` only returns a region whose chain equals the input's (and
     the input when the chain is None: an empty match, or a pattern that
     does not cover every character).  It deletes characters, never the
-    first or the last: first all but the first and the last two at once,
-    then one at a time; the cuts inside a deleted stretch go and the cuts
-    at its two ends merge when their verdicts agree.  Each try is a chain:
-    one compiled table walk per level (about 2 us on a short region).  On
-    the real patterns a whitespace, letter, CJK or punctuation run shortens
-    to 4 characters or fewer.  Exactness is tested against the tokenizers'
+    first or the last: first every run of one character cut to one, two or
+    three characters at once (a few tries), then, while the region is
+    longer than 4 characters, one at a time; the cuts inside a deleted
+    stretch go and the cuts at its two ends merge when their verdicts
+    agree.  Each try is a chain: one compiled table walk per level (about
+    2 us on a short region).  On the real patterns a whitespace, letter,
+    CJK or punctuation run shortens to 4 characters or fewer.  Exactness is tested against the tokenizers'
     own encode after long runs and against the state that keeps the whole
     region.
 
@@ -110,19 +111,40 @@ def _without(region: str, cuts: tuple, start: int, stop: int) -> Optional[tuple]
     return region[:start] + region[stop:], tuple(moved)
 
 
-def shorten(scan, covering: bool, region: str, cuts: tuple) -> tuple:
-    """(region, cuts) of as few characters as deletions reach with the same ``match_chain``
-    (the input itself when there is no chain): first everything but the first character
-    and the last two at once (what a run usually allows), then one character at a time."""
+def _runs_cut(region: str, cuts: tuple, keep: int) -> Optional[tuple]:
+    """(region, cuts) with every run of one character longer than ``keep`` cut to its first
+    character and its last ``keep - 1`` (never the region's last character), by ``_without``
+    from the right; None when two merging cuts disagree."""
+    index = len(region)
+    while index > 0 and cuts is not None:
+        start = index - 1
+        while start > 0 and region[start - 1] == region[index - 1]:
+            start -= 1
+        stop = min(index - keep + 1, len(region) - 1)
+        if start + 1 < stop:
+            found = _without(region, cuts, start + 1, stop)
+            if found is None:
+                return None
+            region, cuts = found
+        index = start
+    return region, cuts
+
+
+def shorten(scan, covering: bool, region: str, cuts: tuple, short: int = 4) -> tuple:
+    """(region, cuts) with the same ``match_chain`` and, where deletions reach it, at most
+    ``short`` characters (the input itself when there is no chain): first every run of one
+    character cut to one, two or three characters (the first of these that keeps the
+    chain), then, while longer than ``short``, one character at a time."""
     target = match_chain(scan, covering, region, cuts)
     if target is None:
         return region, cuts
-    if len(region) > 3:
-        candidate = _without(region, cuts, 1, len(region) - 2)
-        if candidate is not None and match_chain(scan, covering, *candidate) == target:
+    for keep in (1, 2, 3):
+        candidate = _runs_cut(region, cuts, keep)
+        if candidate is not None and candidate[0] != region and match_chain(scan, covering, *candidate) == target:
             region, cuts = candidate
+            break
     index = 1
-    while index < len(region) - 1:
+    while len(region) > short and index < len(region) - 1:
         candidate = _without(region, cuts, index, index + 1)
         if candidate is not None and match_chain(scan, covering, *candidate) == target:
             region, cuts = candidate
