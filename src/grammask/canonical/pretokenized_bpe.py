@@ -43,9 +43,21 @@ What it computes
     (``_region_scan.ScanTable``).  The regex scans remain for patterns
     without a machine and as the reference the tests compare with.
 
+    Inside a run that fixes no boundary (whitespace holding a newline,
+    letters, CJK, punctuation) the region would grow with every token, and
+    every step that reads it with the output's length.  After the trim, a
+    region of more than ``_SHORTEN_FROM`` characters is replaced by a
+    shorter one with the same match chain (``region_chain``: per level of
+    the pattern's matches, the automaton state and the pair verdicts of the
+    cuts), which gives every token the same verdict; on the patterns above
+    every such run keeps 4 characters or fewer, so the states inside a run
+    of any length repeat (a few dozen over 2,000 whitespace tokens) and a
+    step costs what it costs early in the run.
+
 Data layout
     ``PretokenState`` (frozen, hashable): ``last_id``, ``region`` (class
-    representatives since the last fixed boundary), ``cuts`` (tuple of
+    representatives since the last fixed boundary, shortened as above: not
+    the text itself), ``cuts`` (tuple of
     (offset, pair_ok) strictly inside the region), ``partial`` (bytes of an
     incomplete character at the end), ``partial_cut`` (None if that character
     began inside a token, else the pair verdict at its start).  Shapes:
@@ -95,6 +107,7 @@ from grammask.canonical._region_scan import ScanTable, shape_group_verdicts
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.pretoken_machine import PretokenMachine
 from grammask.canonical.pretokenizer import Scanner, utf8_completion_range
+from grammask.canonical.region_chain import shorten
 
 _MEMO_LIMIT = 1 << 14
 """Entries of a per-process memo (region trims, feasibility verdicts) before it is cleared."""
@@ -117,6 +130,10 @@ _NO_BYTES = bytes(32)
 
 _ABSENT = object()
 """Marker of a key missing from a cache whose values may be None."""
+
+_SHORTEN_FROM = 4
+"""Characters of a region (after the trim) past which ``_trimmed`` shortens it to a region with
+the same match chain (``region_chain``): regions of ordinary text stay under it."""
 
 _PAIR_WORDS_CACHE = 256
 """Per-last-token pair bitsets kept (16 KB each at 131k tokens)."""
@@ -274,6 +291,7 @@ class PretokenizedBPE:
         self._region_key_memo: dict = {}
         self._pair_ok_memo: dict = {}
         self._trim_memo: dict = {}
+        self._shorten_memo: dict = {}
         self._fresh_memo: dict = {}
         self._fresh_bytes_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
@@ -290,6 +308,7 @@ class PretokenizedBPE:
                      "_fresh_memo", "_fresh_bytes_memo", "_generic_probes", "_machine", "_probes_by_end",
                      "_verdict_groups",
                      "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_pair_ok_memo", "_trim_memo",
+                     "_shorten_memo",
                      "_pair_cache",
                      "_compiled_scan_parts", "_plain_texts",
                      "_words_cache", "_codes_cache", "_codes_asked", "_pair_words_cache",
@@ -709,12 +728,30 @@ class PretokenizedBPE:
             if len(self._trim_memo) >= _MEMO_LIMIT:
                 self._trim_memo.clear()
             self._trim_memo[key] = cut
-        if not cut:
-            return PretokenState(last_id, region, cuts, partial, partial_cut)
-        cuts = tuple((offset - cut, verdict) for offset, verdict in cuts if offset > cut)
-        if cut == n_region and partial:
-            partial_cut = True
-        return PretokenState(last_id, region[cut:], cuts, partial, partial_cut)
+        if cut:
+            cuts = tuple((offset - cut, verdict) for offset, verdict in cuts if offset > cut)
+            if cut == n_region and partial:
+                partial_cut = True
+            region = region[cut:]
+        if len(region) > _SHORTEN_FROM and not partial:
+            region, cuts = self._shortened(region, cuts)
+        return PretokenState(last_id, region, cuts, partial, partial_cut)
+
+    def _shortened(self, region: str, cuts: tuple) -> tuple:
+        """(region, cuts) with the same match chain and as few characters as
+        ``region_chain.shorten`` reaches (the input for a pattern without a
+        machine table), memoized: inside a run that fixes no boundary the
+        region stays a few characters long and its states repeat."""
+        key = (region, cuts)
+        found = self._shorten_memo.get(key)
+        if found is None:
+            compiled = self._compiled_scans()
+            found = key if compiled is None or not self.scanner.restartable else shorten(
+                compiled, self._machine.covering, region, cuts)
+            if len(self._shorten_memo) >= _MEMO_LIMIT:
+                self._shorten_memo.clear()
+            self._shorten_memo[key] = found
+        return found
 
     def _common_boundary(self, region: str, partial: bytes, partial_inside: bool) -> int:
         """The last boundary within ``region`` that every probe puts there (0: none).
