@@ -222,10 +222,10 @@ FIXED_KEYS_SCHEMA = {
 }
 
 
-def test_generate_with_forced_tokens_on_llama3(llama3_tokenizer, llama3_vocab):
-    """Forced tokens with the canonical filter: the output validates
-    (json + jsonschema) and its ids are the tokenizer's own encoding."""
-    import jsonschema
+@pytest.fixture(scope="module")
+def fixed_keys_llama3(llama3_tokenizer, llama3_vocab):
+    """A tiny model over Llama-3's vocabulary, FIXED_KEYS_SCHEMA compiled
+    (compact JSON, canonical filter on) and a prompt."""
     eos_ids = list(llama3_vocab.eos_token_ids)
     model = tiny_model(llama3_vocab.size, eos_ids, eos_ids[0], seed=3)
     with warnings.catch_warnings():
@@ -233,6 +233,14 @@ def test_generate_with_forced_tokens_on_llama3(llama3_tokenizer, llama3_vocab):
         grammar = grammask.Grammar.from_json_schema(FIXED_KEYS_SCHEMA, whitespace="compact")
     compiled = grammask.compile(grammar, llama3_vocab)
     prompt = llama3_tokenizer.encode("Person as JSON:\n", add_special_tokens=False).ids
+    return model, compiled, prompt
+
+
+def test_generate_with_forced_tokens_on_llama3(llama3_tokenizer, fixed_keys_llama3):
+    """Forced tokens with the canonical filter: the output validates
+    (json + jsonschema) and its ids are the tokenizer's own encoding."""
+    import jsonschema
+    model, compiled, prompt = fixed_keys_llama3
     for seed in range(3):
         result = generate(model, compiled, prompt, max_new_tokens=60, force_tokens=True,
                           temperature=1.0, seed=seed)
@@ -267,18 +275,12 @@ def test_generate_forced_tokens_count_against_the_budget(llama3_tokenizer, llama
 
 
 @pytest.mark.parametrize("force_tokens", [False, True])
-def test_generate_overlapped_steps_give_the_same_valid_outputs(llama3_tokenizer, llama3_vocab, force_tokens):
+def test_generate_overlapped_steps_give_the_same_valid_outputs(fixed_keys_llama3, force_tokens):
     """With ``overlap`` the worker accepts each token during the next forward
     pass: same tokens as without (same sampler seed), each output valid
     (json + jsonschema), and the worker did the accepts."""
     import jsonschema
-    eos_ids = list(llama3_vocab.eos_token_ids)
-    model = tiny_model(llama3_vocab.size, eos_ids, eos_ids[0], seed=3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        grammar = grammask.Grammar.from_json_schema(FIXED_KEYS_SCHEMA, whitespace="compact")
-    compiled = grammask.compile(grammar, llama3_vocab)
-    prompt = llama3_tokenizer.encode("Person as JSON:\n", add_special_tokens=False).ids
+    model, compiled, prompt = fixed_keys_llama3
     for seed in range(3):
         results = [generate(model, compiled, prompt, max_new_tokens=60, force_tokens=force_tokens,
                             temperature=1.0, seed=seed, overlap=overlap, warn=False)
