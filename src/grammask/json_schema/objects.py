@@ -712,21 +712,13 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
         members, runs = _required_runs(translator, members, gap)
         n = len(members)
 
-    def advance(count: int):
-        if saturating:
-            return min(count + 1, cap)
-        return count + 1 if count + 1 <= cap else None
-
     def edges(state):
         """(kind, successor) pairs: kind is "member", "skip", "extra", "witness" or "end"."""
         i, count, mask = state
         result = []
-        following = advance(count)
+        following = _next_count(count, cap, saturating)
         if i < n and not pairs:
-            if following is not None and members[i][0] not in forbidden:
-                result.append(("member", (i + 1, following, mask)))
-            if not members[i][2]:
-                result.append(("skip", (i + 1, count, mask)))
+            _plain_member_edges(result, state, following, members[i][2], members[i][0] in forbidden)
         elif i < n:
             name, _, is_required = members[i]
             earlier_ok = all(mask & bit[target] for trigger, target in pairs
@@ -816,6 +808,26 @@ def _ordered(translator, members, extra, min_count: int, max_count, pointer: str
     return translator.alt([empty, full])
 
 
+def _next_count(count: int, cap: int, saturating: bool) -> Optional[int]:
+    """The member count after one more member: saturating at ``cap``, or
+    None (no more members) past it."""
+    if saturating:
+        return min(count + 1, cap)
+    return count + 1 if count + 1 <= cap else None
+
+
+def _plain_member_edges(result: list, state: tuple, following: Optional[int], required: bool,
+                        forbidden: bool) -> None:
+    """Append the edges of member ``state[0]`` when no dependency pair
+    involves it: taken (unless forbidden or the count is full) and skipped
+    (unless required)."""
+    i, count, mask = state
+    if following is not None and not forbidden:
+        result.append(("member", (i + 1, following, mask)))
+    if not required:
+        result.append(("skip", (i + 1, count, mask)))
+
+
 def _explored(edges) -> tuple[dict, set]:
     """The states reachable from ``(0, 0, 0)`` with their ``edges`` (in
     depth-first discovery order, which orders the rules), and the productive
@@ -859,12 +871,9 @@ def _plain_shape(required: tuple, forbidden: tuple, has_extra: bool, cap: int,
     def edges(state):
         i, count, mask = state
         result = []
-        following = min(count + 1, cap) if saturating else (count + 1 if count + 1 <= cap else None)
+        following = _next_count(count, cap, saturating)
         if i < n:
-            if following is not None and not forbidden[i]:
-                result.append(("member", (i + 1, following, mask)))
-            if not required[i]:
-                result.append(("skip", (i + 1, count, mask)))
+            _plain_member_edges(result, state, following, required[i], forbidden[i])
         elif count >= need:
             result.append(("end", None))
         if has_extra and following is not None:
