@@ -222,15 +222,22 @@ def test_invalid_utf8_is_rejected_not_raised():
     r'(?:[ \t\n\r]{0,20}:[ \t\n\r]{0,17})(?:"(?:[^"\\]|\\["\\/bfnrt]){0,18}")',
     r'a{0,16}c?b{16,}',
     r'[ab]{16}(?:ab|b){2,18}é?',
+    r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9A-Fa-f]{4}){0,20}"',
+    r'(?:[^"\\\x00-\x1f]|\\u00[0-9a-f]{2}){17}(?:[^"\\\x00-\x1f]|\\u00[0-9a-f]{2}){0,5}',
+    r'(?:ab|c|é){3,}',
+    r'(?:ab|c){16,}',
+    r'(?:a|ab){0,17}b',
 ])
 def test_joined_patterns_built_from_pieces_agree_with_regex_module(pattern):
     """Concatenations with counted repetitions are built from their pieces'
-    cached tables (csrc/dfa/src/concat.rs): the same strings match as with
+    cached tables (csrc/dfa/src/concat.rs), counted repetitions of a
+    prefix-free item by a counter (csrc/dfa/src/repeat.rs; ``a|ab`` is not
+    prefix-free and takes the general path): the same strings match as with
     the ``regex`` module, before and after ``clear_caches`` empties that cache."""
     from grammask import clear_caches
 
     rng = random.Random(11)
-    alphabet = [" ", "\t", ":", '"', "\\", "0", "7", "-", "a", "b", "c", "é", "/"]
+    alphabet = [" ", "\t", ":", '"', "\\", "0", "7", "-", "a", "b", "c", "é", "/", "\\u00e9", "\\u00"]
     first = compile_regex(pattern)
     clear_caches(vocabularies=False)
     again = compile_regex(pattern)
@@ -238,6 +245,9 @@ def test_joined_patterns_built_from_pieces_agree_with_regex_module(pattern):
     samples = [rng.choice(["", " ", " \t"]) + ":" + rng.choice(["", "  "]) + '"2024-01-31"' for _ in range(20)]
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(2_000)]
     samples += ["a" * n + "b" * m for n in range(0, 20, 3) for m in range(0, 40, 5)]
+    items = ["a", "ab", "c", "é", "\\u00e9", "\\n", "x"]
+    samples += ["".join(rng.choice(items) for _ in range(n)) + rng.choice(["", '"', "b"])
+                for n in range(0, 30) for _ in range(20)]
     for text in samples:
         data = text.encode()
         assert again.fullmatch(data) == expected_fullmatch(pattern, data), (pattern, text)

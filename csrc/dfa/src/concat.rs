@@ -4,13 +4,18 @@
 //!
 //! What it computes: for a pattern whose parsed form is a concatenation
 //! holding a counted repetition (`x{m,n}` with a bound of at least
-//! `COUNTED_BOUND`), the minimal table of the whole pattern, as the
-//! left-to-right concatenation of its pieces' minimal tables (each maximal
-//! run of other items is one piece, each counted repetition another) and
-//! `minimize::normalize` after every step.  The motivating case is JSON
-//! Schema's member separator `[ \t\n\r]{0,256}:[ \t\n\r]{0,256}` joined with
-//! a schema's own value pattern: the two whitespace counts are most of the
-//! states, and regex-automata rebuilt them for every joined pattern.
+//! `COUNTED_BOUND`), or is such a repetition alone, the minimal table of the
+//! whole pattern, as the left-to-right concatenation of its pieces' minimal
+//! tables (each maximal run of other items is one piece, each counted
+//! repetition another) and `minimize::normalize` after every step.  A
+//! counted repetition of a prefix-free item is built from the item's
+//! minimal table by a counter (`repeat`), others through regex-automata.
+//! The motivating cases are JSON Schema's member separator
+//! `[ \t\n\r]{0,256}:[ \t\n\r]{0,256}` joined with a schema's own value
+//! pattern (the two whitespace counts are most of the states, and
+//! regex-automata rebuilt them for every joined pattern) and string length
+//! bounds (a JSON string character repeated `{0,63}`, 7-20 ms each through
+//! regex-automata, about 1 ms by the counter).
 //!
 //! Why the result is identical to `regex_build::full_match_table` followed by
 //! `normalize`: both accept the same language (the concatenation of the
@@ -31,6 +36,7 @@
 use crate::error::{table_bytes, Failure, Limits};
 use crate::minimize::normalize;
 use crate::regex_build::full_match_table;
+use crate::repeat::counted_repetition;
 use crate::table::{Table, DEAD};
 use crate::variants::relaxed;
 use crate::word_hash::WordHash;
@@ -48,12 +54,18 @@ const PIECE_CACHE_BYTES: u64 = 32 << 20;
 static PIECES: Mutex<Option<(HashMap<String, Arc<Table>>, u64)>> = Mutex::new(None);
 
 /// The minimal table of `hir` built piece by piece, or `None` when `hir` is
-/// not a concatenation with a counted repetition and other items, or when
-/// any step fails (the caller then builds it whole).
+/// neither a concatenation with a counted repetition and other items nor a
+/// counted repetition alone, or when any step fails (the caller then builds
+/// it whole).
 pub fn concatenation_table(hir: &Hir, limits: &Limits) -> Option<Table> {
     let pieces = split(hir)?;
     let keys: Vec<String> = pieces.iter().map(|piece| format!("{piece:?}")).collect();
     let last = pieces.len() - 1;
+    if last == 0 {
+        let piece = cached(&keys[0], limits, || build_piece(&pieces[0], limits))?;
+        limits.check_table_bytes(piece.n_states(), piece.n_classes).ok()?;
+        return (piece.n_states() <= limits.max_states).then(|| Table::clone(&piece));
+    }
     let mut prefix_key = keys[0].clone();
     let mut result = cached(&prefix_key, limits, || build_piece(&pieces[0], limits))?;
     for index in 1..last {
@@ -70,19 +82,18 @@ pub fn concatenation_table(hir: &Hir, limits: &Limits) -> Option<Table> {
 
 /// The pieces of a concatenation holding a counted repetition beside other
 /// items: each counted repetition alone, each run of other items as one
-/// concatenation.  `None` when there is nothing to split, or when the
+/// concatenation; a counted repetition alone is its one piece.  `None`
+/// when there is nothing to split, or when the
 /// pattern has a look-around assertion (`^`, `$`, `\b`: its meaning depends
 /// on the bytes beside it, which a piece built alone does not see).
 fn split(hir: &Hir) -> Option<Vec<Hir>> {
+    if !hir.properties().look_set().is_empty() {
+        return None;
+    }
     let items = match hir.kind() {
-        HirKind::Concat(items) if hir.properties().look_set().is_empty() => items,
+        HirKind::Concat(items) => items,
+        _ if counted(hir) => return Some(vec![hir.clone()]),
         _ => return None,
-    };
-    let counted = |item: &Hir| match item.kind() {
-        HirKind::Repetition(repetition) => {
-            repetition.min >= COUNTED_BOUND || repetition.max.is_some_and(|max| max >= COUNTED_BOUND)
-        }
-        _ => false,
     };
     if !items.iter().any(counted) {
         return None;
@@ -105,9 +116,32 @@ fn split(hir: &Hir) -> Option<Vec<Hir>> {
     (pieces.len() > 1).then_some(pieces)
 }
 
-/// A piece's minimal table through regex-automata (only `max_bytes` bounds it).
+/// Whether `item` is a counted repetition: a bound of at least `COUNTED_BOUND`.
+fn counted(item: &Hir) -> bool {
+    match item.kind() {
+        HirKind::Repetition(repetition) => {
+            repetition.min >= COUNTED_BOUND || repetition.max.is_some_and(|max| max >= COUNTED_BOUND)
+        }
+        _ => false,
+    }
+}
+
+/// A piece's minimal table (only `max_bytes` bounds it): a counted
+/// repetition of a prefix-free item by the counter product
+/// (`repeat::counted_repetition`, the item's table cached like a piece's),
+/// anything else through regex-automata.
 fn build_piece(piece: &Hir, limits: &Limits) -> Option<Table> {
-    normalize(&full_match_table(piece, &relaxed(limits)).ok()?, &relaxed(limits)).ok()
+    let relaxed = relaxed(limits);
+    if let HirKind::Repetition(repetition) = piece.kind() {
+        if counted(piece) {
+            let item_key = format!("{:?}", repetition.sub);
+            let item = cached(&item_key, limits, || build_piece(&repetition.sub, limits))?;
+            if let Some(table) = counted_repetition(&item, repetition.min, repetition.max, &relaxed) {
+                return normalize(&table.ok()?, &relaxed).ok();
+            }
+        }
+    }
+    normalize(&full_match_table(piece, &relaxed).ok()?, &relaxed).ok()
 }
 
 /// The table cached under `key` (a piece's, or a prefix's: its pieces' keys

@@ -4,6 +4,7 @@
 //!
 //! Modules: `regex_build` (pattern -> regex-automata DFA -> table),
 //! `concat` (a concatenation from its pieces' cached minimal tables),
+//! `repeat` (a counted repetition of a prefix-free item by a counter),
 //! `variants` (early end, complement, literal sets, substrings),
 //! `name_trie` (key-exclusion terminals built from a trie of names),
 //! `minimize` (trim + Hopcroft + canonical numbering), `table` (the table and
@@ -19,6 +20,7 @@ pub mod guard;
 pub mod minimize;
 pub mod name_trie;
 pub mod regex_build;
+pub mod repeat;
 pub mod table;
 pub mod variants;
 pub mod word_hash;

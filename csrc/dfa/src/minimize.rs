@@ -5,7 +5,11 @@
 //!    that can still reach a match; all others are equivalent to dead;
 //! 2. Hopcroft's partition refinement (Hopcroft 1971; the "smaller half"
 //!    worklist rule gives O(k n log n)) starting from the blocks
-//!    {non-viable}, {accepting}, {viable and not accepting};
+//!    {non-viable}, {accepting}, {viable and not accepting}; a splitter's
+//!    incoming transitions are gathered once and grouped by class, and
+//!    transitions into the dead state are never stored (the non-viable
+//!    block is the initial block left out of the worklist), so the work
+//!    follows the live transitions, not k times the states;
 //! 3. renumbering: the block of non-viable states becomes state 0, the other
 //!    blocks are numbered breadth-first from the start block, in class order
 //!    (unreachable blocks disappear);
@@ -18,16 +22,17 @@
 
 use crate::error::{table_bytes, Failure, Limit, Limits};
 use crate::table::{Table, DEAD};
+use crate::word_hash::WordHash;
 use std::collections::{HashMap, VecDeque};
 
 /// Trim, minimize, renumber, recompute classes, then check the limits.
 pub fn normalize(table: &Table, limits: &Limits) -> Result<Table, Failure> {
-    let inverse = Inverse::new(table);
-    let viable = viable_states(table, &inverse);
+    let incoming = Incoming::new(table);
+    let viable = viable_states(table, &incoming);
     if !viable[table.start as usize] {
         return Ok(Table::empty_language());
     }
-    let block_of = hopcroft_blocks(table, &inverse, &viable);
+    let block_of = hopcroft_blocks(table, &incoming, &viable);
     finish(table, &block_of, limits)
 }
 
@@ -55,59 +60,60 @@ pub fn finish(table: &Table, block_of: &[u32], limits: &Limits) -> Result<Table,
     Ok(finished)
 }
 
-/// Incoming transitions grouped by (class, target): the sources of class c
-/// into state q are `sources[offsets[c * n + q]..offsets[c * n + q + 1]]`.
-struct Inverse {
+/// Incoming transitions grouped by target: the transitions into state q are
+/// `edges[offsets[q]..offsets[q + 1]]`, each packed as `class << 32 | source`
+/// (so sorting a splitter's edges groups them by class).  Transitions into
+/// state 0 are left out: nothing asks for them (state 0 is never viable and
+/// its block never splits another, see `hopcroft_blocks`).
+struct Incoming {
     offsets: Vec<u32>,
-    sources: Vec<u32>,
-    n_states: usize,
+    edges: Vec<u64>,
 }
 
-impl Inverse {
-    fn new(table: &Table) -> Inverse {
+impl Incoming {
+    fn new(table: &Table) -> Incoming {
         let n_states = table.n_states();
         let n_classes = table.n_classes;
-        let mut offsets = vec![0u32; n_classes * n_states + 1];
-        for state in 0..n_states {
-            for class in 0..n_classes {
-                let target = table.transitions[state * n_classes + class] as usize;
-                offsets[class * n_states + target + 1] += 1;
+        let mut offsets = vec![0u32; n_states + 1];
+        for &target in &table.transitions {
+            if target != DEAD {
+                offsets[target as usize + 1] += 1;
             }
         }
         for index in 1..offsets.len() {
             offsets[index] += offsets[index - 1];
         }
         let mut fill = offsets.clone();
-        let mut sources = vec![0u32; n_states * n_classes];
+        let mut edges = vec![0u64; offsets[n_states] as usize];
         for state in 0..n_states {
             for class in 0..n_classes {
                 let target = table.transitions[state * n_classes + class] as usize;
-                let slot = &mut fill[class * n_states + target];
-                sources[*slot as usize] = state as u32;
-                *slot += 1;
+                if target != DEAD as usize {
+                    let slot = &mut fill[target];
+                    edges[*slot as usize] = (class as u64) << 32 | state as u64;
+                    *slot += 1;
+                }
             }
         }
-        Inverse { offsets, sources, n_states }
+        Incoming { offsets, edges }
     }
 
-    fn sources(&self, class: usize, target: u32) -> &[u32] {
-        let index = class * self.n_states + target as usize;
-        &self.sources[self.offsets[index] as usize..self.offsets[index + 1] as usize]
+    fn edges_into(&self, target: u32) -> &[u64] {
+        &self.edges[self.offsets[target as usize] as usize..self.offsets[target as usize + 1] as usize]
     }
 }
 
 /// States from which an accepting state is reachable (state 0 never is).
-fn viable_states(table: &Table, inverse: &Inverse) -> Vec<bool> {
+fn viable_states(table: &Table, incoming: &Incoming) -> Vec<bool> {
     let mut viable: Vec<bool> = table.accepting.clone();
     viable[DEAD as usize] = false;
     let mut stack: Vec<u32> = (0..table.n_states() as u32).filter(|&s| viable[s as usize]).collect();
     while let Some(state) = stack.pop() {
-        for class in 0..table.n_classes {
-            for &source in inverse.sources(class, state) {
-                if source != DEAD && !viable[source as usize] {
-                    viable[source as usize] = true;
-                    stack.push(source);
-                }
+        for &edge in incoming.edges_into(state) {
+            let source = edge as u32;
+            if source != DEAD && !viable[source as usize] {
+                viable[source as usize] = true;
+                stack.push(source);
             }
         }
     }
@@ -119,7 +125,7 @@ fn viable_states(table: &Table, inverse: &Inverse) -> Vec<bool> {
 /// block b is `elements[block_start[b]..block_end[b]]`, `position[s]` is where
 /// s sits in `elements`. While a splitter is applied, the states of block b
 /// seen so far are moved to the front: `elements[block_start[b]..][..n_marked[b]]`.
-fn hopcroft_blocks(table: &Table, inverse: &Inverse, viable: &[bool]) -> Vec<u32> {
+fn hopcroft_blocks(table: &Table, incoming: &Incoming, viable: &[bool]) -> Vec<u32> {
     let n_states = table.n_states();
     let initial_block = |state: usize| -> u32 {
         if !viable[state] {
@@ -151,32 +157,43 @@ fn hopcroft_blocks(table: &Table, inverse: &Inverse, viable: &[bool]) -> Vec<u32
         block_end.push(index as u32);
     }
     let mut n_marked = vec![0u32; block_start.len()];
-    let mut in_worklist = vec![true; block_start.len()];
+    // Every initial block but one must split the others (Hopcroft); the one
+    // left out is the non-viable block, which has the most incoming
+    // transitions (nearly every state has some into the dead state).  A
+    // split block keeps the larger part under its id, so when it waits in
+    // the worklist both parts do; the smaller part always joins it.
     let mut worklist: Vec<u32> = (0..block_start.len() as u32).collect();
+    if block_start.len() > 1 && !viable[elements[0] as usize] {
+        worklist.remove(0);
+    }
     let mut touched: Vec<u32> = Vec::new();
-    let mut splitter: Vec<u32> = Vec::new();
+    let mut splitter_edges: Vec<u64> = Vec::new();
+    let mut class_ends: Vec<u32> = vec![0; table.n_classes];
 
     while let Some(splitter_block) = worklist.pop() {
-        in_worklist[splitter_block as usize] = false;
-        splitter.clear();
+        // The transitions into the splitter, grouped by class: each class's
+        // group splits the blocks of its sources in turn.
         let range = block_start[splitter_block as usize] as usize..block_end[splitter_block as usize] as usize;
-        splitter.extend_from_slice(&elements[range]);
-        for class in 0..table.n_classes {
-            // Mark every state whose class-`class` transition enters the splitter.
-            // A state has one target per class, so nothing is marked twice.
-            for &target in &splitter {
-                for &source in inverse.sources(class, target) {
-                    let block = block_of[source as usize] as usize;
-                    let from = position[source as usize] as usize;
-                    let to = (block_start[block] + n_marked[block]) as usize;
-                    let displaced = elements[to];
-                    elements.swap(from, to);
-                    position[displaced as usize] = from as u32;
-                    position[source as usize] = to as u32;
-                    n_marked[block] += 1;
-                    if n_marked[block] == 1 {
-                        touched.push(block as u32);
-                    }
+        group_by_class(elements[range].iter().map(|&target| incoming.edges_into(target)), &mut class_ends, &mut splitter_edges);
+        let mut group_start = 0;
+        for &group_end in &class_ends {
+            let group = &splitter_edges[group_start..group_end as usize];
+            group_start = group_end as usize;
+            // Mark every state whose transition of this class enters the
+            // splitter. A state has one target per class, so nothing is
+            // marked twice.
+            for &edge in group {
+                let source = edge as u32;
+                let block = block_of[source as usize] as usize;
+                let from = position[source as usize] as usize;
+                let to = (block_start[block] + n_marked[block]) as usize;
+                let displaced = elements[to];
+                elements.swap(from, to);
+                position[displaced as usize] = from as u32;
+                position[source as usize] = to as u32;
+                n_marked[block] += 1;
+                if n_marked[block] == 1 {
+                    touched.push(block as u32);
                 }
             }
             // Split each touched block into marked and unmarked parts; the
@@ -200,7 +217,6 @@ fn hopcroft_blocks(table: &Table, inverse: &Inverse, viable: &[bool]) -> Vec<u32
                     block_end[block] = block_start[block] + marked;
                 }
                 n_marked.push(0);
-                in_worklist.push(true);
                 worklist.push(new_block as u32);
                 for index in block_start[new_block]..block_end[new_block] {
                     block_of[elements[index as usize] as usize] = new_block as u32;
@@ -209,6 +225,34 @@ fn hopcroft_blocks(table: &Table, inverse: &Inverse, viable: &[bool]) -> Vec<u32
         }
     }
     block_of
+}
+
+/// Copies the edges of `lists` into `grouped`, ordered by class (a counting
+/// sort); the edges of class c end at `class_ends[c]` (`class_ends` holds one
+/// entry per class).
+fn group_by_class<'a>(lists: impl Iterator<Item = &'a [u64]> + Clone, class_ends: &mut [u32], grouped: &mut Vec<u64>) {
+    class_ends.fill(0);
+    let mut total = 0;
+    for list in lists.clone() {
+        for &edge in list {
+            class_ends[(edge >> 32) as usize] += 1;
+        }
+        total += list.len();
+    }
+    let mut end = 0;
+    for count in class_ends.iter_mut() {
+        end += *count;
+        *count = end - *count;
+    }
+    grouped.clear();
+    grouped.resize(total, 0);
+    for list in lists {
+        for &edge in list {
+            let slot = &mut class_ends[(edge >> 32) as usize];
+            grouped[*slot as usize] = edge;
+            *slot += 1;
+        }
+    }
 }
 
 /// Quotient table over the blocks: the dead block is state 0, the others are
@@ -255,7 +299,7 @@ fn renumber_blocks(table: &Table, block_of: &[u32]) -> Table {
 /// in order of their smallest byte.
 fn merge_equal_classes(table: &Table) -> Table {
     let n_states = table.n_states();
-    let mut column_ids: HashMap<Vec<u32>, u8> = HashMap::new();
+    let mut column_ids: HashMap<Vec<u32>, u8, WordHash> = HashMap::default();
     let mut kept_classes: Vec<usize> = Vec::new();
     let mut new_class_of_old: Vec<Option<u8>> = vec![None; table.n_classes];
     let mut class_map = [0u8; 256];

@@ -18,6 +18,7 @@
 //! Intermediate tables (inside a build) only promise that state 0 is dead.
 
 use crate::error::{Failure, Limits};
+use crate::word_hash::WordHash;
 use std::collections::{HashMap, VecDeque};
 
 /// The dead state of every table.
@@ -162,10 +163,12 @@ fn product(a: &Table, b: &Table, operation: Operation, limits: &Limits) -> Resul
         Operation::Intersection => next_a == DEAD || next_b == DEAD,
         Operation::Difference => next_a == DEAD,
     };
-    let mut ids: HashMap<(u32, u32), u32> = HashMap::new();
+    // Pair ids by the pair packed in one word (`a << 32 | b`).
+    let mut ids: HashMap<u64, u32, WordHash> = HashMap::default();
+    let key = |state_a: u32, state_b: u32| (state_a as u64) << 32 | state_b as u64;
     let mut pairs: Vec<(u32, u32)> = vec![(DEAD, DEAD)];
     let mut queue = VecDeque::new();
-    ids.insert((a.start, b.start), 1);
+    ids.insert(key(a.start, b.start), 1);
     pairs.push((a.start, b.start));
     queue.push_back(1u32);
     let mut transitions: Vec<u32> = vec![DEAD; n_classes];
@@ -185,12 +188,12 @@ fn product(a: &Table, b: &Table, operation: Operation, limits: &Limits) -> Resul
                 transitions.push(DEAD);
                 continue;
             }
-            let next_id = match ids.get(&(next_a, next_b)) {
+            let next_id = match ids.get(&key(next_a, next_b)) {
                 Some(&next_id) => next_id,
                 None => {
                     let next_id = pairs.len() as u32;
                     limits.check_table_bytes(pairs.len() + 1, n_classes)?;
-                    ids.insert((next_a, next_b), next_id);
+                    ids.insert(key(next_a, next_b), next_id);
                     pairs.push((next_a, next_b));
                     queue.push_back(next_id);
                     next_id

@@ -1,6 +1,7 @@
 //! The hasher of the crate's internal hash maps, whose keys are numbers the
 //! crate made itself (state sets in `concat`'s subset construction, rows of
-//! block ids in `name_trie`'s minimization).
+//! block ids in `name_trie`'s minimization, transition columns in
+//! `minimize`'s class merging, state pairs in `table`'s products).
 //!
 //! What it computes: a 64-bit hash by the multiply-rotate step of rustc's
 //! FxHasher, one step per 8-byte word (shorter tails zero-padded), several
