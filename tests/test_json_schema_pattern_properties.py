@@ -163,6 +163,31 @@ def test_difference_terminal_removes_later_patterns():
             assert dfa.fullmatch(word) == expected, word
 
 
+def test_difference_terminal_with_many_removed_patterns_agrees_with_regex_module():
+    """Several removed patterns are removed in one product (csrc/dfa/src/table.rs
+    ``subtract_all``): the strings of the kept patterns that match none of
+    the removed ones, as the ``regex`` module decides."""
+    import random
+
+    import regex
+
+    kept = [r'"(?:[a-z_]|\\u00[0-9a-f]{2})*"', r'"[^0-9]*"']
+    removed = [r'"(?:n|\\u006e)(?:a|\\u0061)me"', r'"id"', r'"_.*"', r'"x[a-c]{0,3}"', r'""',
+               r'"(?:t|\\u0074)ype"', r'"[a-z]{9,}"']
+    dfa = compile_regex(DIFFERENCE_SEPARATOR.join([INTERSECTION_SEPARATOR.join(kept), *removed]),
+                        kind="difference")
+    rng = random.Random(5)
+    pieces = ["a", "b", "c", "x", "n", "_", "me", "id", "type", "\\u006e", "\\u0061", "\\u00", "1", "é"]
+    words = ["name", "\\u006eame", "n\\u0061me", "id", "_x", "xab", "xabcd", "", "type", "\\u0074ype",
+             "abcdefghi", "abcdefgh"]
+    words += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(3_000)]
+    for word in words:
+        text = f'"{word}"'
+        expected = (all(regex.fullmatch(pattern, text) for pattern in kept)
+                    and not any(regex.fullmatch(pattern, text) for pattern in removed))
+        assert dfa.fullmatch(text.encode()) == expected, text
+
+
 def test_difference_terminal_round_trips_through_kbnf():
     from grammask.grammar import Grammar
 

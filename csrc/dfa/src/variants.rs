@@ -13,9 +13,11 @@
 //! - `Kind::Difference`: strings in the intersection of the first segment
 //!   and in none of the later ones, the segments separated by
 //!   `DIFFERENCE_SEPARATOR` (SOH, U+0001, which no pattern may contain raw):
-//!   `A\0B\x01C\x01D` is (A and B) minus C minus D, each removal the product
-//!   with a complement (`table::subtract`) minimized before the next (the
-//!   empty table at once when a removed pattern is written as a kept one);
+//!   `A\0B\x01C\x01D` is (A and B) minus C minus D: one product with every
+//!   removed table (`table::subtract_all`) while it fits `ONE_PRODUCT_BYTES`,
+//!   else each removal the product with a complement (`table::subtract`)
+//!   minimized before the next (the empty table at once when a removed
+//!   pattern is written as a kept one);
 //! - `Kind::KeyExclusion` (`#!`): JSON keys other than a set of names, built
 //!   from the names' trie (`name_trie`);
 //! - `literals`: a set of literal strings (a byte trie, or for
@@ -31,7 +33,7 @@ use crate::error::{Failure, Limits};
 use crate::minimize::normalize;
 use crate::name_trie::build_key_exclusion;
 use crate::regex_build::{full_match_table, no_match_inside_table, parse};
-use crate::table::{intersect, subtract, Table, DEAD};
+use crate::table::{intersect, subtract, subtract_all, Table, DEAD};
 use regex_syntax::hir::Hir;
 
 /// What a regex terminal means.
@@ -118,8 +120,10 @@ fn build_intersection(patterns: &str, case_insensitive: bool, limits: &Limits) -
 
 /// Strings of the first `DIFFERENCE_SEPARATOR`-separated segment (an
 /// intersection, see `build_intersection`) matching none of the later
-/// segments (plain patterns). Each removal multiplies the size by at most
-/// the removed pattern's minimal size; the result is minimized after each.
+/// segments (plain patterns): several removed patterns in one product
+/// (`table::subtract_all`, within `ONE_PRODUCT_BYTES`), else one at a
+/// time, each removal multiplying the size by at most the removed
+/// pattern's minimal size and the result minimized after each.
 /// A removed pattern written exactly as one of the intersected ones removes
 /// every string, so the result is empty without building the intersection
 /// (`X and Y minus X`, which a JSON Schema `not` inside an `anyOf` branch
@@ -134,13 +138,35 @@ fn build_difference(segments: &str, case_insensitive: bool, limits: &Limits) -> 
     if removes_a_kept_part {
         return Ok(Table::empty_language());
     }
-    let mut result = build_intersection(kept, case_insensitive, &relaxed(limits))?;
-    for removed in parts {
-        let table = build_regex(removed, Kind::Regex, case_insensitive, &relaxed(limits))?;
-        result = normalize(&subtract(&result, &table, limits)?, &relaxed(limits))?;
+    let kept = build_intersection(kept, case_insensitive, &relaxed(limits))?;
+    let removed = parts
+        .map(|removed| build_regex(removed, Kind::Regex, case_insensitive, &relaxed(limits)))
+        .collect::<Result<Vec<Table>, Failure>>()?;
+    remove_all(kept, &removed, limits, ONE_PRODUCT_BYTES)
+}
+
+/// The minimal table of the strings of `kept` that no table of `removed`
+/// accepts: one product while it fits `one_product_bytes` (and
+/// `max_bytes`), else one removal at a time.
+fn remove_all(kept: Table, removed: &[Table], limits: &Limits, one_product_bytes: usize) -> Result<Table, Failure> {
+    if removed.len() > 1 {
+        let budget = Limits { max_states: usize::MAX, max_bytes: limits.max_bytes.min(one_product_bytes) };
+        if let Ok(product) = subtract_all(&kept, removed, &budget) {
+            return normalize(&product, limits);
+        }
+    }
+    let mut result = kept;
+    for table in removed {
+        result = normalize(&subtract(&result, table, limits)?, &relaxed(limits))?;
     }
     normalize(&result, limits)
 }
+
+/// Most bytes the one product of a difference with several removed patterns
+/// may take (`table::subtract_all`); past it, the patterns are removed one
+/// at a time with a minimization after each, which keeps every
+/// intermediate table minimal (the result is the same table either way).
+const ONE_PRODUCT_BYTES: usize = 8 << 20;
 
 /// Intermediate tables may exceed the final state limit; only bytes bound them.
 pub(crate) fn relaxed(limits: &Limits) -> Limits {
@@ -402,6 +428,23 @@ mod tests {
         assert_eq!(nothing_removed, build_regex("x+", Kind::Regex, false, &limits()).unwrap());
         let all_removed = build_regex("x+\u{1}x*", Kind::Difference, false, &limits()).unwrap();
         assert_eq!(all_removed, Table::empty_language());
+    }
+
+    #[test]
+    fn one_product_and_one_removal_at_a_time_give_the_same_table() {
+        let limits = limits();
+        let kept = build_regex(r#""(?:[a-z]|\\u00[0-9a-f]{2})*""#, Kind::Regex, false, &limits).unwrap();
+        let removed: Vec<Table> = [r#""(?:n|\\u006e)(?:a|\\u0061)me""#, r#""id""#, r#""x[0-9]*""#, r#""[a-c]{2,5}""#, r#""""#]
+            .iter()
+            .map(|pattern| build_regex(pattern, Kind::Regex, false, &limits).unwrap())
+            .collect();
+        let at_once = remove_all(kept.clone(), &removed, &limits, ONE_PRODUCT_BYTES).unwrap();
+        let one_by_one = remove_all(kept, &removed, &limits, 0).unwrap();
+        assert_eq!(at_once, one_by_one);
+        for (text, expected) in [("\"name\"", false), ("\"\\u006eame\"", false), ("\"names\"", true), ("\"id\"", false),
+                                 ("\"x\"", false), ("\"xa\"", true), ("\"abc\"", false), ("\"abcabc\"", true), ("\"\"", false), ("\"q\"", true)] {
+            assert_eq!(at_once.fullmatch(text.as_bytes()), expected, "{text}");
+        }
     }
 
     #[test]

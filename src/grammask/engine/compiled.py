@@ -137,7 +137,7 @@ def clear_caches(vocabularies: bool = True) -> None:
     terminals = sys.modules.get("grammask.terminals")
     if terminals is not None:
         for value in vars(terminals).values():
-            if callable(getattr(value, "cache_clear", None)):
+            if not isinstance(value, type) and callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
     clear_prepared_dfas()
     clear_digests()
