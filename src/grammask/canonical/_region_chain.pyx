@@ -44,7 +44,6 @@ Seeds: docs/design.md section 5; Cox 2009 (docs/references.md) for the
 leftmost-first automaton whose states the chain holds.
 """
 
-cimport cython
 from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_FromKindAndData
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memmove

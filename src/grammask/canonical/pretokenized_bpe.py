@@ -316,7 +316,7 @@ class PretokenizedBPE:
                      "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_pair_ok_memo", "_trim_memo",
                      "_shorten_memo", "_region_step_memo",
                      "_pair_cache",
-                     "_compiled_scan_parts", "_chain_table_parts", "_plain_texts",
+                     "_compiled_scan_parts", "_chain_table_parts", "_plain_shape_texts",
                      "_words_cache", "_codes_cache", "_codes_asked", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
@@ -1114,16 +1114,18 @@ class PretokenizedBPE:
         compiled = self._compiled_scans()
         if state.partial or compiled is None or not self.scanner.restartable:
             return None
-        plain = self.__dict__.get("_plain_texts")
+        # per shape (not per token: a few thousand entries), the last one for "no shape"
+        plain = self.__dict__.get("_plain_shape_texts")
         if plain is None:
-            plain = self._plain_texts = [
-                text if shape_id >= 0 and text and not tail else None
-                for shape_id in self.shape_of_token.tolist()
-                for text, tail in (self.shapes[shape_id] if shape_id >= 0 else ("", b""),)]
-        out = np.full(len(token_ids), -1, dtype=np.int8)
+            plain = self._plain_shape_texts = [text if text and not tail else None
+                                               for text, tail in self.shapes] + [None]
+        ids = np.asarray(token_ids, dtype=np.int64)
+        in_range = (ids >= 0) & (ids < self.vocab_size)
+        shape_ids = np.where(in_range, self.shape_of_token[np.where(in_range, ids, 0)], -1)
+        out = np.full(len(ids), -1, dtype=np.int8)
         texts, positions, chosen = [], [], []
-        for position, token_id in enumerate(token_ids):
-            text = plain[token_id] if 0 <= token_id < self.vocab_size else None
+        for position, (token_id, shape_id) in enumerate(zip(ids.tolist(), shape_ids.tolist())):
+            text = plain[shape_id]
             if text is not None:
                 texts.append(text)
                 positions.append(position)
