@@ -40,7 +40,11 @@ What it computes
     the end-of-text check (``is_complete_text``) and the first characters
     that start a fresh pre-token after a region (``fresh_words``,
     ``fresh_first_bytes``) walk the same table in compiled code too
-    (``_region_scan.ScanTable``).  The regex scans remain for patterns
+    (``_region_scan.ScanTable``; the trim and the shortening below in one
+    call, ``_region_chain.ChainTable.trimmed``), and the region part of
+    ``advance``'s result is memoized per (region, cuts, partial character,
+    token shape, pair verdict), so the lookahead's candidates after a region
+    seen before cost a lookup whatever the last token.  The regex scans remain for patterns
     without a machine and as the reference the tests compare with.
 
     Inside a run that fixes no boundary (whitespace holding a newline,
@@ -103,6 +107,7 @@ import numpy as np
 
 from grammask import bitset
 from grammask.canonical._bpe_pairs import code_words, combine_words
+from grammask.canonical._region_chain import ChainTable
 from grammask.canonical._region_scan import ScanTable, shape_group_verdicts
 from grammask.canonical.bpe import MergeTable
 from grammask.canonical.pretoken_machine import PretokenMachine
@@ -292,6 +297,7 @@ class PretokenizedBPE:
         self._pair_ok_memo: dict = {}
         self._trim_memo: dict = {}
         self._shorten_memo: dict = {}
+        self._region_step_memo: dict = {}
         self._fresh_memo: dict = {}
         self._fresh_bytes_memo: dict = {}
         self._pair_cache: OrderedDict = OrderedDict()
@@ -308,9 +314,9 @@ class PretokenizedBPE:
                      "_fresh_memo", "_fresh_bytes_memo", "_generic_probes", "_machine", "_probes_by_end",
                      "_verdict_groups",
                      "_feasible_memo", "_token_verdict_memo", "_region_key_memo", "_pair_ok_memo", "_trim_memo",
-                     "_shorten_memo",
+                     "_shorten_memo", "_region_step_memo",
                      "_pair_cache",
-                     "_compiled_scan_parts", "_plain_texts",
+                     "_compiled_scan_parts", "_chain_table_parts", "_plain_shape_texts",
                      "_words_cache", "_codes_cache", "_codes_asked", "_pair_words_cache",
                      "_continuation_groups"):
             state.pop(name, None)
@@ -687,9 +693,32 @@ class PretokenizedBPE:
         """The state after ``token_id``; ``pair_ok`` is the pair verdict with ``state.last_id``.
 
         A token that cannot be placed (special, invalid UTF-8 here) starts afresh.
+        The region part of the result (everything but ``last_id``) depends on the
+        state's region part, the token's shape (its id for a token starting with
+        continuation bytes), ``pair_ok`` and the shortening threshold
+        (``_SHORTEN_FROM``, read at each call) only, and is memoized on those
+        (``_region_step_memo``, ``_MEMO_LIMIT`` entries, then cleared): the
+        canonical lookahead asks for the same whitespace and digit tokens after
+        the same few regions at step after step, each time behind another last
+        token, which the filter's own (state, token) cache cannot tell apart.
         """
         if not 0 <= token_id < self.vocab_size:
             return PretokenState()
+        shape_id = self._shape_index[token_id]
+        key = (state.region, state.cuts, state.partial, state.partial_cut,
+               shape_id if shape_id >= 0 else -2 - token_id, pair_ok, _SHORTEN_FROM)
+        found = self._region_step_memo.get(key)
+        if found is None:
+            after = self._region_step(state, token_id, pair_ok)
+            found = () if after.last_id < 0 else after[1:]
+            if len(self._region_step_memo) >= _MEMO_LIMIT:
+                self._region_step_memo.clear()
+            self._region_step_memo[key] = found
+            return after
+        return PretokenState(token_id, *found) if found else PretokenState()
+
+    def _region_step(self, state: PretokenState, token_id: int, pair_ok: bool) -> PretokenState:
+        """``_advance`` computed: the region appended with the token's text, trimmed and shortened."""
         token_parts = self._token_parts(token_id)
         if token_parts is None:
             return PretokenState()
@@ -717,10 +746,17 @@ class PretokenizedBPE:
         """The state with the region's prefix dropped up to the last boundary every probe agrees on.
 
         Only the token's own start cut can be ``_VARIABLE`` in ``_extend``'s
-        result; states hold resolved verdicts."""
+        result; states hold resolved verdicts.  Without a partial character, and
+        where the pattern has a machine table, the trim and the shortening are
+        one compiled call (``_region_chain.ChainTable.trimmed``); the memos and
+        scans below are the path it declines and the reference."""
         n_region = len(region)
         if not n_region:
             return PretokenState(last_id, region, cuts, partial, partial_cut)
+        if not partial and self._compiled_scans() is not None and self.scanner.restartable:
+            found = self._chain_table().trimmed(region, cuts, _SHORTEN_FROM)
+            if found is not None:
+                return PretokenState(last_id, found[0], found[1], partial, partial_cut)
         key = (region, partial, partial_cut is None)
         cut = self._trim_memo.get(key)
         if cut is None:
@@ -741,13 +777,18 @@ class PretokenizedBPE:
         """(region, cuts) with the same match chain and as few characters as
         ``region_chain.shorten`` reaches (the input for a pattern without a
         machine table), memoized: inside a run that fixes no boundary the
-        region stays a few characters long and its states repeat."""
+        region stays a few characters long and its states repeat.  Walked in
+        C (``_region_chain.ChainTable.shorten``, the same deletions)."""
         key = (region, cuts)
         found = self._shorten_memo.get(key)
         if found is None:
             compiled = self._compiled_scans()
-            found = key if compiled is None or not self.scanner.restartable else shorten(
-                compiled, self._machine.covering, region, cuts)
+            if compiled is None or not self.scanner.restartable:
+                found = key
+            else:
+                found = self._chain_table().shorten(region, cuts)
+                if found is None:
+                    found = shorten(compiled, self._machine.covering, region, cuts)
             if len(self._shorten_memo) >= _MEMO_LIMIT:
                 self._shorten_memo.clear()
             self._shorten_memo[key] = found
@@ -808,6 +849,17 @@ class PretokenizedBPE:
                                     dtype=np.int32)
                 found = ScanTable(table[1], table[2], table[3], class_of, probes)
             self._compiled_scan_parts = found
+        return found
+
+    def _chain_table(self) -> ChainTable:
+        """The pattern's ``PretokenMachine`` table and the class of each code point as a
+        ``_region_chain.ChainTable`` (callers check ``_compiled_scans()`` first: a machine
+        table exists)."""
+        found = self.__dict__.get("_chain_table_parts")
+        if found is None:
+            table = self._machine.table()
+            found = self._chain_table_parts = ChainTable(table[1], table[2], self._machine.class_of,
+                                                         self._machine.covering, self._compiled_scans())
         return found
 
     def _common_boundary_by_scans(self, region: str, partial: bytes, partial_inside: bool) -> int:
@@ -1062,16 +1114,18 @@ class PretokenizedBPE:
         compiled = self._compiled_scans()
         if state.partial or compiled is None or not self.scanner.restartable:
             return None
-        plain = self.__dict__.get("_plain_texts")
+        # per shape (not per token: a few thousand entries), the last one for "no shape"
+        plain = self.__dict__.get("_plain_shape_texts")
         if plain is None:
-            plain = self._plain_texts = [
-                text if shape_id >= 0 and text and not tail else None
-                for shape_id in self.shape_of_token.tolist()
-                for text, tail in (self.shapes[shape_id] if shape_id >= 0 else ("", b""),)]
-        out = np.full(len(token_ids), -1, dtype=np.int8)
+            plain = self._plain_shape_texts = [text if text and not tail else None
+                                               for text, tail in self.shapes] + [None]
+        ids = np.asarray(token_ids, dtype=np.int64)
+        in_range = (ids >= 0) & (ids < self.vocab_size)
+        shape_ids = np.where(in_range, self.shape_of_token[np.where(in_range, ids, 0)], -1)
+        out = np.full(len(ids), -1, dtype=np.int8)
         texts, positions, chosen = [], [], []
-        for position, token_id in enumerate(token_ids):
-            text = plain[token_id] if 0 <= token_id < self.vocab_size else None
+        for position, (token_id, shape_id) in enumerate(zip(ids.tolist(), shape_ids.tolist())):
+            text = plain[shape_id]
             if text is not None:
                 texts.append(text)
                 positions.append(position)
