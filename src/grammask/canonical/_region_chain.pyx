@@ -48,6 +48,8 @@ from cpython.unicode cimport PyUnicode_4BYTE_KIND, PyUnicode_FromKindAndData
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memmove
 
+from grammask.canonical._machine_run cimport resume_match
+
 
 cdef struct Region:
     Py_UCS4* chars      # code points (class representatives), n of them
@@ -58,24 +60,6 @@ cdef struct Region:
     int n_cuts
 
 
-cdef inline int _run(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
-                     const int* classes, int start, int n, int* state_out) noexcept nogil:
-    """Walk from the start state at ``start`` to ``n``; returns the best match end
-    (absolute, -1: none) and puts the state at the stop (-1: every thread died) in
-    ``state_out``."""
-    cdef int state = 0, best = -1, pos = start, c
-    while pos < n:
-        c = classes[pos]
-        if matched[state, c]:
-            best = pos
-        state = trans[state, c]
-        pos += 1
-        if state < 0:
-            break
-    state_out[0] = state
-    return best
-
-
 cdef int _chain(const int[:, ::1] trans, const unsigned char[:, ::1] matched, bint covering,
                 const Region* region, int* levels) noexcept nogil:
     """The chain of ``region`` into ``levels`` (three ints per level); returns the
@@ -83,7 +67,7 @@ cdef int _chain(const int[:, ::1] trans, const unsigned char[:, ::1] matched, bi
     cdef int n = region.n, start = 0, position = 0, n_levels = 0, state, best, end, verdict
     cdef bint holds
     while start < n:
-        best = _run(trans, matched, region.classes, start, n, &state)
+        best = resume_match(trans, matched, region.classes, n, start, 0, -1, &state)
         if best == start:
             return -1
         if best < 0:

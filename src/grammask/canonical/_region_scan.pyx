@@ -73,29 +73,10 @@ leftmost-first automaton.
 cimport cython
 from libc.stdlib cimport free, malloc
 
+from grammask.canonical._machine_run cimport resume_match
+
 
 cdef int _MAX_TEXT = 512
-
-
-cdef inline int _run(const int[:, ::1] trans, const unsigned char[:, ::1] matched,
-                     const int* text, int limit, int pos, int state, int best,
-                     int* alive) noexcept nogil:
-    """Resume a match at ``pos`` in ``state`` with best end ``best`` (-1: none) up to ``limit``.
-
-    Returns the best end; ``alive[0]`` is the state at ``limit`` if threads still run
-    there (the match is not decided yet), else -1."""
-    cdef int c
-    while pos < limit:
-        c = text[pos]
-        if matched[state, c]:
-            best = pos
-        state = trans[state, c]
-        pos += 1
-        if state < 0:
-            alive[0] = -1
-            return best
-    alive[0] = state
-    return best
 
 
 cdef struct Chain:
@@ -133,7 +114,7 @@ cdef inline int _resume(const int[:, ::1] trans, const unsigned char[:, ::1] mat
                         int pos, int state, int best) noexcept nogil:
     """End of the match running at ``pos`` in ``state`` once the rest of the text is read."""
     cdef int alive
-    best = _run(trans, matched, text, length, pos, state, best, &alive)
+    best = resume_match(trans, matched, text, length, pos, state, best, &alive)
     if alive >= 0 and end_match[alive]:
         best = length
     return best
@@ -180,7 +161,7 @@ cdef inline int _group_verdict(const int[:, ::1] trans, const unsigned char[:, :
     # the region's match resumes after T in state sigma, its best end at e (offset 0)
     position, state, best = start_cut, sigma, 0
     while True:
-        best = _run(trans, matched, text, n_region, position, state, best, &alive)
+        best = resume_match(trans, matched, text, n_region, position, state, best, &alive)
         if alive >= 0:
             break
         if state == 0 and best <= position:
@@ -272,10 +253,10 @@ cdef int _common_boundary(const int[:, ::1] trans, const unsigned char[:, ::1] m
     cdef int best, alive, agreed, end, state, p, probe
     while cut < n:
         if resume_pos > cut:
-            best = _run(trans, matched, text, n, resume_pos, resume_state, resume_best, &alive)
+            best = resume_match(trans, matched, text, n, resume_pos, resume_state, resume_best, &alive)
             resume_pos = 0
         else:
-            best = _run(trans, matched, text, n, cut, 0, -1, &alive)
+            best = resume_match(trans, matched, text, n, cut, 0, -1, &alive)
         if alive < 0:
             if best <= cut:
                 return -1
@@ -353,7 +334,7 @@ cdef int _decided_matches(const int[:, ::1] trans, const unsigned char[:, ::1] m
     cdef int position = 0, best, alive, k = 0
     resume[0] = 0
     while position < n:
-        best = _run(trans, matched, text, n, position, 0, -1, &alive)
+        best = resume_match(trans, matched, text, n, position, 0, -1, &alive)
         if alive >= 0:
             resume[0] = n
             resume[1] = alive
@@ -452,7 +433,7 @@ cdef class ScanTable:
         cdef int n = <int> len(text), alive, best
         cdef int* classes = _region_classes(text, self.class_of)
         with nogil:
-            best = _run(self.trans, self.matched, classes, n, 0, 0, -1, &alive)
+            best = resume_match(self.trans, self.matched, classes, n, 0, 0, -1, &alive)
         free(classes)
         return alive, best
 
@@ -602,7 +583,7 @@ cdef class ScanTable:
             # the matches that end inside the region whatever follows, once; then the one
             # still running at its end, which each first character and probe resume
             while start < n:
-                best = _run(self.trans, self.matched, text, n, start, 0, -1, &alive)
+                best = resume_match(self.trans, self.matched, text, n, start, 0, -1, &alive)
                 if alive >= 0:
                     run_state, run_best = alive, best
                     break
