@@ -271,7 +271,7 @@ def main() -> None:
     GrammaskLogitsProcessor.update_state = _count_inside(GrammaskLogitsProcessor.update_state)
     EngineCore.step = _record_steps(EngineCore.step)
     llm = LLM(model=args.model, dtype="float32", enforce_eager=True, max_model_len=512, seed=0,
-              gpu_memory_utilization=0.1, logits_processors=[GrammaskLogitsProcessor],
+              kv_cache_memory_bytes=512 << 20, logits_processors=[GrammaskLogitsProcessor],
               structured_outputs_config={"backend": "xgrammar", "disable_any_whitespace": True})
     generate = Timed(llm)
     load_start = os.getloadavg()
