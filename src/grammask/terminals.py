@@ -45,6 +45,7 @@ joined with each schema's value pattern, csrc/dfa/src/concat.rs).
 from __future__ import annotations
 
 import functools
+import threading
 from typing import Iterable
 
 import numpy as np
@@ -310,10 +311,12 @@ class _BuiltWithinLimits:
     not taken: a table built within large limits may have needed them on
     the way (intermediate products), so a smaller request builds and may
     fail.  Per key the entry with the smallest limits is kept; at most
-    ``_CACHE_SIZE`` keys, the oldest dropped first."""
+    ``_CACHE_SIZE`` keys, the oldest dropped first; one lock guards the
+    entries (grammars may be compiled on several threads)."""
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str, bool], tuple[int, int, DFA]] = {}
+        self._lock = threading.Lock()
 
     def get(self, key: tuple[str, str, bool], max_states: int, max_bytes: int) -> DFA | None:
         entry = self._entries.get(key)
@@ -322,16 +325,18 @@ class _BuiltWithinLimits:
         return None
 
     def put(self, key: tuple[str, str, bool], max_states: int, max_bytes: int, dfa: DFA) -> None:
-        entry = self._entries.get(key)
-        if entry is not None and not (max_states <= entry[0] and max_bytes <= entry[1]):
-            return
-        self._entries.pop(key, None)
-        if len(self._entries) >= _CACHE_SIZE:
-            del self._entries[next(iter(self._entries))]
-        self._entries[key] = (max_states, max_bytes, dfa)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and not (max_states <= entry[0] and max_bytes <= entry[1]):
+                return
+            self._entries.pop(key, None)
+            if len(self._entries) >= _CACHE_SIZE:
+                del self._entries[next(iter(self._entries))]
+            self._entries[key] = (max_states, max_bytes, dfa)
 
     def cache_clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()
 
 
 BUILT_WITHIN_LIMITS = _BuiltWithinLimits()
