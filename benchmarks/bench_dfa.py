@@ -43,7 +43,7 @@ def _workload_regex(name: str) -> str:
 
 def cases() -> list[tuple[str, object]]:
     """(name, zero-argument builder) pairs; builders bypass the DFA cache."""
-    build_regex = terminals._compile_regex_cached.__wrapped__
+    build_regex = terminals._build_regex
     build_literals = terminals._compile_literals_cached.__wrapped__
     build_substrings = terminals._compile_substrings_cached.__wrapped__
     max_states, max_bytes = terminals._DEFAULTS.max_dfa_states, terminals._DEFAULTS.max_dfa_bytes

@@ -86,7 +86,7 @@ def _cold(function):
     """Run ``function`` with grammask's DFA caches emptied first."""
     from grammask import terminals
 
-    for name in ("_compile_regex_cached", "_compile_literals_cached", "_compile_substrings_cached"):
+    for name in ("REGEX_DFAS", "_compile_literals_cached", "_compile_substrings_cached"):
         cached = getattr(terminals, name, None)
         if cached is not None and hasattr(cached, "cache_clear"):
             cached.cache_clear()

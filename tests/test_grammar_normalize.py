@@ -262,7 +262,7 @@ def test_fold_that_would_explode_falls_back_within_the_dfa_limits(monkeypatch):
         builds.append((pattern, max_states, max_bytes))
         return build(pattern, kind, case_insensitive, max_states, max_bytes)
 
-    terminals._compile_regex_cached.cache_clear()
+    terminals.REGEX_DFAS.cache_clear()
     monkeypatch.setattr(terminals._dfa_builder, "build_regex_table", counted)
     grammar = Grammar.from_gbnf('root ::= [ab]* "a" [ab]{30}')
     assert builds and all(states <= limits.max_dfa_states and size <= limits.max_dfa_bytes

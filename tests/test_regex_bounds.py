@@ -36,7 +36,7 @@ def test_patterns_over_the_limits_fail_before_any_dfa_and_name_the_limit(pattern
     def no_build(*args):
         raise AssertionError("a DFA was built before the limit check")
 
-    terminals._compile_regex_cached.cache_clear()
+    terminals.REGEX_DFAS.cache_clear()
     monkeypatch.setattr(terminals._dfa_builder, "build_regex_table", no_build)
     with pytest.raises(LimitExceeded) as info:
         grammask.Grammar.from_regex(pattern)

@@ -188,15 +188,15 @@ def test_state_limit():
 
 
 def test_a_dfa_built_within_smaller_limits_serves_larger_ones_only():
-    """``BUILT_WITHIN_LIMITS``: the translator's small-budget build of a
+    """``REGEX_DFAS``: the translator's small-budget build of a
     pattern serves the grammar's larger-budget request; a table built within
     large limits never lets a smaller request pass that would fail."""
     from grammask import clear_caches
-    from grammask.terminals import BUILT_WITHIN_LIMITS
+    from grammask.terminals import REGEX_DFAS
 
     clear_caches(vocabularies=False)
     small = compile_regex("[a-z]{0,40}x", max_states=100, max_bytes=1 << 20)
-    assert BUILT_WITHIN_LIMITS.get(("[a-z]{0,40}x", "regex", False), 100, 1 << 20) is small
+    assert REGEX_DFAS.get(("[a-z]{0,40}x", "regex", False), 100, 1 << 20) is small
     larger = compile_regex("[a-z]{0,40}x", max_states=1_000, max_bytes=1 << 22)
     assert larger is small
     assert larger.fullmatch(b"abcx") and not larger.fullmatch(b"a" * 41 + b"x")
@@ -204,9 +204,9 @@ def test_a_dfa_built_within_smaller_limits_serves_larger_ones_only():
     with pytest.raises(LimitExceeded) as info:
         compile_regex("[a-z]{0,400}", max_states=401)
     assert info.value.given == 402
-    assert BUILT_WITHIN_LIMITS.get(("[a-z]{0,400}", "regex", False), 401, 1 << 30) is None
+    assert REGEX_DFAS.get(("[a-z]{0,400}", "regex", False), 401, 1 << 30) is None
     clear_caches(vocabularies=False)
-    assert BUILT_WITHIN_LIMITS.get(("[a-z]{0,40}x", "regex", False), 100, 1 << 20) is None
+    assert REGEX_DFAS.get(("[a-z]{0,40}x", "regex", False), 100, 1 << 20) is None
 
 
 def test_byte_limit_stops_exploding_patterns():

@@ -35,9 +35,9 @@ tables (``==`` and ``hash`` compare table content, which the front end uses
 to deduplicate terminals).  Bytes that are not valid UTF-8 lead to state 0.
 An empty language is the one-state table with ``start == 0``.
 
-Compiled DFAs are cached by their arguments, since grammars reuse patterns,
-and a regex terminal's DFA is reused by requests with larger limits
-(``BUILT_WITHIN_LIMITS``); the crate also keeps, per process, the pieces it builds a concatenation
+Compiled DFAs are cached by their arguments, since grammars reuse patterns
+(a regex terminal's DFA by pattern, kind and case flag, reused by requests
+with larger limits: ``REGEX_DFAS``); the crate also keeps, per process, the pieces it builds a concatenation
 from (``PIECE_CACHE``: JSON's member separator ``[ \t\n\r]{0,256}:...``
 joined with each schema's value pattern, csrc/dfa/src/concat.rs).
 """
@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections import OrderedDict
 from typing import Iterable
 
 import numpy as np
@@ -278,68 +279,71 @@ def compile_regex(pattern: str, *, kind: str = "regex", case_insensitive: bool =
         raise RegexError(f"regex {_preview(pattern)} contains a lone surrogate at character {bad}",
                          pattern=pattern, position=bad, reason="not valid Unicode")
     max_states, max_bytes = _check_limits(max_states, max_bytes)
-    return _compile_regex_cached(pattern, kind, bool(case_insensitive), max_states, max_bytes)
+    key = (pattern, kind, bool(case_insensitive))
+    dfa = REGEX_DFAS.get(key, max_states, max_bytes)
+    if dfa is None:
+        dfa = _build_regex(pattern, kind, bool(case_insensitive), max_states, max_bytes)
+        REGEX_DFAS.put(key, max_states, max_bytes, dfa)
+    return dfa
 
 
-@functools.lru_cache(maxsize=_CACHE_SIZE)
-def _compile_regex_cached(pattern: str, kind: str, case_insensitive: bool, max_states: int,
-                          max_bytes: int) -> DFA:
-    key = (pattern, kind, case_insensitive)
-    built = BUILT_WITHIN_LIMITS.get(key, max_states, max_bytes)
-    if built is not None:
-        return built
+def _build_regex(pattern: str, kind: str, case_insensitive: bool, max_states: int,
+                 max_bytes: int) -> DFA:
+    """The crate's build of a regex terminal, uncached (``compile_regex`` caches it)."""
     try:
         tables = _dfa_builder.build_regex_table(pattern, kind, case_insensitive, max_states,
                                                 max_bytes)
     except _dfa_builder.DfaBuildError as error:
         _raise_build_error(error, pattern, f"regex {_preview(pattern)}")
     flag = "(?i)" if case_insensitive else ""
-    built = DFA._from_tables(kind, flag + pattern, tables)
-    BUILT_WITHIN_LIMITS.put(key, max_states, max_bytes, built)
-    return built
+    return DFA._from_tables(kind, flag + pattern, tables)
 
 
-class _BuiltWithinLimits:
-    """The DFA of each regex terminal with the limits it was built within,
-    so a request with limits at least as large takes it instead of building
-    again (the translator tries patterns within a small budget, the grammar
-    then builds them within the config's).
+class _RegexDFAs:
+    """The cache of regex terminals' DFAs: per (pattern, kind, case flag), the
+    DFA with the limits it was built within.  A request whose limits are at
+    least as large takes it instead of building again (the translator tries
+    patterns within a small budget, the grammar then asks within the
+    config's).
 
     Why that is exact: a build within smaller limits passed every check a
     build within larger ones makes, and its table is the unique minimal
     one, so the larger build would give the same table.  The other way is
     not taken: a table built within large limits may have needed them on
     the way (intermediate products), so a smaller request builds and may
-    fail.  Per key the entry with the smallest limits is kept; at most
-    ``_CACHE_SIZE`` keys, the oldest dropped first; one lock guards the
-    entries (grammars may be compiled on several threads)."""
+    fail; its DFA then replaces the entry (the smaller limits serve more
+    requests).  Failures are not kept.  At most ``_CACHE_SIZE`` keys, the
+    least recently used dropped first; one lock guards the entries
+    (grammars may be compiled on several threads)."""
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, str, bool], tuple[int, int, DFA]] = {}
+        self._entries: OrderedDict[tuple[str, str, bool], tuple[int, int, DFA]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: tuple[str, str, bool], max_states: int, max_bytes: int) -> DFA | None:
-        entry = self._entries.get(key)
-        if entry is not None and entry[0] <= max_states and entry[1] <= max_bytes:
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry[0] > max_states or entry[1] > max_bytes:
+                return None
+            self._entries.move_to_end(key)
             return entry[2]
-        return None
 
     def put(self, key: tuple[str, str, bool], max_states: int, max_bytes: int, dfa: DFA) -> None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and not (max_states <= entry[0] and max_bytes <= entry[1]):
                 return
-            self._entries.pop(key, None)
-            if len(self._entries) >= _CACHE_SIZE:
-                del self._entries[next(iter(self._entries))]
             self._entries[key] = (max_states, max_bytes, dfa)
+            self._entries.move_to_end(key)
+            if len(self._entries) > _CACHE_SIZE:
+                self._entries.popitem(last=False)
 
     def cache_clear(self) -> None:
         with self._lock:
             self._entries.clear()
 
 
-BUILT_WITHIN_LIMITS = _BuiltWithinLimits()
+REGEX_DFAS = _RegexDFAs()
 
 
 def compile_literals(strings: Iterable[str], *, case_insensitive: bool = False,

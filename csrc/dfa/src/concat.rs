@@ -34,7 +34,7 @@
 //! table would not fit; a table larger than a quarter of it is not kept).
 
 use crate::error::{table_bytes, Failure, Limits};
-use crate::minimize::normalize;
+use crate::minimize::{check_limits, normalize};
 use crate::regex_build::full_match_table;
 use crate::repeat::counted_repetition;
 use crate::table::{Table, DEAD};
@@ -63,8 +63,8 @@ pub fn concatenation_table(hir: &Hir, limits: &Limits) -> Option<Table> {
     let last = pieces.len() - 1;
     if last == 0 {
         let piece = cached(&keys[0], limits, || build_piece(&pieces[0], limits))?;
-        limits.check_table_bytes(piece.n_states(), piece.n_classes).ok()?;
-        return (piece.n_states() <= limits.max_states).then(|| Table::clone(&piece));
+        check_limits(&piece, limits).ok()?;
+        return Some(Table::clone(&piece));
     }
     let mut prefix_key = keys[0].clone();
     let mut result = cached(&prefix_key, limits, || build_piece(&pieces[0], limits))?;

@@ -46,18 +46,24 @@ pub fn finish(table: &Table, block_of: &[u32], limits: &Limits) -> Result<Table,
     }
     let renumbered = renumber_blocks(table, block_of);
     let finished = merge_equal_classes(&renumbered);
-    if finished.n_states() > limits.max_states {
+    check_limits(&finished, limits)?;
+    Ok(finished)
+}
+
+/// Fails unless the finished `table` fits `max_states` and `max_bytes`.
+pub fn check_limits(table: &Table, limits: &Limits) -> Result<(), Failure> {
+    if table.n_states() > limits.max_states {
         return Err(Failure::Limit {
             limit: Limit::States,
-            given: Some(finished.n_states() as u64),
+            given: Some(table.n_states() as u64),
             maximum: limits.max_states as u64,
         });
     }
-    let bytes = table_bytes(finished.n_states(), finished.n_classes);
+    let bytes = table_bytes(table.n_states(), table.n_classes);
     if bytes > limits.max_bytes as u64 {
         return Err(Failure::Limit { limit: Limit::Bytes, given: Some(bytes), maximum: limits.max_bytes as u64 });
     }
-    Ok(finished)
+    Ok(())
 }
 
 /// Incoming transitions grouped by target: the transitions into state q are

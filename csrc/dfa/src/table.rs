@@ -152,7 +152,10 @@ pub fn subtract(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failure>
 /// bytes (JSON keys other than a schema's listed ones) reaches about the
 /// sum of their sizes in tuples, built and minimized once.  A tuple whose
 /// `a` component is dead is the dead state 0; dead removed components are
-/// kept (they can no longer accept).  Only `max_bytes` bounds it.
+/// kept (they can no longer accept).  Only `max_bytes` bounds it.  The
+/// pairs of `intersect` and `subtract` keep their own loop (`product`):
+/// its pairs packed in one word hash faster than tuples, and the largest
+/// intersections (0.5-1.8 s) took a third longer through this one.
 ///
 /// Data layout: tuple `i` is `tuples[i * width..(i + 1) * width]`, `width`
 /// = 1 + `removed.len()`; classes are the common refinement of every class
