@@ -150,6 +150,18 @@ def test_bitmask_layout_matches_ids(vocab, lists):
     assert from_bits == engine.compute_allowed_token_ids().tolist()
     with pytest.raises(grammask.VocabularyError):
         engine.fill_bitmask(np.zeros((1, n_words + 1), dtype=np.int32))
+    with pytest.raises(grammask.IndexOutOfRange):
+        engine.fill_bitmask(bitmask, row=-1)
+    read_only = np.zeros((1, n_words), dtype=np.int32)
+    read_only.flags.writeable = False
+    with pytest.raises(grammask.InvalidArgument):
+        engine.fill_bitmask(read_only)
+    # the memcpy path's neighbours: a 1-D array, a strided one, a numpy row index
+    one_d = np.zeros(n_words, dtype=np.int32)
+    engine.fill_bitmask(one_d)
+    strided = np.zeros((n_words, 2), dtype=np.int32).T
+    engine.fill_bitmask(strided, row=np.int64(1))
+    assert (one_d == bitmask[1]).all() and (strided[1] == bitmask[1]).all() and not strided[0].any()
 
 
 @pytest.mark.parametrize("vocab_size", [1, 31, 32, 33, 1000, 128257])

@@ -106,6 +106,52 @@ def test_mask_equals_reference_on_random_walks(name):
         random_walk(engine, reference, 12, rng)
 
 
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_accept_of_any_token_matches_reference(name):
+    """Any id, allowed or not (EOS, the unused id 0's neighbours, ids outside
+    the vocabulary, numpy integers): accepted iff the reference says the
+    output stays viable (EOS: complete), and a refused one leaves the engine
+    as it was (its next mask is still the reference's)."""
+    grammar = grammar_by_name(name)
+    vocab = make_vocab(SMALL_PIECES)
+    reference = ReferenceRecognizer(grammar.ast)
+    rng = random.Random(zlib.crc32(b"accept-" + name.encode()))
+    for config in (grammask.Config(canonical=False), grammask.Config(canonical=False, eager_end=True)):
+        engine = grammask.Engine(grammask.compile(grammar, vocab, config))
+        for _ in range(3):
+            engine.reset()
+            output, finished = b"", False
+            for _ in range(25):
+                token_id = rng.choice([rng.randrange(-2, vocab.size + 2), rng.randrange(vocab.size)])
+                token_id = np.int64(token_id) if rng.random() < 0.2 else token_id
+                data = vocab.token_bytes[token_id] if 0 <= token_id < vocab.size else None
+                if finished:
+                    expected = token_id == EOS
+                elif token_id == EOS:
+                    expected = reference.accepts(output)
+                elif config.eager_end and reference.accepts(output):
+                    expected = False
+                else:
+                    expected = bool(data) and reference.viable_prefix(output + data)
+                try:
+                    engine.try_accept_new_token(token_id)
+                    accepted = True
+                except grammask.TokenRejected:
+                    accepted = False
+                assert accepted == expected, f"token {token_id} after {output!r}"
+                if accepted and token_id == EOS:
+                    finished = True
+                elif accepted:
+                    output += data
+                assert engine.output_bytes() == output
+                if not finished:
+                    mask = engine.compute_allowed_token_ids()
+                    reference_mask = brute_force_reference(reference, vocab, output)
+                    if config.eager_end and reference.accepts(output):
+                        reference_mask = np.array([EOS], dtype=np.int32)
+                    assert mask.tolist() == reference_mask.tolist(), f"after {output!r}"
+
+
 COUNTED_PIECES = [b"a", b"b", b" ", b'"', b'a"', b'ab"', b"ab " * 7, b"b" * 30, b"a" * 63,
                   b"a" * 64, b"a" * 65, b"ba" * 40, b'b' * 20 + b'"', b"\\n", b"\\u0061"]
 

@@ -8,6 +8,11 @@ What it computes
 float64 ``[rows, V']`` array, the logit of each token whose bit is clear in
 the token bitset ``bits`` (``bitset.pxd``) to ``-inf``, in place.  Columns
 from ``vocab_size`` on (padded model vocabularies) are always disallowed.
+``copy_row(bitmask, row, bits)`` copies ``bits`` into row ``row`` of a
+C-contiguous int32 ``[rows, n_words]`` array (xgrammar's bitmask layout)
+with one ``memcpy``, and says False, copying nothing, where the row does
+not fit (``grammask.engine.logits.write_bitmask`` then takes numpy's copy
+and its typed errors).
 ``allowed_ids(bits, vocab_size)`` is the sorted int32 array of the set
 tokens below ``vocab_size`` (``bitset.token_ids``, numpy's unpack and
 nonzero over V bytes, is the reference), counted with popcounts and read
@@ -29,6 +34,7 @@ left untouched.
 
 cimport cython
 from libc.stdint cimport int32_t
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -80,6 +86,17 @@ def mask_rows(real_t[:, :] logits, const word_t[::1] bits, Py_ssize_t vocab_size
         for r in range(logits.shape[0]):
             mask_row(<char*>&logits[r, 0], stride, n, &bits[0], bits.shape[0], vocab_size,
                      minus_inf)
+
+
+def copy_row(int32_t[:, ::1] bitmask, Py_ssize_t row, const word_t[::1] bits):
+    """Copy ``bits`` into row ``row`` of ``bitmask``; False (nothing copied)
+    unless the row exists and is as long as ``bits``."""
+    cdef Py_ssize_t n_words = bits.shape[0]
+    if bitmask.shape[1] != n_words or not 0 <= row < bitmask.shape[0]:
+        return False
+    if n_words:
+        memcpy(&bitmask[row, 0], &bits[0], n_words * sizeof(word_t))
+    return True
 
 
 @cython.boundscheck(False)

@@ -109,6 +109,7 @@ class Engine:
 
     def _set_compiled(self, compiled: CompiledGrammar):
         self.compiled = compiled
+        self._set_fast_accept()
         self._bits = np.zeros(compiled.n_words, dtype=np.uint32)
         self._narrow = np.zeros(compiled.n_words, dtype=np.uint32) if compiled.lookahead else None
         self._mask = MaskState(compiled.mask_computer, compiled.mask_step,
@@ -117,6 +118,16 @@ class Engine:
                        "dead_ends": 0, "lookahead_pruned": 0, "lookahead_cutoffs": 0,
                        "mask_cache_hits": 0}
         self.reset()
+
+    def _set_fast_accept(self) -> None:
+        """What ``try_accept_new_token``'s common case reads: the vocabulary's
+        text flags and bytes, and whether the grammar alone decides a text
+        token (no token terminals, no canonical check, no eager end)."""
+        compiled = self.compiled
+        self._text_flags = compiled.vocab.text_token_flags
+        self._token_bytes = compiled.vocab.token_bytes
+        self._fast_accept = (compiled.token_terminals is None and not compiled.config.eager_end
+                             and not self._canonical_checked())
 
     def initialize(self, grammar, vocab: Vocabulary, config: Optional[Config] = None) -> None:
         """Seed API: (re)initialize this engine on a grammar and vocabulary."""
@@ -152,6 +163,7 @@ class Engine:
         """An independent engine in the same state (sharing the compiled grammar)."""
         clone = Engine.__new__(Engine)
         clone.compiled = self.compiled
+        clone._set_fast_accept()
         clone._bits = self._bits.copy()
         clone._narrow = None if self._narrow is None else self._narrow.copy()
         clone._stats = dict(self._stats)
@@ -217,7 +229,22 @@ class Engine:
         """Accept one token id; raise TokenRejected (state unchanged) if the
         mask does not allow it: the grammar, and with a canonical filter the
         filter and its lookahead too (``Config.accept_non_canonical=True``
-        leaves that part out), so accept and ``is_token_allowed`` agree."""
+        leaves that part out), so accept and ``is_token_allowed`` agree.
+
+        A text token (``Vocabulary.text_token_flags``) the grammar alone
+        decides (``_set_fast_accept``) is pushed at once; anything else, or
+        a push the grammar refuses, takes ``_accept_checked``, which checks
+        every case in order and says why it refuses."""
+        if (type(token_id) is int and self._fast_accept and 0 <= token_id < len(self._text_flags)
+                and self._text_flags[token_id] and not self._mask.finished):
+            data = self._token_bytes[token_id]
+            if self._recognizer.push_bytes(data):
+                self._push_step(token_id, len(data), data)
+                return self._status()
+        return self._accept_checked(token_id)
+
+    def _accept_checked(self, token_id) -> Status:
+        """``try_accept_new_token`` with every check, in order."""
         vocab = self.compiled.vocab
         if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)):
             raise TokenRejected(f"token id must be an int, got {token_id!r}", token_id=None)

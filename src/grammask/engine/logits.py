@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grammask._core.logits import mask_rows
+from grammask._core.logits import copy_row, mask_rows
 from grammask.bitset import column_flags
 from grammask.errors import IndexOutOfRange, InvalidArgument, InvalidArgumentType, VocabularyError
 
@@ -85,9 +85,18 @@ def check_bitmask(bitmask, n_words: int, row) -> None:
         raise VocabularyError(f"bitmask must be 1-D or 2-D, got shape {shape}")
 
 
+_INT32 = np.dtype(np.int32)
+
+
 def write_bitmask(bitmask, bits: np.ndarray, row: int = 0) -> None:
     """Write ``bits`` into row ``row`` of an int32 [rows, n_words] array (or
-    into a 1-D [n_words] one), numpy or torch."""
+    into a 1-D [n_words] one), numpy or torch.  A writable C-contiguous 2-D
+    numpy array (what a decoding loop passes every step) takes one
+    ``memcpy`` (``_core.logits.copy_row``) after the checks it needs."""
+    if (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and type(row) is int
+            and bitmask.ndim == 2 and bitmask.flags.c_contiguous and bitmask.flags.writeable
+            and copy_row(bitmask, row, bits)):
+        return
     check_bitmask(bitmask, len(bits), row)
     target_row = None if len(bitmask.shape) == 1 else int(row)
     words = bits.view(np.int32)

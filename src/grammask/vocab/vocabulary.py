@@ -18,6 +18,8 @@ Data layout
     ``allowed_text_token_ids``  read-only ``np.int32`` array, ascending: the ids
                            that may appear as text (bytes not None, not empty,
                            not special).
+    ``text_token_flags``   ``bytes`` by id: 1 for those same ids, else 0 (the
+                           engine's accept tests an id with one index).
     ``tokenizer``, ``tokenizer_kind``  the source object and its kind
                            (``"tokenizers"``, ``"tiktoken"``, ``"sentencepiece"``,
                            ``"gguf"``, ``"llama"`` or ``None``) so the canonical
@@ -102,7 +104,7 @@ class Vocabulary:
     """Token id -> exact bytes, plus EOS and special ids.  See the module docstring."""
 
     __slots__ = ("token_bytes", "eos_token_ids", "special_token_ids", "allowed_text_token_ids",
-                 "tokenizer", "tokenizer_kind", "gguf_metadata", "_fingerprint", "_text_ids")
+                 "text_token_flags", "tokenizer", "tokenizer_kind", "gguf_metadata", "_fingerprint", "_text_ids")
 
     def __init__(self, token_bytes: Sequence[Optional[bytes]], eos_token_ids: Any,
                  special_token_ids: Iterable[int] = (), *, tokenizer: Any = None,
@@ -139,6 +141,7 @@ class Vocabulary:
         allowed = np.flatnonzero(is_text).astype(np.int32)
         allowed.setflags(write=False)
         self.allowed_text_token_ids = allowed
+        self.text_token_flags = is_text.tobytes()
         self.tokenizer = tokenizer
         self.tokenizer_kind = tokenizer_kind
         self.gguf_metadata = gguf_metadata
