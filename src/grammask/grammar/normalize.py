@@ -62,15 +62,20 @@ def merge_consecutive_literals(flat: FlatGrammar, only: Optional[set[str]] = Non
     """Pre: flat productions (with ``only``: no two literals adjacent outside
     the rules it names).  Post: no two literal terminals are adjacent in a
     production (``'b' 'c' 'd'`` became ``'bcd'``)."""
-    for name in flat.rules if only is None else [name for name in flat.rules if name in only]:
+    for name in flat.rules if only is None else [name for name in only if name in flat.rules]:
         productions = flat.rules[name]
-        if all(len(production) < 2 for production in productions):
-            continue
-        merged_productions = []
-        for production in productions:
+        merged_productions = productions
+        for index, production in enumerate(productions):
             if len(production) < 2:
-                merged_productions.append(production)
                 continue
+            previous_lit = False
+            for symbol in production:
+                is_lit = symbol.__class__ is tuple and symbol[0] == "lit"
+                if is_lit and previous_lit:
+                    break
+                previous_lit = is_lit
+            else:
+                continue   # no two literals adjacent: kept as it is
             merged: list[Symbol] = []
             previous_lit = False
             for symbol in production:
@@ -80,7 +85,9 @@ def merge_consecutive_literals(flat: FlatGrammar, only: Optional[set[str]] = Non
                 else:
                     merged.append(symbol)
                 previous_lit = is_lit
-            merged_productions.append(production if len(merged) == len(production) else tuple(merged))
+            if merged_productions is productions:
+                merged_productions = list(productions)   # the list may be shared: copied on write
+            merged_productions[index] = tuple(merged)
         flat.rules[name] = merged_productions
 
 
