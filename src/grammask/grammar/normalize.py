@@ -96,7 +96,8 @@ def deduplicate_alternatives(flat: FlatGrammar) -> None:
     """Pre: flat productions.  Post: the productions of each rule are distinct
     (first occurrence kept, order preserved)."""
     for name, productions in flat.rules.items():
-        flat.rules[name] = list(dict.fromkeys(productions))
+        if len(productions) > 1:
+            flat.rules[name] = list(dict.fromkeys(productions))
 
 
 def remove_useless_rules(flat: FlatGrammar, compiler: TerminalCompiler, after_nullable: bool = False) -> list[str]:
