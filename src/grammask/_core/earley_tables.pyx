@@ -98,18 +98,16 @@ def _check_symbols(const uint8_t[::1] symbol_kinds, const int32_t[::1] symbol_id
     """Every symbol kind is 0 (terminal) or 1 (nonterminal) and every id is
     in range for its kind; an error names the first bad id by its index
     among the symbols of its kind (nonterminals reported first)."""
-    cdef Py_ssize_t symbol, n_nt = 0, n_t = 0, bad_nt = -1, bad_t = -1
+    cdef Py_ssize_t symbol, bad_nt = -1, bad_t = -1
     cdef int32_t symbol_id
     for symbol in range(symbol_kinds.shape[0]):
         symbol_id = symbol_ids[symbol]
         if symbol_kinds[symbol] == 1:
             if bad_nt < 0 and (symbol_id < 0 or symbol_id >= n_nonterminals):
                 bad_nt = symbol
-            n_nt += 1
         elif symbol_kinds[symbol] == 0:
             if bad_t < 0 and (symbol_id < 0 or symbol_id >= n_terminals):
                 bad_t = symbol
-            n_t += 1
         else:
             raise GrammarError("LNF symbol_kinds must be 0 (terminal) or 1 (nonterminal)")
     for bad, kind, bound, name in ((bad_nt, 1, n_nonterminals, "nonterminals"),
