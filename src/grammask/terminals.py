@@ -90,7 +90,7 @@ class DFA:
 
     __slots__ = ("kind", "source", "format_version", "n_states", "n_classes", "start",
                  "class_map", "transitions", "accepting", "_class_list", "_flat_transitions",
-                 "_accepting_list", "_buffers")
+                 "_accepting_list", "_buffers", "_nonempty")
 
     dead = 0
     """The dead state: non-accepting, every byte leads back to it."""
@@ -119,6 +119,7 @@ class DFA:
         self._class_list = self.class_map.tolist()
         self._flat_transitions = memoryview(np.ascontiguousarray(self.transitions).reshape(-1))
         self._accepting_list = self.accepting.tolist()
+        self._nonempty = start != 0 and bool((self.transitions[start] != 0).any())
 
     @classmethod
     def _from_tables(cls, kind: str, source: str, tables: dict) -> DFA:
@@ -156,6 +157,12 @@ class DFA:
     def matches_empty(self) -> bool:
         """Whether the empty string is a match."""
         return self._accepting_list[self.start]
+
+    @property
+    def has_nonempty_match(self) -> bool:
+        """Whether a string of at least one byte matches (some byte leads
+        from the start state to a live state)."""
+        return self._nonempty
 
     @property
     def is_empty_language(self) -> bool:

@@ -56,19 +56,66 @@ def _contiguous(array, dtype, name):
     return result
 
 
-def _check_offsets(offsets, n_rows, total, name):
-    if len(offsets) != n_rows + 1:
-        raise GrammarError(f"LNF field {name!r} has {len(offsets)} entries, expected {n_rows + 1}")
-    if offsets[0] != 0 or offsets[-1] != total:
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _first_step_below(const int32_t[::1] offsets, int64_t least) noexcept:
+    """The first i with ``offsets[i + 1] - offsets[i] < least``, or -1."""
+    cdef Py_ssize_t i
+    for i in range(offsets.shape[0] - 1):
+        if <int64_t>offsets[i + 1] - offsets[i] < least:
+            return i
+    return -1
+
+
+def _check_offsets(const int32_t[::1] offsets, Py_ssize_t n_rows, Py_ssize_t total, name):
+    if offsets.shape[0] != n_rows + 1:
+        raise GrammarError(f"LNF field {name!r} has {offsets.shape[0]} entries, expected {n_rows + 1}")
+    if offsets[0] != 0 or offsets[n_rows] != total:
         raise GrammarError(f"LNF field {name!r} must run from 0 to {total}")
-    if n_rows and np.any(np.diff(offsets) < 0):
-        raise GrammarError(f"LNF field {name!r} decreases at index {int(np.argmax(np.diff(offsets) < 0))}")
+    cdef Py_ssize_t bad = _first_step_below(offsets, 0)
+    if bad >= 0:
+        raise GrammarError(f"LNF field {name!r} decreases at index {bad}")
 
 
-def _check_ids(ids, bound, name):
-    if len(ids) and (ids.min() < 0 or ids.max() >= bound):
-        bad = int(np.argmax((ids < 0) | (ids >= bound)))
-        raise GrammarError(f"LNF field {name!r}[{bad}] = {int(ids[bad])} is outside [0, {bound})")
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _lhs_agrees(const int32_t[::1] nt_offsets, const int32_t[::1] production_lhs) noexcept:
+    """Every production between ``nt_offsets[n]`` and ``nt_offsets[n + 1]``
+    has left-hand side n (the offsets already checked: from 0 to the
+    number of productions, non-decreasing)."""
+    cdef Py_ssize_t nonterminal, production
+    for nonterminal in range(nt_offsets.shape[0] - 1):
+        for production in range(nt_offsets[nonterminal], nt_offsets[nonterminal + 1]):
+            if production_lhs[production] != nonterminal:
+                return False
+    return True
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _check_symbols(const uint8_t[::1] symbol_kinds, const int32_t[::1] symbol_ids,
+                   int64_t n_nonterminals, int64_t n_terminals):
+    """Every symbol kind is 0 (terminal) or 1 (nonterminal) and every id is
+    in range for its kind; an error names the first bad id by its index
+    among the symbols of its kind (nonterminals reported first)."""
+    cdef Py_ssize_t symbol, bad_nt = -1, bad_t = -1
+    cdef int32_t symbol_id
+    for symbol in range(symbol_kinds.shape[0]):
+        symbol_id = symbol_ids[symbol]
+        if symbol_kinds[symbol] == 1:
+            if bad_nt < 0 and (symbol_id < 0 or symbol_id >= n_nonterminals):
+                bad_nt = symbol
+        elif symbol_kinds[symbol] == 0:
+            if bad_t < 0 and (symbol_id < 0 or symbol_id >= n_terminals):
+                bad_t = symbol
+        else:
+            raise GrammarError("LNF symbol_kinds must be 0 (terminal) or 1 (nonterminal)")
+    for bad, kind, bound, name in ((bad_nt, 1, n_nonterminals, "nonterminals"),
+                                   (bad_t, 0, n_terminals, "terminals")):
+        if bad >= 0:
+            position = sum(1 for symbol in range(bad) if symbol_kinds[symbol] == kind)
+            raise GrammarError(f"LNF field 'symbol_ids ({name})'[{position}] = {symbol_ids[bad]} "
+                               f"is outside [0, {bound})")
 
 
 @cython.boundscheck(False)
@@ -185,13 +232,13 @@ def _checked_dfa(dfa):
     if table.ndim != 2 or table.shape[0] < 2 or table.shape[1] < 1:
         raise GrammarError("transitions must be [n_states >= 2, n_classes >= 1]")
     n_states, n_classes = table.shape
-    if len(class_map) != 256 or class_map.max() >= n_classes:
+    if len(class_map) != 256 or not _classes_below(class_map, n_classes):
         raise GrammarError(f"class_map must have 256 entries < n_classes={n_classes}")
     if len(accepting) != n_states:
         raise GrammarError(f"accepting has {len(accepting)} entries, expected {n_states}")
     if not _targets_in_range(table):
         raise GrammarError(f"a transition is outside [0, {n_states})")
-    if np.any(table[0] != 0) or accepting[0]:
+    if not _first_row_dead(table) or accepting[0]:
         raise GrammarError("state 0 must be a dead, non-accepting sink")
     if not 1 <= start < n_states:
         raise GrammarError(f"start state {start} is outside [1, {n_states})")
@@ -243,19 +290,14 @@ cdef class CompiledTables:
             raise GrammarError("LNF has no nonterminals")
         _check_offsets(nt_offsets, n_nonterminals, n_productions, "nonterminal_production_offsets")
         _check_offsets(symbol_offsets, n_productions, n_symbols, "production_symbol_offsets")
-        if n_productions and np.any(np.diff(symbol_offsets) < 1):
-            raise GrammarError("LNF has an empty production "
-                               f"(index {int(np.argmax(np.diff(symbol_offsets) < 1))})")
-        expected_lhs = np.repeat(np.arange(n_nonterminals, dtype=np.int32), np.diff(nt_offsets))
-        if not np.array_equal(expected_lhs, production_lhs):
+        empty = _first_step_below(symbol_offsets, 1)
+        if empty >= 0:
+            raise GrammarError(f"LNF has an empty production (index {empty})")
+        if not _lhs_agrees(nt_offsets, production_lhs):
             raise GrammarError("LNF production_lhs disagrees with nonterminal_production_offsets")
         if len(symbol_ids) != n_symbols:
             raise GrammarError("LNF symbol_ids and symbol_kinds differ in length")
-        if len(symbol_kinds) and symbol_kinds.max() > 1:
-            raise GrammarError("LNF symbol_kinds must be 0 (terminal) or 1 (nonterminal)")
-        is_nt = symbol_kinds == 1
-        _check_ids(symbol_ids[is_nt], n_nonterminals, "symbol_ids (nonterminals)")
-        _check_ids(symbol_ids[~is_nt], n_terminals, "symbol_ids (terminals)")
+        _check_symbols(symbol_kinds, symbol_ids, n_nonterminals, n_terminals)
         start_id = int(lnf.start_id)
         if not 0 <= start_id < n_nonterminals:
             raise GrammarError(f"LNF start_id {start_id} is outside [0, {n_nonterminals})")
@@ -397,6 +439,28 @@ cdef bint _targets_in_range(const int32_t[:, ::1] table) noexcept:
             target = table[state, column]
             if target < 0 or target >= n_states:
                 return False
+    return True
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _classes_below(const uint8_t[::1] class_map, Py_ssize_t n_classes) noexcept:
+    """Every class of ``class_map`` is below ``n_classes``."""
+    cdef Py_ssize_t byte
+    for byte in range(class_map.shape[0]):
+        if class_map[byte] >= n_classes:
+            return False
+    return True
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _first_row_dead(const int32_t[:, ::1] table) noexcept:
+    """Every transition of state 0 goes to state 0."""
+    cdef Py_ssize_t column
+    for column in range(table.shape[1]):
+        if table[0, column] != 0:
+            return False
     return True
 
 

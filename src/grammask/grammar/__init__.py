@@ -51,7 +51,7 @@ from grammask.grammar.gbnf import parse_gbnf
 from grammask.grammar.kbnf import parse_kbnf
 from grammask.grammar.lnf import LNF, build_lnf, lnf_fingerprint
 from grammask.grammar.normalize import normalize
-from grammask.grammar.token_terminals import check_reserved_bytes, kinds_in
+from grammask.grammar.token_terminals import check_reserved_bytes
 from grammask.grammar.validate import validate
 
 __all__ = ["Grammar", "builtin", "builtin_names"]
@@ -64,14 +64,13 @@ class Grammar:
         self._config = config or Config()
         self._ast = ast
         with collector_paused():
-            unused = validate(ast, self._config)
+            unused, self._token_terminal_kinds = validate(ast, self._config)
             normalized = normalize(ast, self._config)
             self._lnf = build_lnf(normalized.flat, normalized.compiler)
         self._warnings = [] if generated else unused
         for message in self._warnings:
             _warnings.warn(message, stacklevel=3)
         self._pass_sizes = normalized.pass_sizes
-        self._token_terminal_kinds = kinds_in(ast)
         if self._token_terminal_kinds:
             check_reserved_bytes(ast)
         self._text: str | None = None

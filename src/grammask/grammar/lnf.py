@@ -185,10 +185,22 @@ def lnf_fingerprint(lnf: LNF) -> str:
     for array in (lnf.nonterminal_production_offsets, lnf.production_lhs, lnf.production_symbol_offsets,
                   lnf.symbol_kinds, lnf.symbol_ids, lnf.terminal_kinds, lnf.terminal_literal_offsets,
                   lnf.literal_bytes, lnf.terminal_dfa_ids):
-        digest.update(str(array.dtype).encode("ascii"))
+        digest.update(_dtype_spelling(array.dtype))
         digest.update(len(array).to_bytes(8, "little"))
         digest.update(array.tobytes())
     return digest.hexdigest()
+
+
+_DTYPE_SPELLINGS: dict = {}
+"""``str(dtype)`` as ASCII bytes per numpy dtype (``str`` of a dtype takes
+microseconds, a dict lookup a tenth of one; a handful of dtypes ever occur)."""
+
+
+def _dtype_spelling(dtype) -> bytes:
+    spelling = _DTYPE_SPELLINGS.get(dtype)
+    if spelling is None:
+        spelling = _DTYPE_SPELLINGS[dtype] = str(dtype).encode("ascii")
+    return spelling
 
 
 def _production_order(production) -> tuple:

@@ -28,6 +28,7 @@ remove_useless_rules runs once, after the passes that can make rules useless.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Callable, Optional
 
 from grammask.config import Config
@@ -62,15 +63,20 @@ def merge_consecutive_literals(flat: FlatGrammar, only: Optional[set[str]] = Non
     """Pre: flat productions (with ``only``: no two literals adjacent outside
     the rules it names).  Post: no two literal terminals are adjacent in a
     production (``'b' 'c' 'd'`` became ``'bcd'``)."""
-    for name in flat.rules if only is None else [name for name in flat.rules if name in only]:
+    for name in flat.rules if only is None else [name for name in only if name in flat.rules]:
         productions = flat.rules[name]
-        if all(len(production) < 2 for production in productions):
-            continue
-        merged_productions = []
-        for production in productions:
+        merged_productions = productions
+        for index, production in enumerate(productions):
             if len(production) < 2:
-                merged_productions.append(production)
                 continue
+            previous_lit = False
+            for symbol in production:
+                is_lit = symbol.__class__ is tuple and symbol[0] == "lit"
+                if is_lit and previous_lit:
+                    break
+                previous_lit = is_lit
+            else:
+                continue   # no two literals adjacent: kept as it is
             merged: list[Symbol] = []
             previous_lit = False
             for symbol in production:
@@ -80,7 +86,9 @@ def merge_consecutive_literals(flat: FlatGrammar, only: Optional[set[str]] = Non
                 else:
                     merged.append(symbol)
                 previous_lit = is_lit
-            merged_productions.append(production if len(merged) == len(production) else tuple(merged))
+            if merged_productions is productions:
+                merged_productions = list(productions)   # the list may be shared: copied on write
+            merged_productions[index] = tuple(merged)
         flat.rules[name] = merged_productions
 
 
@@ -88,7 +96,8 @@ def deduplicate_alternatives(flat: FlatGrammar) -> None:
     """Pre: flat productions.  Post: the productions of each rule are distinct
     (first occurrence kept, order preserved)."""
     for name, productions in flat.rules.items():
-        flat.rules[name] = list(dict.fromkeys(productions))
+        if len(productions) > 1:
+            flat.rules[name] = list(dict.fromkeys(productions))
 
 
 def remove_useless_rules(flat: FlatGrammar, compiler: TerminalCompiler, after_nullable: bool = False) -> list[str]:
@@ -168,11 +177,12 @@ def remove_unreachable_rules(flat: FlatGrammar) -> list[str]:
 
 def nullable_symbols(flat: FlatGrammar, compiler: TerminalCompiler) -> set[Symbol]:
     """Nonterminals and terminal keys that derive the empty string."""
-    terminals = {symbol for productions in flat.rules.values() for production in productions
-                 for symbol in production if symbol.__class__ is not str}
+    terminals = {symbol for symbol in set(chain.from_iterable(chain.from_iterable(flat.rules.values())))
+                 if symbol.__class__ is not str}
     nullable: set[Symbol] = {key for key in terminals if compiler.is_nullable(key)}
     if not nullable and not any(() in productions for productions in flat.rules.values()):
         return nullable   # nothing derives the empty string without a first empty symbol
+    solid = terminals - nullable   # a production holding one of these derives no empty string
     # Worklist (linear in the grammar's size): each candidate production
     # counts its symbols not yet known nullable; a name becomes nullable when
     # one of its productions reaches zero.
@@ -182,7 +192,7 @@ def nullable_symbols(flat: FlatGrammar, compiler: TerminalCompiler) -> set[Symbo
     ready: list[str] = []
     for name, productions in flat.rules.items():
         for production in productions:
-            if not all(symbol.__class__ is str or symbol in nullable for symbol in production):
+            if not solid.isdisjoint(production):
                 continue
             names = [symbol for symbol in production if symbol.__class__ is str]
             index = len(owners)
@@ -450,11 +460,12 @@ def merge_identical_nonterminals(flat: FlatGrammar) -> None:
         flat.rules = rules
 
 
-def compile_literal_alternations(flat: FlatGrammar, minimum: int = LITERAL_ALTERNATION_MIN) -> None:
+def compile_literal_alternations(flat: FlatGrammar, minimum: int = LITERAL_ALTERNATION_MIN) -> bool:
     """Pre: no unit productions.  Post: a rule with at least ``minimum``
     productions that are a single UTF-8 literal has them replaced by one production
     holding a ``("literals", ...)`` terminal (one DFA, built by
-    ``compile_literals``); the rule's language is unchanged."""
+    ``compile_literals``); the rule's language is unchanged.  Returns whether
+    a rule was rewritten."""
     def is_utf8_literal(production: Production) -> bool:
         if len(production) != 1 or not isinstance(production[0], tuple) or production[0][0] != "lit":
             return False
@@ -464,12 +475,17 @@ def compile_literal_alternations(flat: FlatGrammar, minimum: int = LITERAL_ALTER
             return False
         return True
 
+    rewritten = False
     for name, productions in flat.rules.items():
+        if len(productions) < minimum:
+            continue
         literal_values = [production[0][1] for production in productions if is_utf8_literal(production)]
         if len(literal_values) < minimum:
             continue
         others = [production for production in productions if not is_utf8_literal(production)]
         flat.rules[name] = [(("literals", tuple(sorted(set(literal_values)))),)] + others
+        rewritten = True
+    return rewritten
 
 
 @dataclass
@@ -497,9 +513,10 @@ def _eliminate_nullable(state: PassState) -> None:
 
 
 def _compile_literal_alternations(state: PassState) -> None:
-    compile_literal_alternations(state.flat)
-    merge_identical_nonterminals(state.flat)
-    remove_unreachable_rules(state.flat)
+    if compile_literal_alternations(state.flat):
+        merge_identical_nonterminals(state.flat)
+        remove_unreachable_rules(state.flat)
+    # else the grammar is as merge_identical_nonterminals left it: merged, every rule reachable
 
 
 PASSES: tuple[Pass, ...] = (

@@ -322,8 +322,7 @@ class TerminalCompiler:
             return True
         if key[0] == "class":
             return bool(key[1])
-        dfa = self.dfa(key)
-        return not dfa.is_empty_language and bool((dfa.transitions[dfa.start] != dfa.dead).any())
+        return self.dfa(key).has_nonempty_match
 
     def is_nullable(self, key: tuple) -> bool:
         """The terminal matches the empty string."""

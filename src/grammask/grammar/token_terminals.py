@@ -6,7 +6,7 @@ What it computes
     once a vocabulary is joined (``grammask.engine.token_terminals``).  The
     grammar, which is byte-level, carries it as a one-byte literal of a
     reserved byte: ``RESERVED_BYTES[kind]``, a byte that never occurs in
-    UTF-8 text.  ``kinds_in(ast)`` lists the kinds a grammar uses;
+    UTF-8 text.  ``validate.validate`` lists the kinds a grammar uses;
     ``check_reserved_bytes(ast)`` makes sure nothing else in the grammar
     can match a reserved byte, so a reserved byte in the recognizer always
     stands for its token terminal.
@@ -43,22 +43,6 @@ def reserved_literal(node: TokenTerminal) -> bytes:
         raise GrammarError(f"unknown token terminal kind {node.kind!r}; expected one of "
                            f"{', '.join(sorted(RESERVED_BYTES))}")
     return bytes([RESERVED_BYTES[node.kind]])
-
-
-def kinds_in(ast: GrammarAST) -> frozenset:
-    """The token terminal kinds used anywhere in the grammar's rules."""
-    kinds = set()
-    stack = [rule.body for rule in ast.rules]
-    while stack:
-        node = stack.pop()
-        kind = node.__class__
-        if kind is Sequence or kind is Alternation:
-            stack.extend(node.items)
-        elif kind is Repeat:
-            stack.append(node.item)
-        elif kind is TokenTerminal:
-            kinds.add(node.kind)
-    return frozenset(kinds)
 
 
 def check_reserved_bytes(ast: GrammarAST) -> None:

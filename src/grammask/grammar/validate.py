@@ -13,7 +13,8 @@ Checks, in order (each raising a typed error from ``grammask.errors``):
   use, with a close match if one exists).
 
 Rules not reachable from the start symbol are not errors: ``validate``
-returns one warning per such rule.  Whether the language is empty is decided
+returns one warning per such rule, and, from the same walk, the kinds of
+the token terminals (``TokenTerminal``) used anywhere in the rules.  Whether the language is empty is decided
 during normalization (``remove_useless_rules``), which knows the terminals.
 Traversal uses an explicit stack (no recursion).
 """
@@ -32,6 +33,7 @@ from grammask.grammar.ast import (
     Repeat,
     RuleRef,
     Sequence,
+    TokenTerminal,
 )
 from grammask.grammar.syntax import syntax_error
 
@@ -50,9 +52,11 @@ def _where(ast: GrammarAST, node) -> str:
     return f" at line {line}, column {column}"
 
 
-def validate(ast: GrammarAST, config: Config) -> list[str]:
-    """Raise on the first error; return warnings (unused rules)."""
+def validate(ast: GrammarAST, config: Config) -> tuple[list[str], frozenset]:
+    """Raise on the first error; return the warnings (unused rules) and the
+    token terminal kinds used anywhere in the rules."""
     defined: dict[str, object] = {}
+    token_kinds: set[str] = set()
     for rule in ast.rules:
         defined.setdefault(rule.name, rule)
     max_depth = 2 * config.max_nesting + 2
@@ -89,6 +93,8 @@ def validate(ast: GrammarAST, config: Config) -> list[str]:
             elif kind is Regex and node.kind not in REGEX_KINDS:
                 raise GrammarError(f"unknown regex kind {node.kind!r} in rule '{rule.name}'; "
                                    f"expected one of {', '.join(REGEX_KINDS)}")
+            elif kind is TokenTerminal:
+                token_kinds.add(node.kind)
     for user, name in ast.builtin_references:
         if user in references and name in defined:
             references[user].add(name)
@@ -107,7 +113,7 @@ def validate(ast: GrammarAST, config: Config) -> list[str]:
         if name not in reachable:
             warnings.append(f"rule '{name}'{_where(ast, rule)} is never used from the start symbol "
                             f"'{ast.start}'")
-    return warnings
+    return warnings, frozenset(token_kinds)
 
 
 def _check_repeat(ast: GrammarAST, rule_name: str, node: Repeat, config: Config) -> None:
