@@ -9,8 +9,9 @@ What it measures
     empty).  ``--compare canonical`` (the default): ``Config(canonical=False)``
     against ``Config(canonical=True)``, steps overlapped in both;
     ``--compare overlap``: ``generate(overlap=False)`` against
-    ``overlap=True`` (``grammask.engine.step_ahead``), the filter off (the
-    demo's default for GGUF vocabularies).  Per run: tokens, the CPU seconds of the
+    ``overlap=True`` (``grammask.engine.step_ahead``), the filter off (as
+    the demo ran before the filter was on by default for GGUF vocabularies,
+    which keeps that comparison's figures comparable).  Per run: tokens, the CPU seconds of the
     vocabulary and the compile, the generation's wall seconds with and
     without the prompt's evaluation, its CPU seconds (the process's,
     llama.cpp's thread included) and grammask's own wall seconds inside the

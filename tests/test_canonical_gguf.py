@@ -226,8 +226,9 @@ def test_from_gguf_and_from_llama_get_the_filter(smollm2_vocab, smollm2_llama, s
     assert from_llama is not None and from_llama.name == smollm2_filter.name
     compiled = grammask.compile(builtin("json"), smollm2_vocab, grammask.Config(canonical=True))
     assert compiled.canonical is not None
-    # Opt-in for GGUF vocabularies (engine.compiled.OPT_IN_CANONICAL_KINDS): off by default.
-    assert grammask.compile(builtin("json"), smollm2_vocab, grammask.Config()).canonical is None
+    # On by default for GGUF vocabularies too, and off with Config(canonical=False).
+    assert grammask.compile(builtin("json"), smollm2_vocab, grammask.Config()).canonical is not None
+    assert grammask.compile(builtin("json"), smollm2_vocab, grammask.Config(canonical=False)).canonical is None
 
 
 def test_smollm2_prefixes_of_llama_cpp_tokenizations_are_accepted(smollm2_llama, smollm2_filter):

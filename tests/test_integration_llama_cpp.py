@@ -248,9 +248,12 @@ def test_gbnf_example_output_is_a_viable_sentence_prefix(llm, capsys):
     assert capsys.readouterr().out.startswith("- ")
 
 
-def test_json_policy_drops_leading_whitespace_only_when_optional(llm, person_compiled):
+def test_json_policy_drops_leading_whitespace_only_when_optional(llm):
     vocab = vocabulary_for(llm)
     prompt = np.asarray(llm.tokenize(b"JSON: "), dtype=np.int32)
+    # the policy alone: with the canonical filter a prompt ending in a space
+    # makes a bare "{" non-canonical (see the next test)
+    person_compiled, _ = compile_for(llm, PERSON_SCHEMA, grammask.Config(canonical=False))
     processor = GrammaskLogitsProcessor(person_compiled, end_json_at_close=True)
     scores = np.zeros(llm.n_vocab(), dtype=np.float32)
     processor(prompt, scores)
@@ -265,6 +268,27 @@ def test_json_policy_drops_leading_whitespace_only_when_optional(llm, person_com
     scores = np.zeros(llm.n_vocab(), dtype=np.float32)
     mandatory(prompt, scores)
     assert np.isfinite(scores).any(), "never an empty mask: the whitespace is needed here"
+
+
+def test_default_canonical_filter_follows_the_prompts_last_token(llm, person_compiled):
+    """The filter is on by default for the GGUF vocabulary and seeded with the
+    prompt: a first token that llama.cpp would have merged with the prompt's
+    last one (" {" after a trailing space) is not canonical there, and the
+    policy keeps the whitespace then rather than leave no token."""
+    assert person_compiled.canonical is not None
+    vocab = vocabulary_for(llm)
+    for text in (b"JSON: ", b"JSON:\n"):
+        prompt = llm.tokenize(text)
+        processor = GrammaskLogitsProcessor(person_compiled, end_json_at_close=True)
+        scores = np.zeros(llm.n_vocab(), dtype=np.float32)
+        processor(np.asarray(prompt, dtype=np.int32), scores)
+        allowed = np.flatnonzero(np.isfinite(scores)).tolist()
+        assert allowed
+        # oracle: llama.cpp's own tokenization of the prompt followed by "{"
+        joined = llm.tokenize(text + b"{")
+        brace_is_canonical = joined[:len(prompt)] == prompt and vocab.token_bytes[joined[len(prompt)]][:1] == b"{"
+        starts_with_brace = any(vocab.token_bytes[t][:1] == b"{" for t in allowed)
+        assert starts_with_brace == brace_is_canonical, (text, brace_is_canonical)
 
 
 FIXED_KEYS_SCHEMA = {
@@ -296,8 +320,8 @@ def test_forced_tokens_are_counted_and_the_output_stays_valid(llm):
 
 
 def test_forced_tokens_respect_max_tokens(llm):
-    # With the canonical filter (opt-in for GGUF vocabularies) the literal's
-    # tokenization is llama.cpp's own, so its tokens are forced.
+    # With the canonical filter (the default; given explicitly here) the
+    # literal's tokenization is llama.cpp's own, so its tokens are forced.
     grammar = grammask.Grammar.from_gbnf('root ::= "The answer is forty-two, said the computer: " [0-9]+')
     config = grammask.Config(canonical=True)
     literal = "The answer is forty-two, said the computer:"

@@ -36,9 +36,8 @@ class Config:
 
     canonical: Optional[bool] = None
     """Canonical-tokenization filter: True forces it on, False off, None turns
-    it on wherever the filter is exact for the vocabulary's tokenizer, except
-    for GGUF / llama.cpp vocabularies
-    (``engine.compiled.OPT_IN_CANONICAL_KINDS``), where it is opt-in."""
+    it on wherever the filter is exact for the vocabulary's tokenizer (GGUF /
+    llama.cpp vocabularies included)."""
 
     canonical_lookahead: int = 4
     """How many tokens ahead the canonical filter checks that a token can

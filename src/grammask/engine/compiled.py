@@ -53,12 +53,6 @@ from grammask.vocab import Vocabulary
 
 _COMPILED = LRU(32)
 
-OPT_IN_CANONICAL_KINDS = frozenset({"gguf", "llama"})
-"""Vocabularies whose canonical filter runs only with ``Config(canonical=True)``:
-on SmolLM2 through llama.cpp it made the demo's mask 15 ms per token instead
-of 1 ms (new pre-token regions are costly on that pre-tokenizer), and a
-prompt ending in a space (seeded into the filter) forbids ``{`` after it."""
-
 
 class CompiledGrammar:
     """An immutable, thread-safe grammar x vocabulary x config product.
@@ -85,8 +79,7 @@ class CompiledGrammar:
             raise InvalidArgument(
                 "Config(canonical=True) with token terminals (paragraph_token!, any!): such a grammar "
                 "chooses tokens itself; use canonical=None (the filter is then off) or False")
-        if config.canonical is False or kinds or (config.canonical is None
-                                                  and vocab.tokenizer_kind in OPT_IN_CANONICAL_KINDS):
+        if config.canonical is False or kinds:
             self.canonical = None
         else:
             self.canonical = tables.canonical_filter()
