@@ -67,29 +67,31 @@ def merge_consecutive_literals(flat: FlatGrammar, only: Optional[set[str]] = Non
         productions = flat.rules[name]
         merged_productions = productions
         for index, production in enumerate(productions):
-            if len(production) < 2:
-                continue
-            previous_lit = False
-            for symbol in production:
-                is_lit = symbol.__class__ is tuple and symbol[0] == "lit"
-                if is_lit and previous_lit:
-                    break
-                previous_lit = is_lit
-            else:
+            merged = _merged_literals(production) if len(production) > 1 else None
+            if merged is None:
                 continue   # no two literals adjacent: kept as it is
-            merged: list[Symbol] = []
-            previous_lit = False
-            for symbol in production:
-                is_lit = symbol.__class__ is tuple and symbol[0] == "lit"
-                if is_lit and previous_lit:
-                    merged[-1] = ("lit", merged[-1][1] + symbol[1])
-                else:
-                    merged.append(symbol)
-                previous_lit = is_lit
             if merged_productions is productions:
                 merged_productions = list(productions)   # the list may be shared: copied on write
-            merged_productions[index] = tuple(merged)
+            merged_productions[index] = merged
         flat.rules[name] = merged_productions
+
+
+def _merged_literals(production: Production) -> Optional[Production]:
+    """``production`` with each run of adjacent literals joined into one, or
+    None when no two literals are adjacent (one pass; the copy starts at the
+    first adjacent pair)."""
+    merged: Optional[list[Symbol]] = None
+    previous_lit = False
+    for index, symbol in enumerate(production):
+        is_lit = symbol.__class__ is tuple and symbol[0] == "lit"
+        if is_lit and previous_lit:
+            if merged is None:
+                merged = list(production[:index])
+            merged[-1] = ("lit", merged[-1][1] + symbol[1])
+        elif merged is not None:
+            merged.append(symbol)
+        previous_lit = is_lit
+    return None if merged is None else tuple(merged)
 
 
 def deduplicate_alternatives(flat: FlatGrammar) -> None:
