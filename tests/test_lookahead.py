@@ -146,6 +146,21 @@ def test_witnesses_ending_where_a_text_starts_keep_masks_exact():
     assert compiled.lookahead.n_replayed_from_start > 0
 
 
+def test_witnesses_of_another_grammar_keep_masks_exact():
+    """Witnesses are kept per vocabulary (``grammask.engine.witnesses``): a
+    grammar walked after another one on the same tokenizer replays what the
+    first found (more replays than when it is walked cold), and every mask
+    of both stays the oracle's."""
+    encoding = toy_encoding(KEYWORD_MERGES + [b" ,", b", ", b" , ", b"  "])
+    later = (["true", "no", "t"], 2, (",", ", ", "  ,"))
+    grammask.clear_caches(vocabularies=False)
+    cold = walk_all_states(encoding, *later[:2], separators=later[2])[1].lookahead.n_replayed
+    grammask.clear_caches(vocabularies=False)
+    walk_all_states(encoding, ["true", "null", "no"], 3, separators=(",", " ,", ", ", " , ", "  ,"))
+    warm = walk_all_states(encoding, *later[:2], separators=later[2])[1].lookahead.n_replayed
+    assert warm > cold
+
+
 def test_a_kept_witness_says_nothing_where_the_grammar_moved_on():
     """``t`` is alive before ``to`` (``o`` follows it canonically) and dead
     after the comma, where only ``true`` (one token) may follow: the witness

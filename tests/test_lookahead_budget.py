@@ -12,6 +12,9 @@ here by counting work, not by timing it:
 - a budget of 1,000 units cuts short exactly the masks whose work with the
   default budget is larger (the value start among them): their work stays
   within the budget, and each is counted in ``lookahead_cutoffs``;
+- a grammar compiled later for the vocabulary replays the witnesses an
+  earlier one found (they are kept per vocabulary): its value start costs
+  a fraction of the work, with the same masks;
 - with any budget, the mask lies between the full lookahead's mask and the
   mask without lookahead (undecided tokens stay, decided dead ends go).
 
@@ -33,7 +36,10 @@ TEXT = '{"flag":true,"other":false}'
 
 def _masks(llama3_tokenizer, llama3_vocab, config, work=None):
     """(compiled grammar, engine after the instance, each mask as a set); the
-    lookahead's work per mask is appended to ``work`` when given."""
+    lookahead's work per mask is appended to ``work`` when given.  The
+    vocabulary's shared witnesses are forgotten first, so every run searches
+    cold (``grammask.engine.witnesses``)."""
+    grammask.clear_caches(vocabularies=False)
     compiled = grammask.compile(grammask.Grammar.from_json_schema(SCHEMA), llama3_vocab, config)
     engine = grammask.Engine(compiled)
     masks = []
@@ -82,3 +88,36 @@ def test_small_budget_keeps_undecided_tokens_and_counts_the_cutoff(llama3_tokeni
         assert f <= c <= u
     assert any(c != f for f, c in zip(full, cut))               # and the small budget kept some of it
     assert np.all([len(c) > 0 for c in cut])
+
+
+def test_a_later_grammar_replays_the_witnesses_of_an_earlier_one(llama3_tokenizer, llama3_vocab):
+    """Another schema with a boolean member, compiled after ``SCHEMA`` without
+    forgetting the shared witnesses: its masks equal the ones it gets cold,
+    and its value start costs less than a fifth of the cold work."""
+    schema = {"type": "object", "properties": {"enabled": {"type": "boolean"}, "n": {"type": "integer"}},
+              "required": ["enabled", "n"]}
+    text = '{"enabled":false,"n":12}'
+
+    def run(work, budget):
+        # a budget of its own: a new compiled grammar, whose lookahead has no verdicts of its own yet
+        config = grammask.Config(mask_cache_entries=0, canonical_lookahead_budget=budget)
+        compiled = grammask.compile(grammask.Grammar.from_json_schema(schema), llama3_vocab, config)
+        engine = grammask.Engine(compiled)
+        masks = []
+        for token_id in llama3_tokenizer.encode(text, add_special_tokens=False).ids:
+            compiled.lookahead.max_work = 0
+            masks.append(engine.allowed_bitset().copy())
+            work.append(compiled.lookahead.max_work)
+            engine.try_accept_new_token(token_id)
+        assert engine.stats()["lookahead_cutoffs"] == 0
+        return masks
+
+    cold_work, warm_work = [], []
+    grammask.clear_caches(vocabularies=False)
+    cold = run(cold_work, 20_003)
+    _masks(llama3_tokenizer, llama3_vocab, grammask.Config(mask_cache_entries=0))
+    warm = run(warm_work, 20_004)
+    assert len(cold) == len(warm)
+    for cold_mask, warm_mask in zip(cold, warm):
+        assert np.array_equal(cold_mask, warm_mask)
+    assert cold_work[3] > 500 and warm_work[3] * 5 < cold_work[3]     # the value start of "enabled"

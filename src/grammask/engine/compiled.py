@@ -96,7 +96,8 @@ class CompiledGrammar:
             self.lookahead = CanonicalLookahead(self.mask_computer, self.canonical, vocab.token_bytes,
                                                 tables.byte_tokens, self.n_words,
                                                 config.canonical_lookahead,
-                                                budget=config.canonical_lookahead_budget)
+                                                budget=config.canonical_lookahead_budget,
+                                                shared=tables.witnesses)
 
     @property
     def vocab_size(self) -> int:

@@ -88,8 +88,14 @@ Witness replay
     class, next bytes) in bounded FIFOs, and a fresh candidate's also per
     (token, bytes the grammar allowed where it was a candidate), which the
     next mask at such a position replays for all its fresh candidates in
-    one compiled pass (``_core.candidate_states.replay_witnesses``);
-    ``n_replayed`` counts the replays that held, ``n_replayed_from_start``
+    one compiled pass (``_core.candidate_states.replay_witnesses``).
+    Witnesses, the filter's verdicts on their tokens and the canonical
+    states after fresh tokens say nothing about a grammar (a replay checks
+    the grammar that asks), so they are kept once per vocabulary
+    (``grammask.engine.witnesses``) and a grammar compiled later replays
+    what earlier ones found: the whitespace runs before a value, the
+    separators after one, are searched in the first schema and replayed in
+    the next.  ``n_replayed`` counts the replays that held, ``n_replayed_from_start``
     those ending in ``FROM_START``.  The candidates of one mask are probed
     in byte order, each probe extending the previous one by the bytes they
     do not share: the hundreds of whitespace-run tokens a JSON value start
@@ -126,9 +132,10 @@ Candidates whose search ends at once
     unit of work per ``SETTLE_IDS_PER_UNIT`` candidates.
 
 Invariants
-    One lock serializes ``prune`` calls of engines on several threads (the
-    caches and scratch bitsets are shared by every engine of a compiled
-    grammar; the work is Python under the GIL anyway).  ``prune`` only clears
+    One lock per vocabulary serializes ``prune`` calls of engines on
+    several threads (the caches and scratch bitsets are shared by every
+    engine of a compiled grammar, the witnesses by every grammar of the
+    vocabulary; the work is Python under the GIL anyway).  ``prune`` only clears
     bits of the mask it is given and never clears a token that is alive; if
     every candidate is dead the caller's mask keeps its non-narrow tokens, and
     the engine reports a mask emptied this way as a canonical fallback.
@@ -141,7 +148,6 @@ section 6.
 
 from __future__ import annotations
 
-import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -150,6 +156,7 @@ from grammask._core.candidate_bits import add_ids, clear_dead, has_candidates, s
 from grammask._core.candidate_states import replay_witnesses, settle_from_start, sort_by_next_bytes
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
 from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard, first_bit_id, set_bit_ids
+from grammask.engine.witnesses import SharedWitnesses
 from grammask.errors import InvalidArgument
 
 __all__ = ["CanonicalLookahead"]
@@ -171,6 +178,9 @@ of the mask's only when it settled at least half of these."""
 SETTLE_IDS_PER_UNIT = 32
 """Candidates the compiled pass settles per unit of work."""
 
+FRESH_WITNESSES_PER_TOKEN = 3
+"""Witnesses kept per fresh token whatever the position (``_keep_fresh_witness``)."""
+
 FROM_START = -1
 """Last entry of a witness that ends where the search is the one from the start
 of a text (``_alive_from_start``): its replay takes that verdict, kept per
@@ -178,9 +188,6 @@ state key, instead of spelling the rest (see "Witness replay")."""
 
 _NO_BYTES = bytes(32)
 """The empty byte set in ``next_bytes``' 32-byte form."""
-
-_NO_WORDS = np.zeros(4, dtype=np.uint64)
-"""The empty byte set as four words (``_core.candidate_states`` layout)."""
 
 
 def _probe_to(recognizer, probe: bytes, target: bytes) -> bytes:
@@ -207,7 +214,7 @@ class CanonicalLookahead:
     """Removes joint grammar/canonical dead ends from masks of one compiled grammar."""
 
     def __init__(self, mask_computer, canonical, token_bytes, byte_tokens, n_words: int,
-                 max_depth: int, budget: int, cache_size: int = 1 << 16):
+                 max_depth: int, budget: int, cache_size: int = 1 << 16, shared=None):
         if max_depth < 1:
             raise InvalidArgument("canonical lookahead needs max_depth >= 1")
         self.mask_computer = mask_computer
@@ -223,21 +230,13 @@ class CanonicalLookahead:
         self.cache_size = cache_size
         self._fresh_verdicts: OrderedDict = OrderedDict()
         self.fresh_cache_size = 256
-        self._fresh_states: dict = {}
-        # Per (canonical state after a token, bytes the grammar allows next),
-        # and per (that state's class, the same bytes), the witness found
-        # last from there ((token ids, their bytes, the canonical state it
-        # was found from, its serial number)), in two bounded FIFOs.
-        self._witnesses: OrderedDict = OrderedDict()
-        self._class_witnesses: OrderedDict = OrderedDict()
-        self._filter_memo: OrderedDict = OrderedDict()
-        self._latest_witness = None
-        self._fresh_witnesses: OrderedDict = OrderedDict()
+        # The witnesses and filter facts (``grammask.engine.witnesses``),
+        # shared with the vocabulary's other grammars, and its lock.
+        self._shared = shared if shared is not None else SharedWitnesses(cache_size)
+        self._lock = self._shared.lock
         self._suffix: tuple = ()
-        self._n_witnesses = 0
         self.n_replayed = 0
         self.n_replayed_from_start = 0
-        self._lock = threading.Lock()
         # A grammar mask of more than ``max_tested_tokens`` tokens takes the
         # canonical state's whole keep bitset at once; a smaller one has up
         # to ``max_single_tests`` of its tokens tested one by one with
@@ -334,14 +333,18 @@ class CanonicalLookahead:
         """Keep fresh candidate ``token_id``'s witness ``suffix`` for
         ``_replay_fresh_witnesses``, under (the token, ``position``: the bytes
         the grammar allowed where the token was a candidate, which tells an
-        object's member start from the end of its value): (the token's bytes
-        and the witness's, as four words the fresh first bytes of the
-        canonical state after them when the witness ends in ``FROM_START``
-        (else none), the witness's token count), in a bounded FIFO.  The token
+        object's member start from the end of its value), and under the
+        token alone (the last ``FRESH_WITNESSES_PER_TOKEN`` of different
+        bytes found at any position, most recent first, replayed where the
+        position has none: a boolean value and a nullable one allow other
+        bytes where their whitespace begins): (the token's bytes
+        and the witness's, the fresh first bytes of the canonical state after
+        them when the witness ends in ``FROM_START`` (else none; 32 bytes,
+        ``next_bytes``' form), the witness's token count), in bounded FIFOs.  The token
         is fresh, so the filter's verdicts on the witness and the canonical
         states along it hold after whatever came before."""
         tokens = suffix[:-1] if suffix[-1] == FROM_START else suffix
-        fresh_words = _NO_WORDS
+        fresh_words = _NO_BYTES
         if tokens is not suffix:
             end_state = self._fresh_after(token_id)
             for next_id in tokens:
@@ -349,31 +352,63 @@ class CanonicalLookahead:
             fresh_bytes = self.canonical.fresh_first_bytes(end_state)
             if fresh_bytes is None:
                 return
-            fresh_words = np.frombuffer(fresh_bytes, dtype=np.uint64)
+            fresh_words = fresh_bytes
         spelled = b"".join([self.token_bytes[next_id] for next_id in (token_id,) + tokens])
-        self._fresh_witnesses[token_id, position] = (spelled, fresh_words, len(tokens))
-        if len(self._fresh_witnesses) > self.cache_size:
-            self._fresh_witnesses.popitem(last=False)
+        witness = (spelled, fresh_words, len(tokens))
+        shared = self._shared
+        shared.keep(shared.fresh, (token_id, position), witness)
+        others = [kept for kept in shared.fresh_by_token.get(token_id, ()) if kept[0] != spelled]
+        shared.keep(shared.fresh_by_token, token_id, (witness, *others[:FRESH_WITNESSES_PER_TOKEN - 1]))
 
     def _replay_fresh_witnesses(self, recognizer, candidate_ids: list, position: bytes, decided: list) -> list:
         """Settle the fresh candidates with a witness kept at the same
-        ``position`` (``_keep_fresh_witness``) in one compiled pass
-        (``_core.candidate_states.replay_witnesses``), searching from the
-        start of a text once per new state the witnesses ending in
-        ``FROM_START`` meet in (the whitespace tokens before an object's
-        member all reach the state after its opening quote); appends the ids
-        shown alive to ``decided`` and returns the others.  The pass costs one
-        unit of work per ``SETTLE_IDS_PER_UNIT`` candidates."""
-        witnesses = self._fresh_witnesses
-        entries = sorted((found[0], token_id, found) for token_id in candidate_ids
-                         if (found := witnesses.get((token_id, position))) is not None)
+        ``position``, or else one of the last ``FRESH_WITNESSES_PER_TOKEN``
+        kept at any (``_keep_fresh_witness``), in compiled passes
+        (``_core.candidate_states.replay_witnesses``; the first pass replays
+        each candidate's first witness, the next one the second witness of
+        those left, and so on), searching from the start of a text once per
+        new state the witnesses ending in ``FROM_START`` meet in (the
+        whitespace tokens before an object's member all reach the state after
+        its opening quote); appends the ids shown alive to ``decided`` and
+        returns the others.  A pass costs one unit of work per
+        ``SETTLE_IDS_PER_UNIT`` candidates."""
+        witnesses, by_token = self._shared.fresh, self._shared.fresh_by_token
+        entries = []
+        for token_id in candidate_ids:
+            found = witnesses.get((token_id, position))
+            if found is None:
+                kept = by_token.get(token_id)
+                if kept is None:
+                    continue
+                found = kept[0]
+            entries.append((found[0], token_id, found))
         if not entries:
             return candidate_ids
+        entries.sort()
+        settled = set(self._replay_entries(recognizer, entries))
+        # the tokens left: the other witnesses kept for each, one per pass
+        rest = {token_id: [kept for kept in by_token.get(token_id, ()) if kept[0] != spelled]
+                for spelled, token_id, _ in entries if token_id not in settled}
+        for round_ in range(FRESH_WITNESSES_PER_TOKEN - 1):
+            entries = sorted((kept[round_][0], token_id, kept[round_]) for token_id, kept in rest.items()
+                             if len(kept) > round_ and token_id not in settled)
+            if not entries:
+                break
+            settled.update(self._replay_entries(recognizer, entries))
+        if not settled:
+            return candidate_ids
+        self.n_replayed += len(settled)
+        decided += settled
+        return [token_id for token_id in candidate_ids if token_id not in settled]
+
+    def _replay_entries(self, recognizer, entries: list) -> list:
+        """``_replay_fresh_witnesses``' compiled pass over ``entries`` ((bytes
+        spelled, token id, witness), in byte order); returns the ids shown alive."""
         self._spend(1 + len(entries) // SETTLE_IDS_PER_UNIT)
         spelled = [entry[0] for entry in entries]
         alive_ids, keyed = replay_witnesses(
             recognizer, np.asarray([entry[1] for entry in entries], dtype=np.int32), spelled,
-            np.stack([entry[2][1] for entry in entries]),
+            np.frombuffer(b"".join([entry[2][1] for entry in entries]), dtype=np.uint64).reshape(-1, 4),
             np.asarray([entry[2][2] for entry in entries], dtype=np.int32), self._start_verdicts,
             self.max_depth - 1)
         groups: dict = {}
@@ -383,12 +418,7 @@ class CanonicalLookahead:
             if self._start_verdict_after(recognizer, spelled[indices[0]], left):
                 self.n_replayed_from_start += len(indices)
                 alive_ids += [entries[index][1] for index in indices]
-        if not alive_ids:
-            return candidate_ids
-        self.n_replayed += len(alive_ids)
-        decided += alive_ids
-        settled = set(alive_ids)
-        return [token_id for token_id in candidate_ids if token_id not in settled]
+        return alive_ids
 
     def _settle_by_next_bytes(self, recognizer, canonical_state, candidate_ids: list, decided: list,
                               dead_ids: list) -> list:
@@ -555,12 +585,13 @@ class CanonicalLookahead:
             self._suffix = ()
             return True
         exact_key = (after, byte_set)
-        exact = self._witnesses.get(exact_key)
+        shared = self._shared
+        exact = shared.exact.get(exact_key)
         class_key = (self.canonical.state_class(after), byte_set)
-        similar = self._class_witnesses.get(class_key)
+        similar = shared.by_class.get(class_key)
         if similar is exact:
             similar = None
-        latest = self._latest_witness
+        latest = shared.latest
         if latest is exact or latest is similar:
             latest = None
         ordered = (exact, similar, latest)
@@ -572,7 +603,7 @@ class CanonicalLookahead:
                 self._suffix = witness[0]
                 if witness is not exact:
                     # checked from ``after`` now, so its filter part is known here
-                    self._keep_witness(self._witnesses, exact_key, (witness[0], witness[1], after, witness[3]))
+                    shared.keep(shared.exact, exact_key, (witness[0], witness[1], after, witness[3]))
                 return True
         fresh_bytes = self.canonical.fresh_first_bytes(after)
         if fresh_bytes is not None and byte_set_within(byte_set, fresh_bytes):
@@ -589,12 +620,12 @@ class CanonicalLookahead:
             if len(self._verdicts) > self.cache_size:
                 self._verdicts.popitem(last=False)
         if alive:
-            self._n_witnesses += 1
+            shared.serial += 1
             witness = (self._suffix, b"".join([self.token_bytes[next_id] for next_id in self._suffix
-                                               if next_id != FROM_START]), after, self._n_witnesses)
-            self._keep_witness(self._witnesses, exact_key, witness)
-            self._keep_witness(self._class_witnesses, class_key, witness)
-            self._latest_witness = witness
+                                               if next_id != FROM_START]), after, shared.serial)
+            shared.keep(shared.exact, exact_key, witness)
+            shared.keep(shared.by_class, class_key, witness)
+            shared.latest = witness
         return alive
 
     def _alive_from_start(self, recognizer, byte_set: bytes, narrow: bool, depth: int) -> bool:
@@ -615,12 +646,6 @@ class CanonicalLookahead:
         if len(self._start_verdicts) > self.cache_size:
             del self._start_verdicts[next(iter(self._start_verdicts))]
         return alive
-
-    def _keep_witness(self, witnesses: OrderedDict, key: tuple, witness: tuple) -> None:
-        """Put ``witness`` under ``key`` in one of the bounded witness FIFOs."""
-        witnesses[key] = witness
-        if len(witnesses) > self.cache_size:
-            witnesses.popitem(last=False)
 
     def _witness_holds(self, recognizer, after, byte_set: bytes, narrow: bool, depth: int,
                        witness: tuple) -> bool:
@@ -678,7 +703,7 @@ class CanonicalLookahead:
         witness replayed after many whitespace tokens reaches one canonical
         state once its first token or two fix a pre-token boundary, and the
         rest (the member's name, say) is asked once per mask."""
-        memo = self._filter_memo
+        memo = self._shared.filter_memo
         pending = []
         verdict = True
         for position, next_id in enumerate(suffix):
@@ -695,15 +720,16 @@ class CanonicalLookahead:
                 break
         for key in pending:
             memo[key] = verdict
-        while len(memo) > self.cache_size:
+        while len(memo) > self._shared.cache_size:
             memo.popitem(last=False)
         return verdict
 
     def _fresh_after(self, token_id: int):
         """The canonical state after ``token_id`` from a fixed boundary (memoized)."""
-        after = self._fresh_states.get(token_id)
+        fresh_states = self._shared.fresh_states
+        after = fresh_states.get(token_id)
         if after is None:
-            after = self._fresh_states[token_id] = self.canonical.advance(
+            after = fresh_states[token_id] = self.canonical.advance(
                 self.canonical.initial_state(), token_id)
         return after
 

@@ -6,7 +6,8 @@ What it computes
     the one-byte tokens (``byte_tokens``) the canonical lookahead tries first,
     the per-terminal token sets every grammar for it shares
     (``token_sets``, a ``TokenSetStore`` whose disk tier keeps them across
-    processes, ``token_set_disk.py``), the token sets of token terminals
+    processes, ``token_set_disk.py``), the canonical lookahead's witnesses
+    (``witnesses``, ``grammask.engine.witnesses``), the token sets of token terminals
     (``token_terminal_bits``, ``grammask.engine.token_terminals``) and its
     canonical filter (or None), each built on first use.  A 131k-token
     vocabulary's trie takes seconds, so tables are built once per
@@ -19,8 +20,9 @@ Data layout
 
 Invariants
     Tables are immutable once built, except the canonical filter and the
-    token terminals' bitsets, each built at most once under a lock.  ``clear()`` only forgets tables; grammars
-    compiled from them keep theirs.
+    token terminals' bitsets, each built at most once under a lock, and the
+    witnesses, which the lookaheads fill under the store's own lock.
+    ``clear()`` only forgets tables; grammars compiled from them keep theirs.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from grammask._core.token_set_store import TokenSetStore
 from grammask._core.trie_walk import TrieView
 from grammask.engine.lru import LRU
 from grammask.engine.token_terminals import token_set, tokens_holding
+from grammask.engine.witnesses import SharedWitnesses
 from grammask.vocab import TokenTrie, Vocabulary
 
 _TABLES = LRU(8)
@@ -45,6 +48,7 @@ class VocabularyTables:
         self.trie_view = TrieView.from_token_trie(self.trie)
         self.byte_tokens = _byte_tokens(vocab)
         self.token_sets = TokenSetStore(disk=TokenSetDisk(self.trie_view, vocab.size))
+        self.witnesses = SharedWitnesses()
         self._token_terminal_bits: dict = {}
         self._canonical = None
         self._canonical_built = False
@@ -88,10 +92,12 @@ def clear() -> None:
 
 
 def clear_token_sets() -> None:
-    """Forget the shared token sets of every vocabulary, keeping its trie
-    and canonical filter."""
+    """Forget the shared token sets and lookahead witnesses of every
+    vocabulary, keeping its trie and canonical filter (grammars compiled
+    before keep the witnesses they hold)."""
     for tables in _TABLES.values():
         tables.token_sets.clear()
+        tables.witnesses = SharedWitnesses()
 
 
 def _byte_tokens(vocab: Vocabulary) -> list:
