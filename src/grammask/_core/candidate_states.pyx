@@ -30,6 +30,10 @@ and the grammar may end after it: alive when the canonical state after it
 is complete, which the caller asks the filter for all of them at once) and
 *other*.  In trailing whitespace, where the grammar accepts and allows only
 whitespace, every whitespace token is such a candidate at every step.
+``probe_next_bytes(recognizer, ids, token_bytes)`` is the same probe giving,
+for each narrow candidate, the bytes the grammar allows after it and whether
+it may end there: what the lookahead keys its witnesses by, so it can pick a
+witness for each candidate of a mask and replay them all in one more pass.
 
 The candidates of one mask that end a counted string (every token of the
 length left) meet in one Earley state, and the search from there is the
@@ -69,7 +73,7 @@ from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, uint8_t, uint64_t
 
 from grammask._core.earley cimport EarleyRecognizer
-from grammask._core.bitset cimport byte_set_count, byte_set_within
+from grammask._core.bitset cimport byte_set_count, byte_set_to_bytes, byte_set_within
 from grammask._core.narrow cimport is_narrow
 
 
@@ -270,3 +274,32 @@ def sort_by_next_bytes(EarleyRecognizer recognizer, const int32_t[::1] ids, obje
         if pushed:
             recognizer.pop_bytes(pushed)
     return dead, wide, accepting, other
+
+
+def probe_next_bytes(EarleyRecognizer recognizer, const int32_t[::1] ids, object token_bytes):
+    """(dead ids, wide ids, narrow rows, other ids): ``sort_by_next_bytes``'
+    probe, each narrow candidate as (id, the 32-byte set of bytes the grammar
+    allows after it, whether the grammar may end there); *other*: the ids
+    without bytes.  See the module docstring."""
+    cdef list dead = [], wide = [], narrow = [], other = []
+    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0
+    cdef const char* previous = NULL
+    cdef int32_t token_id
+    cdef uint64_t byte_set[4]
+    cdef int kind
+    try:
+        for k in range(n):
+            token_id = ids[k]
+            kind = _probe_token(recognizer, token_bytes[token_id], &previous, &pushed, byte_set)
+            if kind == PROBE_EMPTY:
+                other.append(token_id)
+            elif kind == PROBE_DEAD:
+                dead.append(token_id)
+            elif kind == PROBE_WIDE:
+                wide.append(token_id)
+            else:
+                narrow.append((token_id, byte_set_to_bytes(byte_set), recognizer.accepting()))
+    finally:
+        if pushed:
+            recognizer.pop_bytes(pushed)
+    return dead, wide, narrow, other

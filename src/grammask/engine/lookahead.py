@@ -153,7 +153,8 @@ from collections import OrderedDict
 import numpy as np
 
 from grammask._core.candidate_bits import add_ids, clear_dead, has_candidates, split_candidates
-from grammask._core.candidate_states import replay_witnesses, settle_from_start, sort_by_next_bytes
+from grammask._core.candidate_states import (probe_next_bytes, replay_witnesses, settle_from_start,
+                                             sort_by_next_bytes)
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
 from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard, first_bit_id, set_bit_ids
 from grammask.engine.witnesses import SharedWitnesses
@@ -170,6 +171,10 @@ SETTLE_MIN_CANDIDATES = 32
 """Candidates of one mask from which ``_settle_from_start``'s and
 ``_settle_by_next_bytes``' compiled passes run (fewer go one by one, where
 witness replays are as cheap)."""
+
+REPLAY_MIN_CANDIDATES = 8
+"""Candidates of one mask from which ``_replay_kept_witnesses`` picks and
+replays their witnesses in compiled passes (fewer go one by one)."""
 
 SETTLE_SAMPLE = 32
 """Fresh candidates the compiled pass settles first; it goes on over the rest
@@ -289,6 +294,7 @@ class CanonicalLookahead:
         dead_ids = []
         try:
             others = self._settle_by_next_bytes(recognizer, canonical_state, others, [], dead_ids)
+            others = self._replay_kept_witnesses(recognizer, canonical_state, others, [], dead_ids)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state, others):
                 if not alive:
                     dead_ids.append(token_id)
@@ -318,6 +324,8 @@ class CanonicalLookahead:
             candidate_ids = self._replay_fresh_witnesses(recognizer, candidate_ids, position, decided)
             candidate_ids = self._settle_by_next_bytes(recognizer, self._initial_state, candidate_ids,
                                                        decided, dead_ids)
+            candidate_ids = self._replay_kept_witnesses(recognizer, None, candidate_ids, decided, dead_ids,
+                                                        position)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, None, candidate_ids):
                 if not alive:
                     dead_ids.append(token_id)
@@ -419,6 +427,79 @@ class CanonicalLookahead:
                 self.n_replayed_from_start += len(indices)
                 alive_ids += [entries[index][1] for index in indices]
         return alive_ids
+
+    def _replay_kept_witnesses(self, recognizer, canonical_state, candidate_ids: list, decided: list,
+                               dead_ids: list, position: bytes = b"") -> list:
+        """``_alive_here``'s witness replay for the candidates of one mask at
+        once: one compiled probe of each in byte order
+        (``_core.candidate_states.probe_next_bytes``: the ones the grammar
+        refuses are dead, the ones it is not narrow after alive), then for
+        each narrow one the witness found last from its canonical state or
+        from a state of the same class with the same next bytes (the more
+        recent), its filter part checked from the candidate's canonical
+        state (``_filter_allows``), and all of them replayed in one compiled
+        pass (``_replay_entries``).  Appends the ids shown alive (and the
+        refused ones) to ``decided`` and the refused ones to ``dead_ids``;
+        returns the others (the grammar may end after them, no witness is
+        kept, or it does not hold), which the search decides as before.
+        ``canonical_state`` None: fresh candidates, whose witnesses are then
+        kept at ``position`` too (``_keep_fresh_witness``).  From
+        ``REPLAY_MIN_CANDIDATES`` candidates; the probe costs a unit of work
+        per ``SETTLE_IDS_PER_UNIT`` candidates, as the replay does."""
+        if len(candidate_ids) < REPLAY_MIN_CANDIDATES:
+            return candidate_ids
+        token_bytes, canonical, shared = self.token_bytes, self.canonical, self._shared
+        self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
+        ordered = np.asarray(sorted(candidate_ids, key=token_bytes.__getitem__), dtype=np.int32)
+        dead, wide, narrow, others = probe_next_bytes(recognizer, ordered, token_bytes)
+        decided += dead
+        decided += wide
+        dead_ids += dead
+        entries, chosen = [], {}
+        for token_id, byte_set, accepting in narrow:
+            if accepting:
+                others.append(token_id)
+                continue
+            after = (self._fresh_after(token_id) if canonical_state is None
+                     else canonical.advance(canonical_state, token_id))
+            exact_key = (after, byte_set)
+            exact = shared.exact.get(exact_key)
+            similar = shared.by_class.get((canonical.state_class(after), byte_set))
+            witness = exact if similar is None or (exact is not None and exact[3] >= similar[3]) else similar
+            if witness is None:
+                others.append(token_id)
+                continue
+            suffix, data, origin, _serial = witness
+            tokens = suffix[:-1] if suffix and suffix[-1] == FROM_START else suffix
+            end_fresh = _NO_BYTES
+            if origin != after and not self._filter_allows(after, tokens):
+                others.append(token_id)
+                continue
+            if tokens is not suffix:
+                end_state = after
+                for next_id in tokens:
+                    end_state = canonical.advance(end_state, next_id)
+                end_fresh = canonical.fresh_first_bytes(end_state)
+                if end_fresh is None:
+                    others.append(token_id)
+                    continue
+            spelled = token_bytes[token_id] + data
+            entries.append((spelled, token_id, (spelled, end_fresh, len(tokens))))
+            chosen[token_id] = (witness, witness is exact, exact_key)
+        alive = []
+        if entries:
+            entries.sort()
+            alive = self._replay_entries(recognizer, entries)
+        for token_id in alive:
+            witness, is_exact, exact_key = chosen.pop(token_id)
+            if not is_exact:
+                # checked from this canonical state now, so its filter part is known here
+                shared.keep(shared.exact, exact_key, (witness[0], witness[1], exact_key[0], witness[3]))
+            if canonical_state is None and witness[0]:
+                self._keep_fresh_witness(token_id, position, witness[0])
+        self.n_replayed += len(alive)
+        decided += alive
+        return others + list(chosen)
 
     def _settle_by_next_bytes(self, recognizer, canonical_state, candidate_ids: list, decided: list,
                               dead_ids: list) -> list:
