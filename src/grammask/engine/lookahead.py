@@ -436,7 +436,7 @@ class CanonicalLookahead:
         refuses are dead, the ones it is not narrow after alive), then for
         each narrow one the witness found last from its canonical state or
         from a state of the same class with the same next bytes (the more
-        recent), its filter part checked from the candidate's canonical
+        recent), else the one found last anywhere, its filter part checked from the candidate's canonical
         state (``_filter_allows``), and all of them replayed in one compiled
         pass (``_replay_entries``).  Appends the ids shown alive (and the
         refused ones) to ``decided`` and the refused ones to ``dead_ids``;
@@ -466,6 +466,8 @@ class CanonicalLookahead:
             exact = shared.exact.get(exact_key)
             similar = shared.by_class.get((canonical.state_class(after), byte_set))
             witness = exact if similar is None or (exact is not None and exact[3] >= similar[3]) else similar
+            if witness is None:
+                witness = shared.latest
             if witness is None:
                 others.append(token_id)
                 continue
