@@ -177,8 +177,9 @@ REPLAY_MIN_CANDIDATES = 8
 replays their witnesses in compiled passes (fewer go one by one)."""
 
 SETTLE_SAMPLE = 32
-"""Fresh candidates the compiled pass settles first; it goes on over the rest
-of the mask's only when it settled at least half of these."""
+"""Fresh candidates (about as many, spread over the byte order) the compiled
+pass settles first; it goes on over the rest of the mask's only when it
+settled at least half of these."""
 
 SETTLE_IDS_PER_UNIT = 32
 """Candidates the compiled pass settles per unit of work."""
@@ -337,7 +338,7 @@ class CanonicalLookahead:
             add_ids(dead, dead_ids)
             self._n_removed += clear_dead(bits, narrow, fresh, dead)
 
-    def _keep_fresh_witness(self, token_id: int, position: bytes, suffix: tuple) -> None:
+    def _keep_fresh_witness(self, token_id: int, position: bytes, suffix: tuple, end_fresh=None) -> None:
         """Keep fresh candidate ``token_id``'s witness ``suffix`` for
         ``_replay_fresh_witnesses``, under (the token, ``position``: the bytes
         the grammar allowed where the token was a candidate, which tells an
@@ -350,10 +351,11 @@ class CanonicalLookahead:
         them when the witness ends in ``FROM_START`` (else none; 32 bytes,
         ``next_bytes``' form), the witness's token count), in bounded FIFOs.  The token
         is fresh, so the filter's verdicts on the witness and the canonical
-        states along it hold after whatever came before."""
+        states along it hold after whatever came before.  ``end_fresh``: those
+        fresh first bytes when the caller has them."""
         tokens = suffix[:-1] if suffix[-1] == FROM_START else suffix
-        fresh_words = _NO_BYTES
-        if tokens is not suffix:
+        fresh_words = _NO_BYTES if end_fresh is None else end_fresh
+        if tokens is not suffix and end_fresh is None:
             end_state = self._fresh_after(token_id)
             for next_id in tokens:
                 end_state = self.canonical.advance(end_state, next_id)
@@ -487,18 +489,18 @@ class CanonicalLookahead:
                     continue
             spelled = token_bytes[token_id] + data
             entries.append((spelled, token_id, (spelled, end_fresh, len(tokens))))
-            chosen[token_id] = (witness, witness is exact, exact_key)
+            chosen[token_id] = (witness, witness is exact, exact_key, end_fresh)
         alive = []
         if entries:
             entries.sort()
             alive = self._replay_entries(recognizer, entries)
         for token_id in alive:
-            witness, is_exact, exact_key = chosen.pop(token_id)
+            witness, is_exact, exact_key, end_fresh = chosen.pop(token_id)
             if not is_exact:
                 # checked from this canonical state now, so its filter part is known here
                 shared.keep(shared.exact, exact_key, (witness[0], witness[1], exact_key[0], witness[3]))
             if canonical_state is None and witness[0]:
-                self._keep_fresh_witness(token_id, position, witness[0])
+                self._keep_fresh_witness(token_id, position, witness[0], end_fresh)
         self.n_replayed += len(alive)
         decided += alive
         return others + list(chosen)
@@ -551,15 +553,21 @@ class CanonicalLookahead:
         is not narrow after them, or the state after them has a start verdict),
         searching once for each new state such candidates meet in; appends the
         settled ids to ``decided`` (and ``dead_ids``) and returns the others.
-        The first ``SETTLE_SAMPLE`` candidates in byte order go first, and the
-        rest only when at least half of those were settled (elsewhere, e.g. the
-        digits of a number member, nearly all are left to the search, which
-        would probe them a second time).  A pass costs one unit of work per
-        ``SETTLE_IDS_PER_UNIT`` candidates."""
+        A sample of about ``SETTLE_SAMPLE`` candidates spread evenly over the
+        byte order goes first, and the rest only when at least half of those
+        were settled (elsewhere, e.g. the digits of a number member, nearly all
+        are left to the search, which would probe them a second time).  Spread,
+        not the first ones: where a counted string ends, the 15,000
+        three-character tokens of Llama-3 are candidates, and the first ones in
+        byte order are punctuation that a closing quote continues, while
+        nearly all the rest meet in one state.  A pass costs one unit of work
+        per ``SETTLE_IDS_PER_UNIT`` candidates."""
         if len(candidate_ids) < SETTLE_MIN_CANDIDATES:
             return candidate_ids
         ordered = sorted(candidate_ids, key=self.token_bytes.__getitem__)
-        head, tail = ordered[:SETTLE_SAMPLE], ordered[SETTLE_SAMPLE:]
+        stride = max(1, len(ordered) // SETTLE_SAMPLE)
+        head = ordered[::stride]
+        tail = [token_id for index, token_id in enumerate(ordered) if index % stride] if stride > 1 else []
         others = self._settle_part(recognizer, head, decided, dead_ids)
         if others is None:
             return candidate_ids
