@@ -246,36 +246,17 @@ def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list s
     return alive, keyed
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
 def sort_by_next_bytes(EarleyRecognizer recognizer, const int32_t[::1] ids, object token_bytes):
     """(dead ids, wide ids, accepting ids, other ids); see the module docstring."""
-    cdef list dead = [], wide = [], accepting = [], other = []
-    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0
-    cdef const char* previous = NULL
-    cdef int32_t token_id
-    cdef uint64_t byte_set[4]
-    cdef int kind
-    try:
-        for k in range(n):
-            token_id = ids[k]
-            kind = _probe_token(recognizer, token_bytes[token_id], &previous, &pushed, byte_set)
-            if kind == PROBE_EMPTY:
-                other.append(token_id)
-            elif kind == PROBE_DEAD:
-                dead.append(token_id)
-            elif kind == PROBE_WIDE:
-                wide.append(token_id)
-            elif recognizer.accepting():
-                accepting.append(token_id)
-            else:
-                other.append(token_id)
-    finally:
-        if pushed:
-            recognizer.pop_bytes(pushed)
+    dead, wide, narrow, other = probe_next_bytes(recognizer, ids, token_bytes)
+    cdef list accepting = []
+    for token_id, _byte_set, may_end in narrow:
+        (accepting if may_end else other).append(token_id)
     return dead, wide, accepting, other
 
 
+@cython.boundscheck(False)
+@cython.wraparound(False)
 def probe_next_bytes(EarleyRecognizer recognizer, const int32_t[::1] ids, object token_bytes):
     """(dead ids, wide ids, narrow rows, other ids): ``sort_by_next_bytes``'
     probe, each narrow candidate as (id, the 32-byte set of bytes the grammar
