@@ -100,7 +100,8 @@ Witness replay
     in byte order, each probe extending the previous one by the bytes they
     do not share: the hundreds of whitespace-run tokens a JSON value start
     allows then cost a byte or two of Earley work each instead of their
-    whole length.
+    whole length.  The candidates are sorted into byte order once per mask
+    and every pass keeps that order in what it leaves to the next.
 
 States searched from the start
     When every byte the grammar allows after a token starts a token that is
@@ -294,6 +295,7 @@ class CanonicalLookahead:
             self._prune_fresh(recognizer, bits, narrow, fresh, unknown)
         dead_ids = []
         try:
+            others = sorted(others, key=self.token_bytes.__getitem__)
             others = self._settle_by_next_bytes(recognizer, canonical_state, others, [], dead_ids)
             others = self._replay_kept_witnesses(recognizer, canonical_state, others, [], dead_ids)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state, others):
@@ -319,6 +321,7 @@ class CanonicalLookahead:
                 self._fresh_verdicts.popitem(last=False)
         checked, dead = entry
         decided, dead_ids = [], []
+        candidate_ids = sorted(candidate_ids, key=self.token_bytes.__getitem__)
         try:
             candidate_ids = self._settle_from_start(recognizer, candidate_ids, decided, dead_ids)
             position = recognizer.allowed_first_bytes()
@@ -452,8 +455,8 @@ class CanonicalLookahead:
             return candidate_ids
         token_bytes, canonical, shared = self.token_bytes, self.canonical, self._shared
         self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
-        ordered = np.asarray(sorted(candidate_ids, key=token_bytes.__getitem__), dtype=np.int32)
-        dead, wide, narrow, others = probe_next_bytes(recognizer, ordered, token_bytes)
+        dead, wide, narrow, others = probe_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
+                                                      token_bytes)
         decided += dead
         decided += wide
         dead_ids += dead
@@ -503,7 +506,9 @@ class CanonicalLookahead:
                 self._keep_fresh_witness(token_id, position, witness[0], end_fresh)
         self.n_replayed += len(alive)
         decided += alive
-        return others + list(chosen)
+        settled = set(dead)
+        settled.update(wide, alive)
+        return [token_id for token_id in candidate_ids if token_id not in settled]
 
     def _settle_by_next_bytes(self, recognizer, canonical_state, candidate_ids: list, decided: list,
                               dead_ids: list) -> list:
@@ -530,21 +535,19 @@ class CanonicalLookahead:
         if len(candidate_ids) < SETTLE_MIN_CANDIDATES or self.canonical.complete_after(canonical_state, ()) is None:
             return candidate_ids
         self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
-        ordered = np.asarray(sorted(candidate_ids, key=self.token_bytes.__getitem__), dtype=np.int32)
-        dead, wide, accepting, others = sort_by_next_bytes(recognizer, ordered, self.token_bytes)
+        dead, wide, accepting, _others = sort_by_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
+                                                            self.token_bytes)
         decided += dead
         decided += wide
         dead_ids += dead
-        if accepting:
-            complete = self.canonical.complete_after(canonical_state, accepting)
-            if complete is None:
-                return others + accepting
-            for token_id, verdict in zip(accepting, complete.tolist()):
-                if verdict == 1:
-                    decided.append(token_id)
-                else:
-                    others.append(token_id)
-        return others
+        settled = set(dead)
+        settled.update(wide)
+        complete = self.canonical.complete_after(canonical_state, accepting) if accepting else None
+        if complete is not None:
+            complete_ids = [token_id for token_id, verdict in zip(accepting, complete.tolist()) if verdict == 1]
+            decided += complete_ids
+            settled.update(complete_ids)
+        return [token_id for token_id in candidate_ids if token_id not in settled]
 
     def _settle_from_start(self, recognizer, candidate_ids: list, decided: list, dead_ids: list) -> list:
         """Settle the fresh candidates whose search is the one from the start of
@@ -564,16 +567,17 @@ class CanonicalLookahead:
         per ``SETTLE_IDS_PER_UNIT`` candidates."""
         if len(candidate_ids) < SETTLE_MIN_CANDIDATES:
             return candidate_ids
-        ordered = sorted(candidate_ids, key=self.token_bytes.__getitem__)
-        stride = max(1, len(ordered) // SETTLE_SAMPLE)
-        head = ordered[::stride]
-        tail = [token_id for index, token_id in enumerate(ordered) if index % stride] if stride > 1 else []
+        stride = max(1, len(candidate_ids) // SETTLE_SAMPLE)
+        head = candidate_ids[::stride]
+        tail = [token_id for index, token_id in enumerate(candidate_ids) if index % stride] if stride > 1 else []
+        n_decided = len(decided)
         others = self._settle_part(recognizer, head, decided, dead_ids)
         if others is None:
             return candidate_ids
-        if not tail or 2 * len(others) > len(head):
-            return others + tail
-        return others + self._settle_part(recognizer, tail, decided, dead_ids)
+        if tail and 2 * len(others) <= len(head):
+            self._settle_part(recognizer, tail, decided, dead_ids)
+        settled = set(decided[n_decided:])
+        return [token_id for token_id in candidate_ids if token_id not in settled]
 
     def _settle_part(self, recognizer, ordered: list, decided: list, dead_ids: list):
         """``_settle_from_start``'s compiled pass over ``ordered`` (ids in byte
@@ -622,15 +626,15 @@ class CanonicalLookahead:
             pop_probe(recognizer, len(data))
 
     def _verdicts_in_byte_order(self, recognizer, canonical_state, token_ids: list):
-        """Yields (token id, alive) for ``token_ids`` after the current state
-        (``canonical_state`` None: fresh tokens), in byte order: each token's
+        """Yields (token id, alive) for ``token_ids`` (in byte order) after the
+        current state (``canonical_state`` None: fresh tokens): each token's
         probe extends the previous one by the bytes they do not share
         (whitespace runs, digit groups share most), and is popped at the end."""
         token_bytes = self.token_bytes
         depth = self.max_depth - 1
         probe = b""
         try:
-            for token_id in sorted(token_ids, key=token_bytes.__getitem__):
+            for token_id in token_ids:
                 data = token_bytes[token_id]
                 probe = _probe_to(recognizer, probe, data)
                 if probe != data:
