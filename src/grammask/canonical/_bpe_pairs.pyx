@@ -40,6 +40,9 @@ Bits are only ever set (OR), so the caller chooses the starting words (e.g.
 the unreachable tokens).  Cost: the crossing merges below the spine's parent
 priorities plus the tokens they forbid; no allocation.
 
+``PairTest.allowed(t1, t2)`` is the same test for one pair (the canonical
+lookahead asks a few tokens after each of many hypothetical last tokens).
+
 Also here: ``combine_words`` (a mask from the cached region bitsets and a
 pair bitset in one pass), ``code_words`` (the packed tokens whose shape
 has a given verdict) and, for ``MergeTable``'s build,
@@ -50,7 +53,7 @@ tests compare the trees with it and with tiktoken's own BPE).
 """
 
 cimport cython
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
 from grammask._core.bitset cimport bitset_add, n_words
 
@@ -142,6 +145,77 @@ cdef class SpineIndex:
                 parent = self.merge_priority[node]
                 node = self.right_child[node]
         return n_hits
+
+
+cdef class PairTest:
+    """``MergeTable.pair_allowed`` compiled: one adjacent-pair test without a bitset.
+
+    BPE keeps t1 and t2 apart iff no crossing merge (r, l) of priority q has
+    r on t1's right spine below a parent of priority > q and l on t2's left
+    spine below a parent of priority >= q (Tran-Thien 2024, Algorithm 3).
+    For each node r of t1's right spine, each node l of t2's left spine is
+    looked up by binary search in r's crossing
+    merges sorted by right operand (``by_right`` / ``by_right_priorities``,
+    grouped by left operand at ``merge_offsets``; of a pair listed twice the
+    larger priority counts, as in the grouped dictionary it replaces).  Cost:
+    the two spines' lengths times a binary search, no allocation."""
+
+    cdef const int64_t[::1] merge_offsets
+    cdef const int32_t[::1] by_right
+    cdef const int64_t[::1] by_right_priorities
+    cdef const int64_t[::1] merge_priority
+    cdef const int32_t[::1] left_child
+    cdef const int32_t[::1] right_child
+    cdef const uint8_t[::1] reachable
+    cdef readonly int n_tokens
+
+    def __init__(self, merge_offsets, by_right, by_right_priorities, merge_priority, left_child,
+                 right_child, reachable):
+        self.merge_offsets = np.ascontiguousarray(merge_offsets, dtype=np.int64)
+        self.by_right = np.ascontiguousarray(by_right, dtype=np.int32)
+        self.by_right_priorities = np.ascontiguousarray(by_right_priorities, dtype=np.int64)
+        self.merge_priority = np.ascontiguousarray(merge_priority, dtype=np.int64)
+        self.left_child = np.ascontiguousarray(left_child, dtype=np.int32)
+        self.right_child = np.ascontiguousarray(right_child, dtype=np.int32)
+        self.reachable = np.ascontiguousarray(reachable, dtype=np.uint8)
+        self.n_tokens = len(self.merge_priority)
+
+    def allowed(self, int first_id, int second_id):
+        """True iff BPE keeps ``first_id`` and ``second_id`` apart (False when either is unreachable)."""
+        if not (0 <= first_id < self.n_tokens and 0 <= second_id < self.n_tokens):
+            raise IndexError(f"token ids {first_id}, {second_id} outside 0..{self.n_tokens - 1}")
+        return self._allowed(first_id, second_id)
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    cdef bint _allowed(self, int32_t first_id, int32_t second_id) noexcept nogil:
+        cdef int32_t left_node, right_node = first_id
+        cdef int64_t left_parent, right_parent = 0x7FFFFFFFFFFFFFFF, start, low, high, middle, priority
+        if not (self.reachable[first_id] and self.reachable[second_id]):
+            return False
+        while right_node >= 0:
+            start = self.merge_offsets[right_node]
+            left_node = second_id
+            left_parent = 0x7FFFFFFFFFFFFFFF
+            while left_node >= 0:
+                # the last entry of right operand left_node in right_node's group
+                low = start
+                high = self.merge_offsets[right_node + 1]
+                while low < high:
+                    middle = (low + high) >> 1
+                    if self.by_right[middle] <= left_node:
+                        low = middle + 1
+                    else:
+                        high = middle
+                if low > start and self.by_right[low - 1] == left_node:
+                    priority = self.by_right_priorities[low - 1]
+                    if priority < right_parent and priority <= left_parent:
+                        return False
+                left_parent = self.merge_priority[left_node]
+                left_node = self.left_child[left_node]
+            right_parent = self.merge_priority[right_node]
+            right_node = self.right_child[right_node]
+        return True
 
 
 def combine_words(const uint32_t[::1] allowed, const uint32_t[::1] conditional,

@@ -56,9 +56,9 @@ Invariants
     own bytes; unreachable tokens (BPE of their bytes is not the token; e.g.
     588 in Llama-3.2's merge list, none in cl100k) are in ``unreachable_ids``
     and in every ``forbidden_after`` result, since BPE never emits them.
-    ``pair_allowed`` (dict walk over the spines) and ``forbidden_after``
-    (vectorized over the index) must agree; tests check both against brute
-    force.
+    ``pair_allowed`` (compiled binary searches along the spines) and
+    ``forbidden_after`` (vectorized over the index) must agree; tests check
+    both against brute force.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from grammask import bitset
-from grammask.canonical._bpe_pairs import SpineIndex, bpe_last_merges, enumerate_cuts
+from grammask.canonical._bpe_pairs import PairTest, SpineIndex, bpe_last_merges, enumerate_cuts
 
 NO_PRIORITY = np.iinfo(np.int64).max
 """Priority of 'no parent merge' (the spine root) and of base symbols."""
@@ -275,16 +275,6 @@ class MergeTable:
         for name in ("_candidate_left", "_candidate_right", "_candidate_priority", "_candidate_result"):
             delattr(self, name)
 
-    def _spine(self, token_id: int, child: np.ndarray) -> list:
-        """[(node, parent priority)] from the token down one side."""
-        spine = [(token_id, NO_PRIORITY)]
-        node = token_id
-        while child[node] >= 0:
-            parent_priority = int(self.merge_priority[node])
-            node = int(child[node])
-            spine.append((node, parent_priority))
-        return spine
-
     def _build_spine_index(self) -> None:
         """Left-spine membership of every reachable token, grouped by spine node (see module docstring).
 
@@ -312,44 +302,25 @@ class MergeTable:
         self.spine_offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
 
     # -- queries ------------------------------------------------------------
-    def right_spine(self, token_id: int) -> list:
-        return self._spine(token_id, self.right_child)
-
-    def left_spine(self, token_id: int) -> list:
-        return self._spine(token_id, self.left_child)
-
-    def _merges_of(self, left_id: int) -> dict:
-        """{right id: priority} of the crossing merges whose left operand is
-        ``left_id``, from the crossing-merge index (memoized per left operand:
-        a first pair test reads the groups of a few spine nodes, not all
-        merges)."""
-        groups = self.__dict__.get("_lookup")
-        if groups is None:
-            groups = self._lookup = {}
-        found = groups.get(left_id)
-        if found is None:
-            start, end = self.merge_offsets[left_id], self.merge_offsets[left_id + 1]
-            found = groups[left_id] = dict(zip(self.merge_right[start:end].tolist(),
-                                               self.merge_priorities[start:end].tolist()))
-        return found
-
     def pair_allowed(self, first_id: int, second_id: int) -> bool:
-        """True iff BPE keeps ``first_id`` and ``second_id`` apart (both reachable)."""
-        if not (self.reachable[first_id] and self.reachable[second_id]):
-            return False
-        left_spine = self.left_spine(second_id)
-        for right_node, right_parent in self.right_spine(first_id):
-            merges = self._merges_of(right_node)
-            for left_node, left_parent in left_spine:
-                priority = merges.get(left_node)
-                if priority is not None and priority < right_parent and priority <= left_parent:
-                    return False
-        return True
+        """True iff BPE keeps ``first_id`` and ``second_id`` apart (both reachable).
+
+        Computed by the compiled spine test (``_bpe_pairs.PairTest``, built on
+        first use: the crossing merges of each left operand sorted by right
+        operand, about 12 bytes a merge)."""
+        test = self.__dict__.get("_pair_test")
+        if test is None:
+            groups = np.repeat(np.arange(self.n_tokens, dtype=np.int64), np.diff(self.merge_offsets))
+            order = np.lexsort((self.merge_priorities, self.merge_right, groups))
+            test = self._pair_test = PairTest(self.merge_offsets, self.merge_right[order],
+                                              self.merge_priorities[order], self.merge_priority,
+                                              self.left_child, self.right_child, self.reachable)
+        return test.allowed(first_id, second_id)
 
     def __getstate__(self) -> dict:
         """Pickled without the lookup tables (rebuilt on use)."""
         state = dict(self.__dict__)
-        for name in ("pair_rule", "id_of", "_lookup", "_spine_index", "_unreachable_words"):
+        for name in ("pair_rule", "id_of", "_pair_test", "_spine_index", "_unreachable_words"):
             state.pop(name, None)
         return state
 
@@ -373,6 +344,16 @@ class MergeTable:
         out[:index.n_words] = self._unreachable_words
         index.forbidden_words(first_id, out)
         return out
+
+    def right_spine(self, token_id: int) -> list:
+        """[(node, parent priority)] from the token down its right children."""
+        spine = [(token_id, NO_PRIORITY)]
+        node = token_id
+        while self.right_child[node] >= 0:
+            parent_priority = int(self.merge_priority[node])
+            node = int(self.right_child[node])
+            spine.append((node, parent_priority))
+        return spine
 
     def forbidden_after(self, first_id: int) -> np.ndarray:
         """Sorted int32 ids t2 with ``pair_allowed(first_id, t2)`` false (unreachable ids included)."""
