@@ -40,20 +40,22 @@ length left) meet in one Earley state, and the search from there is the
 same for all of them: one Python search per state instead of one per token
 (``grammask.engine.lookahead``, ``_prune_fresh``).
 
-``replay_witnesses(recognizer, ids, spelled, end_fresh, lengths, verdicts,
-depth)`` replays the witness kept for each fresh candidate (the tokens after
-it that showed it alive at an earlier mask; the token being fresh, the
-canonical filter's part of it still holds) as one probe of the candidate's
-bytes and the witness's: the candidate is alive where the witness still ends
-the search alive, or ends where the search is the one from the start of a
-text and the state there has an alive start verdict (*keyed* when that
-verdict is not known yet); the rest go to the search.  The whitespace tokens
+``replay_witnesses(recognizer, ids, witnesses, verdicts, depth)`` replays
+the witness kept for each fresh candidate (the tokens after it that showed
+it alive at an earlier mask; the token being fresh, the canonical filter's
+part of it still holds; ``kept_fresh_witnesses`` looks them up) as one probe
+of the candidate's bytes and the witness's: the candidate is alive where
+the witness still ends the search alive, or ends where the search is the
+one from the start of a text and the state there has an alive start verdict
+(*keyed* when that verdict is not known yet); the rest go to the search.
+The whitespace tokens
 before an object's members replay their witnesses this way at every member.
 
 Layout
 ------
-``ids`` int32, in byte order of their bytes, so each probe keeps the bytes
-it shares with the previous one (``token_bytes[t]``: the token's bytes);
+``ids`` int32 (a list for ``replay_witnesses``), in byte order of their
+bytes, so each probe keeps the bytes it shares with the previous one
+(``token_bytes[t]``: the token's bytes);
 ``start_bytes`` uint64[V, 4] (a 256-bit byte set per token, ``bitset.pxd``
 layout), ``start_known`` uint8[V]; ``verdicts`` maps a 16-byte state key to
 (alive, depth checked).
@@ -70,6 +72,8 @@ cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItem
 from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_ITEM
+from libc.string cimport memcpy
 from libc.stdint cimport int32_t, uint8_t, uint64_t
 
 from grammask._core.earley cimport EarleyRecognizer
@@ -192,35 +196,59 @@ def settle_from_start(EarleyRecognizer recognizer, const int32_t[::1] ids, objec
     return alive, dead, keyed, other
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list spelled,
-                     const uint64_t[:, ::1] end_fresh, const int32_t[::1] lengths, dict verdicts, int depth):
+def kept_fresh_witnesses(list candidate_ids, bytes position, object at_position, object by_token):
+    """(ids, witnesses) of the candidates with a kept witness: the one kept at
+    (id, ``position``) in ``at_position``, else the first of the id's tuple in
+    ``by_token`` (dicts or ``OrderedDict`` FIFOs); in the candidates' order
+    (the lookahead's fresh witnesses, ``grammask.engine.lookahead``)."""
+    cdef list ids = [], witnesses = []
+    cdef PyObject* found
+    if not (isinstance(at_position, dict) and isinstance(by_token, dict)):
+        raise TypeError("kept_fresh_witnesses needs two dicts")
+    for token_id in candidate_ids:
+        found = PyDict_GetItem(at_position, (token_id, position))
+        if found == NULL:
+            found = PyDict_GetItem(by_token, token_id)
+            if found == NULL:
+                continue
+            found = PyTuple_GET_ITEM(<tuple> found, 0)
+        ids.append(token_id)
+        witnesses.append(<object> found)
+    return ids, witnesses
+
+
+def replay_witnesses(EarleyRecognizer recognizer, list ids, list witnesses, dict verdicts, int depth):
     """(alive ids, keyed (index, state key, depth left) triples) of fresh
-    candidates replaying kept witnesses: ``spelled[k]`` is candidate
-    ``ids[k]``'s bytes followed by its witness's (``ids`` sorted by them),
-    ``lengths[k]`` the witness's tokens and ``end_fresh[k]`` the fresh first
-    bytes of the canonical state after them when the witness ends where the
-    search is the one from the start of a text (else no byte).  Alive: the
-    grammar is not narrow after the spelling, or the depth bound is passed
-    there with a byte allowed, or every byte the grammar allows next (one at
-    least) is in ``end_fresh[k]`` and ``verdicts`` holds an alive start verdict
-    at least as deep as the depth left for the state there.  Keyed: the same
-    without a verdict deep enough.  The others are left out (the witness says
-    nothing about them): the grammar refuses the spelling, may end after it,
-    allows no byte or one not in ``end_fresh[k]`` next, or the kept verdict
-    is dead.  The recognizer is left as it was."""
+    candidates replaying kept witnesses: ``witnesses[k]`` is (candidate
+    ``ids[k]``'s bytes followed by its witness's, the fresh first bytes of
+    the canonical state after them when the witness ends where the search is
+    the one from the start of a text, else no byte (32 bytes,
+    ``bitset.pxd``'s byte-set layout), the witness's token count); byte order
+    of the candidates keeps the probes short.  Alive: the grammar is not
+    narrow after the spelling, or the depth bound is passed there with a
+    byte allowed, or every byte the grammar allows next (one at least) is in
+    the fresh first bytes and ``verdicts`` holds an alive start verdict at
+    least as deep as the depth left for the state there.  Keyed: the same
+    without a verdict deep enough.  The others are left out (the witness
+    says nothing about them): the grammar refuses the spelling, may end
+    after it, allows no byte or one not in the fresh first bytes next, or
+    the kept verdict is dead.  The recognizer is left as it was."""
     cdef list alive = [], keyed = []
-    cdef Py_ssize_t k, n = ids.shape[0], pushed = 0, length
+    cdef Py_ssize_t k, n = len(ids), pushed = 0, length
     cdef const char* data
     cdef const char* previous = NULL
     cdef uint64_t byte_set[4]
+    cdef uint64_t end_fresh[4]
     cdef bint any_byte
     cdef int left
-    cdef bytes text
+    cdef tuple witness
+    cdef bytes text, fresh
+    if len(witnesses) != n:
+        raise ValueError(f"{n} ids but {len(witnesses)} witnesses")
     try:
         for k in range(n):
-            text = spelled[k]
+            witness = witnesses[k]
+            text = witness[0]
             data = PyBytes_AS_STRING(text)
             length = PyBytes_GET_SIZE(text)
             pushed = _probe_sharing(recognizer, data, length, previous, pushed)
@@ -228,12 +256,18 @@ def replay_witnesses(EarleyRecognizer recognizer, const int32_t[::1] ids, list s
             if pushed < length or not length:
                 continue
             recognizer.allowed_bytes(byte_set)
-            left = depth - lengths[k]
+            left = depth - <int> witness[2]
             any_byte = byte_set_count(byte_set) != 0
             if not is_narrow(byte_set, <uint8_t> data[length - 1]) or (left < 0 and any_byte):
                 alive.append(ids[k])
                 continue
-            if recognizer.accepting() or not any_byte or not byte_set_within(byte_set, &end_fresh[k, 0]):
+            if recognizer.accepting() or not any_byte:
+                continue
+            fresh = witness[1]
+            if PyBytes_GET_SIZE(fresh) != 32:
+                raise ValueError("a witness's fresh first bytes must be 32 bytes")
+            memcpy(end_fresh, PyBytes_AS_STRING(fresh), 32)
+            if not byte_set_within(byte_set, end_fresh):
                 continue
             verdict = _start_verdict(recognizer, verdicts, left)
             if verdict is True:

@@ -154,8 +154,8 @@ from collections import OrderedDict
 import numpy as np
 
 from grammask._core.candidate_bits import add_ids, clear_dead, has_candidates, split_candidates
-from grammask._core.candidate_states import (probe_next_bytes, replay_witnesses, settle_from_start,
-                                             sort_by_next_bytes)
+from grammask._core.candidate_states import (kept_fresh_witnesses, probe_next_bytes, replay_witnesses,
+                                             settle_from_start, sort_by_next_bytes)
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
 from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard, first_bit_id, set_bit_ids
 from grammask.engine.witnesses import SharedWitnesses
@@ -385,52 +385,42 @@ class CanonicalLookahead:
         its opening quote); appends the ids shown alive to ``decided`` and
         returns the others.  A pass costs one unit of work per
         ``SETTLE_IDS_PER_UNIT`` candidates."""
-        witnesses, by_token = self._shared.fresh, self._shared.fresh_by_token
-        entries = []
-        for token_id in candidate_ids:
-            found = witnesses.get((token_id, position))
-            if found is None:
-                kept = by_token.get(token_id)
-                if kept is None:
-                    continue
-                found = kept[0]
-            entries.append((found[0], token_id, found))
-        if not entries:
+        by_token = self._shared.fresh_by_token
+        ids, witnesses = kept_fresh_witnesses(candidate_ids, position, self._shared.fresh, by_token)
+        if not ids:
             return candidate_ids
-        entries.sort()
-        settled = set(self._replay_entries(recognizer, entries))
+        settled = set(self._replay_entries(recognizer, ids, witnesses))
         # the tokens left: the other witnesses kept for each, one per pass
-        rest = {token_id: [kept for kept in by_token.get(token_id, ()) if kept[0] != spelled]
-                for spelled, token_id, _ in entries if token_id not in settled}
+        rest = {token_id: [kept for kept in by_token.get(token_id, ()) if kept[0] != witness[0]]
+                for token_id, witness in zip(ids, witnesses) if token_id not in settled}
         for round_ in range(FRESH_WITNESSES_PER_TOKEN - 1):
-            entries = sorted((kept[round_][0], token_id, kept[round_]) for token_id, kept in rest.items()
-                             if len(kept) > round_ and token_id not in settled)
-            if not entries:
+            left = [(token_id, kept[round_]) for token_id, kept in rest.items()
+                    if len(kept) > round_ and token_id not in settled]
+            if not left:
                 break
-            settled.update(self._replay_entries(recognizer, entries))
+            settled.update(self._replay_entries(recognizer, [entry[0] for entry in left],
+                                                [entry[1] for entry in left]))
         if not settled:
             return candidate_ids
         self.n_replayed += len(settled)
         decided += settled
         return [token_id for token_id in candidate_ids if token_id not in settled]
 
-    def _replay_entries(self, recognizer, entries: list) -> list:
-        """``_replay_fresh_witnesses``' compiled pass over ``entries`` ((bytes
-        spelled, token id, witness), in byte order); returns the ids shown alive."""
-        self._spend(1 + len(entries) // SETTLE_IDS_PER_UNIT)
-        spelled = [entry[0] for entry in entries]
-        alive_ids, keyed = replay_witnesses(
-            recognizer, np.asarray([entry[1] for entry in entries], dtype=np.int32), spelled,
-            np.frombuffer(b"".join([entry[2][1] for entry in entries]), dtype=np.uint64).reshape(-1, 4),
-            np.asarray([entry[2][2] for entry in entries], dtype=np.int32), self._start_verdicts,
-            self.max_depth - 1)
+    def _replay_entries(self, recognizer, ids: list, witnesses: list) -> list:
+        """The compiled replay (``_core.candidate_states.replay_witnesses``) of
+        ``witnesses`` ((bytes spelled, fresh first bytes at its end, token
+        count) each, the candidate's bytes first) for the candidates ``ids``
+        (in byte order), then one search from the start of a text per new
+        state the ``FROM_START`` ones meet in; returns the ids shown alive."""
+        self._spend(1 + len(ids) // SETTLE_IDS_PER_UNIT)
+        alive_ids, keyed = replay_witnesses(recognizer, ids, witnesses, self._start_verdicts, self.max_depth - 1)
         groups: dict = {}
         for index, key, left in keyed:
             groups.setdefault((key, left), []).append(index)
         for (_key, left), indices in groups.items():
-            if self._start_verdict_after(recognizer, spelled[indices[0]], left):
+            if self._start_verdict_after(recognizer, witnesses[indices[0]][0], left):
                 self.n_replayed_from_start += len(indices)
-                alive_ids += [entries[index][1] for index in indices]
+                alive_ids += [ids[index] for index in indices]
         return alive_ids
 
     def _replay_kept_witnesses(self, recognizer, canonical_state, candidate_ids: list, decided: list,
@@ -441,11 +431,11 @@ class CanonicalLookahead:
         refuses are dead, the ones it is not narrow after alive), then for
         each narrow one the witness found last from its canonical state or
         from a state of the same class with the same next bytes (the more
-        recent), else the one found last anywhere, its filter part checked from the candidate's canonical
-        state (``_filter_allows``), and all of them replayed in one compiled
-        pass (``_replay_entries``).  Appends the ids shown alive (and the
-        refused ones) to ``decided`` and the refused ones to ``dead_ids``;
-        returns the others (the grammar may end after them, no witness is
+        recent), else the one found last anywhere, its filter part checked
+        from the candidate's canonical state (``_filter_allows``), and all of
+        them replayed in one compiled pass (``_replay_entries``).  Appends
+        the ids shown alive (and the refused ones) to ``decided`` and the
+        refused ones to ``dead_ids``; returns the others (the grammar may end after them, no witness is
         kept, or it does not hold), which the search decides as before.
         ``canonical_state`` None: fresh candidates, whose witnesses are then
         kept at ``position`` too (``_keep_fresh_witness``).  From
@@ -460,7 +450,7 @@ class CanonicalLookahead:
         decided += dead
         decided += wide
         dead_ids += dead
-        entries, chosen = [], {}
+        ids, witnesses, chosen = [], [], {}
         for token_id, byte_set, accepting in narrow:
             if accepting:
                 others.append(token_id)
@@ -490,13 +480,10 @@ class CanonicalLookahead:
                 if end_fresh is None:
                     others.append(token_id)
                     continue
-            spelled = token_bytes[token_id] + data
-            entries.append((spelled, token_id, (spelled, end_fresh, len(tokens))))
+            ids.append(token_id)
+            witnesses.append((token_bytes[token_id] + data, end_fresh, len(tokens)))
             chosen[token_id] = (witness, witness is exact, exact_key, end_fresh)
-        alive = []
-        if entries:
-            entries.sort()
-            alive = self._replay_entries(recognizer, entries)
+        alive = self._replay_entries(recognizer, ids, witnesses) if ids else []
         for token_id in alive:
             witness, is_exact, exact_key, end_fresh = chosen.pop(token_id)
             if not is_exact:

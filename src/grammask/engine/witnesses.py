@@ -31,8 +31,11 @@ What it computes
 Data layout
     Bounded FIFOs (``OrderedDict``) of ``cache_size`` entries each, in the
     tuple forms ``grammask.engine.lookahead`` documents; ``fresh_states``
-    holds at most one state per token.  At 65,536 entries a FIFO of
-    witnesses holds some megabytes (tuples of a few token ids and bytes).
+    holds at most one state per token.  An entry is a few hundred bytes (a
+    tuple of a few token ids, their bytes and a reference to a canonical
+    state the filter keeps anyway), so a full FIFO of 65,536 entries holds
+    tens of megabytes; before, every compiled grammar held FIFOs of that
+    size of its own.
 
 Invariants
     ``lock`` is held by every ``CanonicalLookahead.prune`` of the
