@@ -123,7 +123,7 @@ TEXTS = [
 def _reference_allowed(backend, state, rng) -> np.ndarray:
     """bool[V] from the reference paths: ``token_verdict`` per token (one token per shape, every
     continuation token, plus a random sample checked one by one) and the numpy ``forbidden_after``
-    (a sample checked against the dict-walk ``pair_allowed``)."""
+    (a sample checked against the single-pair ``pair_allowed``)."""
     verdicts = np.zeros(backend.vocab_size, dtype=np.int8)
     if state.partial:
         for token_id in backend.continuation_ids.tolist():
@@ -170,7 +170,7 @@ def test_allowed_words_match_the_per_token_reference(encoding_and_filter):
     assert n_partial > 0
 
 
-def test_advance_agrees_with_the_dict_walk_pair_test(encoding_and_filter):
+def test_advance_agrees_with_the_single_pair_test(encoding_and_filter):
     """Advancing caches pair bitsets; the stored cut verdicts must equal ``pair_allowed``."""
     encoding, flt = encoding_and_filter
     backend = flt.backend

@@ -40,8 +40,11 @@ Bits are only ever set (OR), so the caller chooses the starting words (e.g.
 the unreachable tokens).  Cost: the crossing merges below the spine's parent
 priorities plus the tokens they forbid; no allocation.
 
-``PairTest.allowed(t1, t2)`` is the same test for one pair (the canonical
-lookahead asks a few tokens after each of many hypothetical last tokens).
+``SpineIndex.pair_allowed(t1, t2)`` is the same test for one pair (the
+canonical lookahead asks a few tokens after each of many hypothetical last
+tokens), on the crossing merges of each left operand sorted by right operand
+(``by_right`` / ``by_right_priorities``, derived at construction, about 12
+bytes a merge).
 
 Also here: ``combine_words`` (a mask from the cached region bitsets and a
 pair bitset in one pass), ``code_words`` (the packed tokens whose shape
@@ -61,7 +64,7 @@ import numpy as np
 
 
 cdef class SpineIndex:
-    """The spine and crossing-merge indexes of one merge table, for pair-forbidden bitsets."""
+    """The spine and crossing-merge indexes of one merge table, for pair-forbidden bitsets and single pair tests."""
 
     cdef const int64_t[::1] merge_offsets
     cdef const int32_t[::1] merge_right
@@ -70,14 +73,18 @@ cdef class SpineIndex:
     cdef const int32_t[::1] spine_tokens
     cdef const int64_t[::1] spine_parent_priorities
     cdef const int64_t[::1] merge_priority
+    cdef const int32_t[::1] left_child
     cdef const int32_t[::1] right_child
+    cdef const uint8_t[::1] reachable
     cdef int32_t[::1] merge_spine_start
     cdef int32_t[::1] merge_spine_end
+    cdef int32_t[::1] by_right
+    cdef int64_t[::1] by_right_priorities
     cdef readonly int n_tokens
     cdef readonly int n_words
 
     def __init__(self, merge_offsets, merge_right, merge_priorities, spine_offsets, spine_tokens,
-                 spine_parent_priorities, merge_priority, right_child):
+                 spine_parent_priorities, merge_priority, left_child, right_child, reachable):
         self.merge_offsets = np.ascontiguousarray(merge_offsets, dtype=np.int64)
         self.merge_right = np.ascontiguousarray(merge_right, dtype=np.int32)
         self.merge_priorities = np.ascontiguousarray(merge_priorities, dtype=np.int64)
@@ -85,7 +92,9 @@ cdef class SpineIndex:
         self.spine_tokens = np.ascontiguousarray(spine_tokens, dtype=np.int32)
         self.spine_parent_priorities = np.ascontiguousarray(spine_parent_priorities, dtype=np.int64)
         self.merge_priority = np.ascontiguousarray(merge_priority, dtype=np.int64)
+        self.left_child = np.ascontiguousarray(left_child, dtype=np.int32)
         self.right_child = np.ascontiguousarray(right_child, dtype=np.int32)
+        self.reachable = np.ascontiguousarray(reachable, dtype=np.uint8)
         self.n_tokens = len(self.merge_priority)
         self.n_words = n_words(self.n_tokens)
         if len(self.spine_tokens) >= 0x7FFFFFFF:
@@ -94,6 +103,10 @@ cdef class SpineIndex:
         self.merge_spine_start = np.empty(n_merges, dtype=np.int32)
         self.merge_spine_end = np.empty(n_merges, dtype=np.int32)
         self._derive_merge_ranges(n_merges)
+        groups = np.repeat(np.arange(self.n_tokens, dtype=np.int64), np.diff(np.asarray(self.merge_offsets)))
+        order = np.lexsort((np.asarray(self.merge_priorities), np.asarray(self.merge_right), groups))
+        self.by_right = np.asarray(self.merge_right)[order]
+        self.by_right_priorities = np.asarray(self.merge_priorities)[order]
 
     cdef void _derive_merge_ranges(self, Py_ssize_t n_merges) noexcept nogil:
         """For each merge j, the run of its right operand's spine group with parent >= its priority."""
@@ -146,49 +159,19 @@ cdef class SpineIndex:
                 node = self.right_child[node]
         return n_hits
 
-
-cdef class PairTest:
-    """``MergeTable.pair_allowed`` compiled: one adjacent-pair test without a bitset.
-
-    BPE keeps t1 and t2 apart iff no crossing merge (r, l) of priority q has
-    r on t1's right spine below a parent of priority > q and l on t2's left
-    spine below a parent of priority >= q (Tran-Thien 2024, Algorithm 3).
-    For each node r of t1's right spine, each node l of t2's left spine is
-    looked up by binary search in r's crossing
-    merges sorted by right operand (``by_right`` / ``by_right_priorities``,
-    grouped by left operand at ``merge_offsets``; of a pair listed twice the
-    larger priority counts, as in the grouped dictionary it replaces).  Cost:
-    the two spines' lengths times a binary search, no allocation."""
-
-    cdef const int64_t[::1] merge_offsets
-    cdef const int32_t[::1] by_right
-    cdef const int64_t[::1] by_right_priorities
-    cdef const int64_t[::1] merge_priority
-    cdef const int32_t[::1] left_child
-    cdef const int32_t[::1] right_child
-    cdef const uint8_t[::1] reachable
-    cdef readonly int n_tokens
-
-    def __init__(self, merge_offsets, by_right, by_right_priorities, merge_priority, left_child,
-                 right_child, reachable):
-        self.merge_offsets = np.ascontiguousarray(merge_offsets, dtype=np.int64)
-        self.by_right = np.ascontiguousarray(by_right, dtype=np.int32)
-        self.by_right_priorities = np.ascontiguousarray(by_right_priorities, dtype=np.int64)
-        self.merge_priority = np.ascontiguousarray(merge_priority, dtype=np.int64)
-        self.left_child = np.ascontiguousarray(left_child, dtype=np.int32)
-        self.right_child = np.ascontiguousarray(right_child, dtype=np.int32)
-        self.reachable = np.ascontiguousarray(reachable, dtype=np.uint8)
-        self.n_tokens = len(self.merge_priority)
-
-    def allowed(self, int first_id, int second_id):
-        """True iff BPE keeps ``first_id`` and ``second_id`` apart (False when either is unreachable)."""
+    def pair_allowed(self, int first_id, int second_id):
+        """True iff BPE keeps ``first_id`` and ``second_id`` apart (False when
+        either is unreachable): for each node r of t1's right spine, each node l
+        of t2's left spine is looked up by binary search in r's crossing merges
+        sorted by right operand (of a pair listed twice the larger priority
+        counts).  Cost: the two spines' lengths times a binary search."""
         if not (0 <= first_id < self.n_tokens and 0 <= second_id < self.n_tokens):
             raise IndexError(f"token ids {first_id}, {second_id} outside 0..{self.n_tokens - 1}")
-        return self._allowed(first_id, second_id)
+        return self._pair_allowed(first_id, second_id)
 
     @cython.boundscheck(False)
     @cython.wraparound(False)
-    cdef bint _allowed(self, int32_t first_id, int32_t second_id) noexcept nogil:
+    cdef bint _pair_allowed(self, int32_t first_id, int32_t second_id) noexcept nogil:
         cdef int32_t left_node, right_node = first_id
         cdef int64_t left_parent, right_parent = 0x7FFFFFFFFFFFFFFF, start, low, high, middle, priority
         if not (self.reachable[first_id] and self.reachable[second_id]):

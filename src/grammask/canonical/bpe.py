@@ -68,7 +68,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from grammask import bitset
-from grammask.canonical._bpe_pairs import PairTest, SpineIndex, bpe_last_merges, enumerate_cuts
+from grammask.canonical._bpe_pairs import SpineIndex, bpe_last_merges, enumerate_cuts
 
 NO_PRIORITY = np.iinfo(np.int64).max
 """Priority of 'no parent merge' (the spine root) and of base symbols."""
@@ -305,22 +305,24 @@ class MergeTable:
     def pair_allowed(self, first_id: int, second_id: int) -> bool:
         """True iff BPE keeps ``first_id`` and ``second_id`` apart (both reachable).
 
-        Computed by the compiled spine test (``_bpe_pairs.PairTest``, built on
-        first use: the crossing merges of each left operand sorted by right
-        operand, about 12 bytes a merge)."""
-        test = self.__dict__.get("_pair_test")
-        if test is None:
-            groups = np.repeat(np.arange(self.n_tokens, dtype=np.int64), np.diff(self.merge_offsets))
-            order = np.lexsort((self.merge_priorities, self.merge_right, groups))
-            test = self._pair_test = PairTest(self.merge_offsets, self.merge_right[order],
-                                              self.merge_priorities[order], self.merge_priority,
-                                              self.left_child, self.right_child, self.reachable)
-        return test.allowed(first_id, second_id)
+        Computed by the compiled spine test (``_bpe_pairs.SpineIndex.pair_allowed``)."""
+        return self._index().pair_allowed(first_id, second_id)
+
+    def _index(self) -> SpineIndex:
+        """The compiled spine index (``_bpe_pairs``), built on first use."""
+        index = self.__dict__.get("_spine_index")
+        if index is None:
+            index = self._spine_index = SpineIndex(
+                self.merge_offsets, self.merge_right, self.merge_priorities, self.spine_offsets,
+                self.spine_tokens, self.spine_parent_priorities, self.merge_priority, self.left_child,
+                self.right_child, self.reachable)
+            self._unreachable_words = bitset.from_ids(self.unreachable_ids, index.n_words)
+        return index
 
     def __getstate__(self) -> dict:
         """Pickled without the lookup tables (rebuilt on use)."""
         state = dict(self.__dict__)
-        for name in ("pair_rule", "id_of", "_pair_test", "_spine_index", "_unreachable_words"):
+        for name in ("pair_rule", "id_of", "_spine_index", "_unreachable_words"):
             state.pop(name, None)
         return state
 
@@ -330,12 +332,7 @@ class MergeTable:
         Computed by the compiled spine walk (``_bpe_pairs``);
         ``n_words`` >= ceil(n_tokens / 32) (ids past the table stay clear).
         """
-        index = self.__dict__.get("_spine_index")
-        if index is None:
-            index = self._spine_index = SpineIndex(
-                self.merge_offsets, self.merge_right, self.merge_priorities, self.spine_offsets,
-                self.spine_tokens, self.spine_parent_priorities, self.merge_priority, self.right_child)
-            self._unreachable_words = bitset.from_ids(self.unreachable_ids, index.n_words)
+        index = self._index()
         out = np.zeros(n_words, dtype=np.uint32)
         if not self.reachable[first_id]:
             out[:index.n_words] = bitset.from_ids(

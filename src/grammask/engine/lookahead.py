@@ -197,6 +197,12 @@ _NO_BYTES = bytes(32)
 """The empty byte set in ``next_bytes``' 32-byte form."""
 
 
+def _witness_tokens(suffix: tuple) -> tuple:
+    """The tokens a witness spells: ``suffix`` itself, or without its last
+    entry when that is ``FROM_START`` (callers tell the two apart by identity)."""
+    return suffix[:-1] if suffix and suffix[-1] == FROM_START else suffix
+
+
 def _probe_to(recognizer, probe: bytes, target: bytes) -> bytes:
     """Moves the recognizer's probe from ``probe`` to ``target`` (bytes on
     top of the same state), popping and pushing only where they differ;
@@ -356,16 +362,12 @@ class CanonicalLookahead:
         is fresh, so the filter's verdicts on the witness and the canonical
         states along it hold after whatever came before.  ``end_fresh``: those
         fresh first bytes when the caller has them."""
-        tokens = suffix[:-1] if suffix[-1] == FROM_START else suffix
+        tokens = _witness_tokens(suffix)
         fresh_words = _NO_BYTES if end_fresh is None else end_fresh
         if tokens is not suffix and end_fresh is None:
-            end_state = self._fresh_after(token_id)
-            for next_id in tokens:
-                end_state = self.canonical.advance(end_state, next_id)
-            fresh_bytes = self.canonical.fresh_first_bytes(end_state)
-            if fresh_bytes is None:
+            fresh_words = self._fresh_bytes_after(self._fresh_after(token_id), tokens)
+            if fresh_words is None:
                 return
-            fresh_words = fresh_bytes
         spelled = b"".join([self.token_bytes[next_id] for next_id in (token_id,) + tokens])
         witness = (spelled, fresh_words, len(tokens))
         shared = self._shared
@@ -457,26 +459,19 @@ class CanonicalLookahead:
                 continue
             after = (self._fresh_after(token_id) if canonical_state is None
                      else canonical.advance(canonical_state, token_id))
-            exact_key = (after, byte_set)
-            exact = shared.exact.get(exact_key)
-            similar = shared.by_class.get((canonical.state_class(after), byte_set))
-            witness = exact if similar is None or (exact is not None and exact[3] >= similar[3]) else similar
-            if witness is None:
-                witness = shared.latest
-            if witness is None:
+            exact_key, _class_key, exact, ordered = self._kept_witnesses(after, byte_set)
+            if not ordered:
                 others.append(token_id)
                 continue
+            witness = ordered[0]
             suffix, data, origin, _serial = witness
-            tokens = suffix[:-1] if suffix and suffix[-1] == FROM_START else suffix
+            tokens = _witness_tokens(suffix)
             end_fresh = _NO_BYTES
             if origin != after and not self._filter_allows(after, tokens):
                 others.append(token_id)
                 continue
             if tokens is not suffix:
-                end_state = after
-                for next_id in tokens:
-                    end_state = canonical.advance(end_state, next_id)
-                end_fresh = canonical.fresh_first_bytes(end_state)
+                end_fresh = self._fresh_bytes_after(after, tokens)
                 if end_fresh is None:
                     others.append(token_id)
                     continue
@@ -666,21 +661,10 @@ class CanonicalLookahead:
         if self._ends_alive(recognizer, after, byte_set, narrow, depth):
             self._suffix = ()
             return True
-        exact_key = (after, byte_set)
         shared = self._shared
-        exact = shared.exact.get(exact_key)
-        class_key = (self.canonical.state_class(after), byte_set)
-        similar = shared.by_class.get(class_key)
-        if similar is exact:
-            similar = None
-        latest = shared.latest
-        if latest is exact or latest is similar:
-            latest = None
-        ordered = (exact, similar, latest)
-        if exact is None or (similar is not None and similar[3] > exact[3]):
-            ordered = (similar, exact, latest)
+        exact_key, class_key, exact, ordered = self._kept_witnesses(after, byte_set)
         for witness in ordered:
-            if witness is not None and self._witness_holds(recognizer, after, byte_set, narrow, depth, witness):
+            if self._witness_holds(recognizer, after, byte_set, narrow, depth, witness):
                 self.n_replayed += 1
                 self._suffix = witness[0]
                 if witness is not exact:
@@ -709,6 +693,32 @@ class CanonicalLookahead:
             shared.keep(shared.by_class, class_key, witness)
             shared.latest = witness
         return alive
+
+    def _kept_witnesses(self, after, byte_set: bytes) -> tuple:
+        """(exact key, class key, the witness kept under the exact key or
+        None, the distinct kept witnesses to replay from canonical state
+        ``after`` with next bytes ``byte_set``, in order): the ones found last
+        from ``after`` and from a state of its class, the more recent first,
+        then the one found last anywhere."""
+        shared = self._shared
+        exact_key = (after, byte_set)
+        class_key = (self.canonical.state_class(after), byte_set)
+        exact = shared.exact.get(exact_key)
+        similar = shared.by_class.get(class_key)
+        first, second = ((similar, exact) if exact is None or (similar is not None and similar[3] > exact[3])
+                         else (exact, similar))
+        ordered = []
+        for witness in (first, second, shared.latest):
+            if witness is not None and not any(witness is kept for kept in ordered):
+                ordered.append(witness)
+        return exact_key, class_key, exact, ordered
+
+    def _fresh_bytes_after(self, state, tokens: tuple):
+        """``CanonicalFilter.fresh_first_bytes`` of the canonical state after
+        ``tokens`` from ``state`` (None when the filter cannot tell)."""
+        for next_id in tokens:
+            state = self.canonical.advance(state, next_id)
+        return self.canonical.fresh_first_bytes(state)
 
     def _alive_from_start(self, recognizer, byte_set: bytes, narrow: bool, depth: int) -> bool:
         """``_alive_here``'s search where every byte the grammar allows next starts
@@ -749,7 +759,7 @@ class CanonicalLookahead:
         or the witness ends in ``FROM_START``.  False says nothing (the
         search decides)."""
         suffix, data, origin, _serial = witness
-        tokens = suffix[:-1] if suffix and suffix[-1] == FROM_START else suffix
+        tokens = _witness_tokens(suffix)
         self._spend(1)
         if origin != after and not self._filter_allows(after, tokens):
             return False
