@@ -333,6 +333,30 @@ def test_candidate_bits_equal_the_numpy_expressions():
         assert ids(target) == sorted(set(chosen))
 
 
+def test_candidates_in_byte_order_sort_as_their_bytes(cl100k_vocab):
+    """``in_byte_order`` through the vocabulary's byte-order permutation gives
+    ``sorted(ids, key=token_bytes)`` (the order the lookahead visits
+    candidates in), for few and many ids, on cl100k and on a toy vocabulary
+    with tokens of equal bytes (ties by id) and ids outside the trie."""
+    from grammask._core.candidate_bits import in_byte_order
+    from grammask.engine.vocab_tables import vocabulary_tables
+
+    rng = np.random.default_rng(5)
+    toy = grammask.Vocabulary([b"b", b"ab", b"a", b"ab", b"", b"ba", b"a\xff", b"\x00", b"b"], 4)
+    for vocab in (cl100k_vocab, toy):
+        tables = vocabulary_tables(vocab)
+        order, rank = tables.byte_order, tables.byte_rank
+        assert sorted(order.tolist()) == list(range(vocab.size))
+        assert np.array_equal(rank[order], np.arange(vocab.size))
+        text_ids = [token_id for token_id in range(vocab.size) if vocab.token_bytes[token_id]
+                    and not vocab.is_special(token_id)]
+        for size in (0, 1, 2, 7, 47, 48, 49, 300, 5000):
+            ids = sorted(rng.choice(text_ids, min(size, len(text_ids)), replace=False).tolist())
+            assert in_byte_order(ids, rank, order) == sorted(ids, key=vocab.token_bytes.__getitem__)
+    with pytest.raises(IndexError):
+        in_byte_order([toy.size], rank, order)
+
+
 @pytest.mark.parametrize("texts", [['{"a": "hello world", "b": [1, 22, 333]}\n',
                                     "def f(x):\n    return x  + 1\n",
                                     'It\'s 2024... ok?!  "quoted"\n\n{"name":"This is a very"}']])

@@ -95,6 +95,7 @@ class CompiledGrammar:
         if self.canonical is not None and config.canonical_lookahead > 0:
             self.lookahead = CanonicalLookahead(self.mask_computer, self.canonical, vocab.token_bytes,
                                                 tables.byte_tokens, self.n_words,
+                                                (tables.byte_order, tables.byte_rank),
                                                 config.canonical_lookahead,
                                                 budget=config.canonical_lookahead_budget,
                                                 shared=tables.witnesses)

@@ -153,7 +153,8 @@ from collections import OrderedDict
 
 import numpy as np
 
-from grammask._core.candidate_bits import add_ids, clear_dead, has_candidates, split_candidates
+from grammask._core.candidate_bits import (add_ids, clear_dead, has_candidates, in_byte_order,
+                                           split_candidates)
 from grammask._core.candidate_states import (kept_fresh_witnesses, probe_next_bytes, replay_witnesses,
                                              settle_from_start, sort_by_next_bytes)
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
@@ -227,13 +228,17 @@ class CanonicalLookahead:
     """Removes joint grammar/canonical dead ends from masks of one compiled grammar."""
 
     def __init__(self, mask_computer, canonical, token_bytes, byte_tokens, n_words: int,
-                 max_depth: int, budget: int, cache_size: int = 1 << 16, shared=None):
+                 byte_order: tuple, max_depth: int, budget: int, cache_size: int = 1 << 16,
+                 shared=None):
         if max_depth < 1:
             raise InvalidArgument("canonical lookahead needs max_depth >= 1")
         self.mask_computer = mask_computer
         self.canonical = canonical
         self.token_bytes = token_bytes
         self.byte_tokens = byte_tokens
+        # the vocabulary's ids in the order of their bytes, and its inverse
+        # (``VocabularyTables.byte_order`` / ``byte_rank``)
+        self._byte_order, self._byte_rank = byte_order
         self.max_depth = max_depth
         self._scratch = [np.zeros(n_words, np.uint32) for _ in range(max_depth)]
         self._narrow_scratch = [np.zeros(n_words, np.uint32) for _ in range(max_depth)]
@@ -301,7 +306,7 @@ class CanonicalLookahead:
             self._prune_fresh(recognizer, bits, narrow, fresh, unknown)
         dead_ids = []
         try:
-            others = sorted(others, key=self.token_bytes.__getitem__)
+            others = in_byte_order(others, self._byte_rank, self._byte_order)
             others = self._settle_by_next_bytes(recognizer, canonical_state, others, [], dead_ids)
             others = self._replay_kept_witnesses(recognizer, canonical_state, others, [], dead_ids)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state, others):
@@ -327,7 +332,7 @@ class CanonicalLookahead:
                 self._fresh_verdicts.popitem(last=False)
         checked, dead = entry
         decided, dead_ids = [], []
-        candidate_ids = sorted(candidate_ids, key=self.token_bytes.__getitem__)
+        candidate_ids = in_byte_order(candidate_ids, self._byte_rank, self._byte_order)
         try:
             candidate_ids = self._settle_from_start(recognizer, candidate_ids, decided, dead_ids)
             position = recognizer.allowed_first_bytes()

@@ -4,6 +4,8 @@ What it computes
     ``vocabulary_tables(vocab)`` returns the ``VocabularyTables`` of a
     vocabulary: its token trie (and the trie's C view for the mask walk),
     the one-byte tokens (``byte_tokens``) the canonical lookahead tries first,
+    the tokens in byte order (``byte_order``, its inverse ``byte_rank``: the
+    order in which the lookahead visits candidates),
     the per-terminal token sets every grammar for it shares
     (``token_sets``, a ``TokenSetStore`` whose disk tier keeps them across
     processes, ``token_set_disk.py``), the canonical lookahead's witnesses
@@ -16,7 +18,10 @@ What it computes
 Data layout
     A process-wide ``LRU`` of 8 entries keyed by the vocabulary's
     fingerprint.  ``byte_tokens[b]`` is the smallest non-special token id
-    spelling exactly byte b, or -1.
+    spelling exactly byte b, or -1.  ``byte_order`` (int32[V]) lists the
+    trie's tokens in the trie's preorder, which is the order of their bytes
+    (ties by id), then the other ids ascending; ``byte_rank[byte_order[r]]
+    == r``.
 
 Invariants
     Tables are immutable once built, except the canonical filter and the
@@ -28,6 +33,8 @@ Invariants
 from __future__ import annotations
 
 import threading
+
+import numpy as np
 
 from grammask._core.token_set_disk import TokenSetDisk
 from grammask._core.token_set_store import TokenSetStore
@@ -47,6 +54,7 @@ class VocabularyTables:
         self.trie = TokenTrie.from_vocabulary(vocab)
         self.trie_view = TrieView.from_token_trie(self.trie)
         self.byte_tokens = _byte_tokens(vocab)
+        self.byte_order, self.byte_rank = _byte_order(self.trie, vocab.size)
         self.token_sets = TokenSetStore(disk=TokenSetDisk(self.trie_view, vocab.size))
         self.witnesses = SharedWitnesses()
         self._token_terminal_bits: dict = {}
@@ -106,6 +114,21 @@ def _byte_tokens(vocab: Vocabulary) -> list:
         if data is not None and len(data) == 1 and found[data[0]] < 0 and not vocab.is_special(token_id):
             found[data[0]] = token_id
     return found
+
+
+def _byte_order(trie: TokenTrie, vocab_size: int) -> tuple:
+    """(``byte_order``, ``byte_rank``), read-only int32[vocab_size] each (see
+    the module docstring): the trie's token ids are stored in preorder, children
+    in byte order, so they come in the order of their bytes."""
+    in_trie = np.asarray(trie.token_ids, dtype=np.int32)
+    outside = np.ones(vocab_size, dtype=bool)
+    outside[in_trie] = False
+    order = np.concatenate([in_trie, np.flatnonzero(outside).astype(np.int32)])
+    rank = np.empty(vocab_size, dtype=np.int32)
+    rank[order] = np.arange(vocab_size, dtype=np.int32)
+    order.flags.writeable = False
+    rank.flags.writeable = False
+    return order, rank
 
 
 def _build_canonical(vocab: Vocabulary):
