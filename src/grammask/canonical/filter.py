@@ -82,6 +82,7 @@ class CanonicalFilter:
         self.transition_cache_size = 1 << 16
         self.n_cache_misses = 0
         self._lock = threading.RLock()
+        self._state_class = getattr(backend, "state_class", None)
 
     def __repr__(self) -> str:
         return f"CanonicalFilter({self.name!r}, vocab_size={self.vocab_size})"
@@ -105,6 +106,9 @@ class CanonicalFilter:
     def advance(self, state, token_id: int):
         """The state after ``token_id`` (a new object; ``state`` is unchanged); transitions are cached."""
         key = (state, token_id)
+        found = self._transitions.get(key)   # a read needs no lock (the GIL keeps it whole)
+        if found is not None:
+            return found
         with self._lock:
             found = self._transitions.get(key)
             if found is None:
@@ -242,7 +246,7 @@ class CanonicalFilter:
         one, else the state itself).  A hint for caches of *candidates*
         (the canonical lookahead's witnesses): whatever is concluded from it
         must be checked on the state itself."""
-        state_class = getattr(self.backend, "state_class", None)
+        state_class = self._state_class
         if state_class is None:
             return state
         with self._lock:

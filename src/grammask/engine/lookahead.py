@@ -458,17 +458,25 @@ class CanonicalLookahead:
         decided += wide
         dead_ids += dead
         ids, witnesses, chosen = [], [], {}
+        # ``_kept_witnesses``' first choice, inlined: this loop runs for
+        # every narrow candidate, thousands where a counted string ends
+        exact_of, similar_of, state_class = shared.exact.get, shared.by_class.get, canonical.state_class
+        advance, fresh_after = canonical.advance, self._fresh_after
         for token_id, byte_set, accepting in narrow:
             if accepting:
                 others.append(token_id)
                 continue
-            after = (self._fresh_after(token_id) if canonical_state is None
-                     else canonical.advance(canonical_state, token_id))
-            exact_key, _class_key, exact, ordered = self._kept_witnesses(after, byte_set)
-            if not ordered:
-                others.append(token_id)
-                continue
-            witness = ordered[0]
+            after = fresh_after(token_id) if canonical_state is None else advance(canonical_state, token_id)
+            exact_key = (after, byte_set)
+            exact = exact_of(exact_key)
+            similar = similar_of((state_class(after), byte_set))
+            if exact is not None and (similar is None or similar[3] <= exact[3]):
+                witness = exact
+            else:
+                witness = similar if similar is not None else shared.latest
+                if witness is None:
+                    others.append(token_id)
+                    continue
             suffix, data, origin, _serial = witness
             tokens = _witness_tokens(suffix)
             end_fresh = _NO_BYTES
