@@ -25,29 +25,30 @@ over the schemas, the median per-schema ratio new/old and the ratio of the
 sums, the load average, and the schemas whose digests differ (an exit
 status of 1 when any does) or whose outcome differs.
 
+The old and new workers are run by ``_lockstep.py``.
+
 Usage: python benchmarks/bench_canonical_ab.py --old /tmp/clean-venv/bin/python
        [--new PYTHON] [--sample 60] [--seed 0] [--every N]
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import _lockstep  # noqa: E402
 
 
 def worker() -> None:
     """Read schema names from stdin, one a line; answer one JSON line each."""
-    sys.path.insert(0, str(HERE))
     import bench_maskbench
     import numpy as np
     import tokenizers
@@ -98,36 +99,13 @@ def _percentile(ordered: list, q: float) -> float:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old", required=True, help="Python of the old tree's environment")
-    parser.add_argument("--new", default=sys.executable, help="Python of the new tree's environment")
-    parser.add_argument("--sample", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--every", type=int, default=0, help="every Nth schema instead of the sample")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = _lockstep.parse_args(__doc__.splitlines()[0], 60, argv)
     if args.worker:
         worker()
         return 0
-    sys.path.insert(0, str(HERE))
-    import bench_maskbench
-
-    every_name = sorted(path.name for path in bench_maskbench.DATA.glob("*.json"))
-    names = every_name[::args.every] if args.every else bench_maskbench.stratified_sample(
-        every_name, args.sample, args.seed)
-    sides = {}
-    for side, python in (("old", args.old), ("new", args.new)):
-        sides[side] = subprocess.Popen([python, str(pathlib.Path(__file__).resolve()), "--worker", "--old", python],
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        print(f"{side}: {json.loads(sides[side].stdout.readline())['ready']}")
     times = {"old": [], "new": []}
     ratios, differ, outcome_differs = [], [], []
-    for index, name in enumerate(names):
-        answers = {}
-        for side in (("old", "new") if index % 2 == 0 else ("new", "old")):
-            sides[side].stdin.write(name + "\n")
-            sides[side].stdin.flush()
-            answers[side] = json.loads(sides[side].stdout.readline())
+    for name, answers in _lockstep.lockstep(__file__, args, _lockstep.schema_names(args)):
         old, new = answers["old"], answers["new"]
         if old.get("error") != new.get("error"):
             outcome_differs.append(name)
@@ -138,9 +116,6 @@ def main(argv=None) -> int:
                 times[side].extend(answers[side]["times"])
             if sum(old["times"]) > 0:
                 ratios.append(sum(new["times"]) / sum(old["times"]))
-    for process in sides.values():
-        process.stdin.close()
-        process.wait()
     print(f"load average {os.getloadavg()}; {len(ratios)} schemas run by both")
     for side in ("old", "new"):
         ordered = sorted(times[side])

@@ -22,6 +22,8 @@ median per-schema ratio new/old, the load average, and the schemas whose
 identity digests differ (an exit status of 1 when any does) or whose outcome
 (compiled or which error) differs.
 
+The old and new workers are run by ``_lockstep.py``.
+
 Usage: python benchmarks/bench_compile_ab.py --old /work/main/.venv/bin/python
        [--new PYTHON] [--sample 150] [--seed 0] [--every N]
 
@@ -31,18 +33,18 @@ the stratified sample.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import pathlib
 import statistics
-import subprocess
 import sys
 import time
 import warnings
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import _lockstep  # noqa: E402
 
 
 def identity(grammar) -> str:
@@ -60,7 +62,6 @@ def identity(grammar) -> str:
 
 def worker() -> None:
     """Read schema names from stdin, one a line; answer one JSON line each."""
-    sys.path.insert(0, str(HERE))
     import bench_maskbench
     import tokenizers
 
@@ -103,36 +104,13 @@ def worker() -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--old", required=True, help="Python of the old tree's environment")
-    parser.add_argument("--new", default=sys.executable, help="Python of the new tree's environment")
-    parser.add_argument("--sample", type=int, default=150)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--every", type=int, default=0, help="every Nth schema instead of the sample")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args = _lockstep.parse_args(__doc__.splitlines()[0], 150, argv)
     if args.worker:
         worker()
         return 0
-    sys.path.insert(0, str(HERE))
-    import bench_maskbench
-
-    every_name = sorted(path.name for path in bench_maskbench.DATA.glob("*.json"))
-    names = every_name[::args.every] if args.every else bench_maskbench.stratified_sample(
-        every_name, args.sample, args.seed)
-    sides = {}
-    for side, python in (("old", args.old), ("new", args.new)):
-        sides[side] = subprocess.Popen([python, str(pathlib.Path(__file__).resolve()), "--worker", "--old", python],
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        print(f"{side}: {json.loads(sides[side].stdout.readline())['ready']}")
     rows = {"old": [], "new": []}
     differ, outcome_differs = [], []
-    for index, name in enumerate(names):
-        answers = {}
-        for side in (("old", "new") if index % 2 == 0 else ("new", "old")):
-            sides[side].stdin.write(name + "\n")
-            sides[side].stdin.flush()
-            answers[side] = json.loads(sides[side].stdout.readline())
+    for name, answers in _lockstep.lockstep(__file__, args, _lockstep.schema_names(args)):
         old, new = answers["old"], answers["new"]
         if old.get("error") != new.get("error"):
             outcome_differs.append(name)
@@ -142,9 +120,6 @@ def main(argv=None) -> int:
             for side in rows:
                 rows[side].append((answers[side]["from_json_schema"], answers[side]["compile"],
                                    answers[side]["translation"]))
-    for process in sides.values():
-        process.stdin.close()
-        process.wait()
     print(f"load average {os.getloadavg()}; {len(rows['old'])} schemas compiled by both")
     for side in ("old", "new"):
         translate = [row[0] for row in rows[side]]

@@ -71,6 +71,7 @@ cdef struct RightMerge:
 
 
 cdef int _by_right_then_priority(const void* a, const void* b) noexcept nogil:
+    """qsort's order of ``RightMerge``s: by right operand, then by priority."""
     cdef const RightMerge* x = <const RightMerge*>a
     cdef const RightMerge* y = <const RightMerge*>b
     if x.right != y.right:
