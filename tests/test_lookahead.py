@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import grammask
-from grammask.bitset import count_bits, first_bit_id, has as bitset_has, set_bit_ids
+from grammask.bitset import count_bits, has as bitset_has, set_bit_ids
 
 
 PATTERN = r"[a-z]+|[0-9]{1,3}|[^a-z0-9]+"
@@ -231,6 +231,11 @@ def plain_bpe(data: bytes, ranks: dict) -> list:
 
 
 def test_set_bit_ids_matches_numpy(monkeypatch):
+    """``set_bit_ids``, ``count_bits`` (both numpy paths) and the search's
+    compiled ``bit_ids`` (with an excluded bitset and a limit) read the same
+    bits as numpy's unpacking."""
+    from grammask._core.candidate_bits import bit_ids
+
     rng = np.random.default_rng(0)
     bits = rng.integers(0, 2**32, size=40, dtype=np.uint64).astype(np.uint32)
     bits[3] = 0
@@ -239,13 +244,14 @@ def test_set_bit_ids_matches_numpy(monkeypatch):
     assert count_bits(bits) == len(expected)
     monkeypatch.setattr(grammask.bitset, "_BITWISE_COUNT", None)   # numpy before 2.0
     assert count_bits(bits) == len(expected)
-    for start in (0, 3, 17, 39):
-        tail = bits.copy()
-        tail[:start] = 0
-        tail[start] &= rng.integers(0, 2**32, dtype=np.uint64).astype(np.uint32)
-        ids = np.flatnonzero(np.unpackbits(tail.view(np.uint8), bitorder="little"))
-        assert first_bit_id(tail) == (int(ids[0]) if ids.size else -1)
-    assert first_bit_id(np.zeros(5, np.uint32)) == -1
+    assert bit_ids(bits, None, -1) == expected
+    exclude = rng.integers(0, 2**32, size=40, dtype=np.uint64).astype(np.uint32)
+    kept = np.flatnonzero(np.unpackbits((bits & ~exclude).view(np.uint8), bitorder="little")).tolist()
+    for limit in (-1, 0, 1, 17, len(kept), len(kept) + 5):
+        assert bit_ids(bits, exclude, limit) == (kept if limit < 0 else kept[:limit])
+    assert bit_ids(np.zeros(5, np.uint32), None, 1) == []
+    with pytest.raises(ValueError):
+        bit_ids(bits, exclude[:3], 1)
 
 
 def test_engines_on_several_threads_share_one_lookahead():

@@ -81,16 +81,6 @@ def set_bit_ids(bits: np.ndarray) -> list:
     return ids
 
 
-def first_bit_id(bits: np.ndarray) -> int:
-    """Id of the lowest set bit of a token bitset, or -1 if none is set."""
-    nonzero = np.flatnonzero(bits)
-    if not nonzero.size:
-        return -1
-    word_index = int(nonzero[0])
-    word = int(bits[word_index])
-    return (word_index << 5) + (word & -word).bit_length() - 1
-
-
 def token_ids(bits: np.ndarray, n_tokens: int) -> np.ndarray:
     """Sorted int32 array of the set tokens below ``n_tokens``."""
     flags = np.unpackbits(bits.view(np.uint8), bitorder="little")[:n_tokens]

@@ -14,6 +14,10 @@ candidates set in ``dead`` and returns how many it cleared.
 whether a mask has any candidate at all.  Together they replace
 about a dozen whole-array numpy operations per mask
 (``grammask.engine.lookahead``).
+``bit_ids(words, exclude, limit)`` lists the ids set in ``words`` and not in
+``exclude`` (None: none excluded), ascending, at most ``limit`` of them
+(negative: all): the search's wide and narrow tokens of a grammar mask
+without an intermediate bitset, and only as many as it tests.
 ``in_byte_order(ids, rank, order)`` sorts candidate ids by their tokens'
 bytes through the vocabulary's byte-order permutation (``order`` lists
 the ids in byte order, ``rank`` is its inverse): an insertion sort of the
@@ -164,4 +168,30 @@ def in_byte_order(list ids, const int32_t[::1] rank, const int32_t[::1] order):
             out.append(order[(word_index << 6) + __builtin_ctzll(word)])
             word &= word - 1
     free(words)
+    return out
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def bit_ids(const word_t[::1] words, exclude, Py_ssize_t limit):
+    """Ids set in ``words`` and not in ``exclude`` (a bitset of the same
+    length, or None), ascending, the first ``limit`` (negative: all)."""
+    cdef const word_t[::1] excluded
+    cdef bint has_exclude = exclude is not None
+    cdef Py_ssize_t index, n = words.shape[0]
+    cdef word_t word
+    cdef list out = []
+    if has_exclude:
+        excluded = exclude
+        if excluded.shape[0] != n:
+            raise ValueError("bitsets of different lengths")
+    if limit == 0:
+        return out
+    for index in range(n):
+        word = words[index] & ~excluded[index] if has_exclude else words[index]
+        while word:
+            out.append((index << 5) + __builtin_ctz(word))
+            if len(out) == limit:
+                return out
+            word &= word - 1
     return out

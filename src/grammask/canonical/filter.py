@@ -73,6 +73,7 @@ class CanonicalFilter:
         ids = np.asarray(sorted(backend.never_filtered_ids), dtype=np.int64)
         never[ids[(ids >= 0) & (ids < self.vocab_size)]] = True
         self._never_filtered = never
+        self._never_ids = frozenset(np.flatnonzero(never).tolist())   # is_allowed's test, per token
         self._never_words = bitset.from_flags(never)
         n_padding = self.n_words * 32 - self.vocab_size
         self._padding_bits = np.uint32(((1 << n_padding) - 1) << (32 - n_padding)) if n_padding else np.uint32(0)
@@ -163,7 +164,7 @@ class CanonicalFilter:
         token_id = int(token_id)
         if not 0 <= token_id < self.vocab_size:
             return False
-        if self._never_filtered[token_id]:
+        if token_id in self._never_ids:
             return True
         with self._lock:
             entry = self._cache.get(state)

@@ -153,12 +153,12 @@ from collections import OrderedDict
 
 import numpy as np
 
-from grammask._core.candidate_bits import (add_ids, clear_dead, has_candidates, in_byte_order,
+from grammask._core.candidate_bits import (add_ids, bit_ids, clear_dead, has_candidates, in_byte_order,
                                            split_candidates)
 from grammask._core.candidate_states import (kept_fresh_witnesses, probe_next_bytes, replay_witnesses,
                                              settle_from_start, sort_by_next_bytes)
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
-from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard, first_bit_id, set_bit_ids
+from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard
 from grammask.engine.witnesses import SharedWitnesses
 from grammask.errors import InvalidArgument
 
@@ -898,7 +898,7 @@ class CanonicalLookahead:
         filtered = count_bits(bits) > self.max_tested_tokens
         tests_left = self.max_single_tests
         if not filtered:
-            for next_id in set_bit_ids(np.bitwise_and(bits, ~narrow_bits)):
+            for next_id in bit_ids(bits, narrow_bits, tests_left + 1):
                 if not tests_left:
                     filtered = True
                     break
@@ -912,12 +912,12 @@ class CanonicalLookahead:
             self._spend(APPLY_UNITS)
             canonical.apply(after, bits)
             narrow_bits &= bits
-            wide_id = first_bit_id(np.bitwise_and(bits, ~narrow_bits))
-            if wide_id >= 0:
-                self._suffix = (wide_id,)
+            wide = bit_ids(bits, narrow_bits, 1)
+            if wide:
+                self._suffix = (wide[0],)
                 return True
         tried = set(one_byte)
-        for next_id in set_bit_ids(narrow_bits):
+        for next_id in bit_ids(narrow_bits, None, -1):
             if next_id in tried or not (filtered or self._allowed(after, next_id)):
                 continue
             if self._alive(recognizer, after, next_id, depth - 1):
