@@ -244,14 +244,13 @@ class CanonicalFilter:
     def state_class(self, state):
         """A hashable class of ``state`` that states which usually allow the
         same continuations share (the backend's ``state_class`` when it has
-        one, else the state itself).  A hint for caches of *candidates*
-        (the canonical lookahead's witnesses): whatever is concluded from it
-        must be checked on the state itself."""
+        one, a pure function of the state, so it is called without the
+        filter's lock; else the state itself).  A hint for caches of *candidates*
+        (the canonical lookahead's witnesses, asked for every narrow candidate
+        of a mask): whatever is concluded from it must be checked on the
+        state itself."""
         state_class = self._state_class
-        if state_class is None:
-            return state
-        with self._lock:
-            return state_class(state)
+        return state if state_class is None else state_class(state)
 
     def is_complete_canonical(self, state) -> bool:
         """The tokens so far are the canonical encoding of their text if the text ended here."""

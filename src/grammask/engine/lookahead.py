@@ -564,7 +564,10 @@ class CanonicalLookahead:
             return candidate_ids
         stride = max(1, len(candidate_ids) // SETTLE_SAMPLE)
         head = candidate_ids[::stride]
-        tail = [token_id for index, token_id in enumerate(candidate_ids) if index % stride] if stride > 1 else []
+        tail = []
+        if stride > 1:
+            tail = list(candidate_ids)
+            del tail[::stride]   # the ids not in the head, in order
         n_decided = len(decided)
         others = self._settle_part(recognizer, head, decided, dead_ids)
         if others is None:
