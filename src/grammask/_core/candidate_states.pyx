@@ -22,18 +22,18 @@ order) on the recognizer and sorts it into one of four lists:
   ``start_bytes`` is not known yet, or some next byte is not in it): the
   caller searches it as before.
 
-``sort_by_next_bytes(recognizer, ids, token_bytes)`` probes each candidate of
+``probe_next_bytes(recognizer, ids, token_bytes)`` probes each candidate of
 ``ids`` (any canonical state; byte order) and sorts it by what the grammar
 says after it alone: *dead* (it refuses the bytes), *wide* (not narrow
-after it: the lookahead's search ends alive there), *accepting* (narrow,
-and the grammar may end after it: alive when the canonical state after it
-is complete, which the caller asks the filter for all of them at once) and
-*other*.  In trailing whitespace, where the grammar accepts and allows only
-whitespace, every whitespace token is such a candidate at every step.
-``probe_next_bytes(recognizer, ids, token_bytes)`` is the same probe giving,
-for each narrow candidate, the bytes the grammar allows after it and whether
-it may end there: what the lookahead keys its witnesses by, so it can pick a
-witness for each candidate of a mask and replay them all in one more pass.
+after it: the lookahead's search ends alive there) and *narrow*, each with
+the bytes the grammar allows after it and whether it may end there.  A
+narrow one where the grammar may end is alive when the canonical state
+after it is complete, which the caller asks the filter for all of them at
+once (in trailing whitespace, where the grammar accepts and allows only
+whitespace, every whitespace token is such a candidate at every step); the
+next bytes are what the lookahead keys its witnesses by, so it can pick a
+witness for each other narrow candidate of a mask and replay them all in
+one more pass.
 
 The candidates of one mask that end a counted string (every token of the
 length left) meet in one Earley state, and the search from there is the
@@ -280,22 +280,13 @@ def replay_witnesses(EarleyRecognizer recognizer, list ids, list witnesses, dict
     return alive, keyed
 
 
-def sort_by_next_bytes(EarleyRecognizer recognizer, const int32_t[::1] ids, object token_bytes):
-    """(dead ids, wide ids, accepting ids, other ids); see the module docstring."""
-    dead, wide, narrow, other = probe_next_bytes(recognizer, ids, token_bytes)
-    cdef list accepting = []
-    for token_id, _byte_set, may_end in narrow:
-        (accepting if may_end else other).append(token_id)
-    return dead, wide, accepting, other
-
-
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def probe_next_bytes(EarleyRecognizer recognizer, const int32_t[::1] ids, object token_bytes):
-    """(dead ids, wide ids, narrow rows, other ids): ``sort_by_next_bytes``'
-    probe, each narrow candidate as (id, the 32-byte set of bytes the grammar
-    allows after it, whether the grammar may end there); *other*: the ids
-    without bytes.  See the module docstring."""
+    """(dead ids, wide ids, narrow rows, other ids): each narrow candidate as
+    (id, the 32-byte set of bytes the grammar allows after it, whether the
+    grammar may end there); *other*: the ids without bytes.  See the module
+    docstring."""
     cdef list dead = [], wide = [], narrow = [], other = []
     cdef Py_ssize_t k, n = ids.shape[0], pushed = 0
     cdef const char* previous = NULL

@@ -122,7 +122,7 @@ Candidates whose search ends at once
     A mask with ``SETTLE_MIN_CANDIDATES`` candidates or more left (fresh
     ones after the passes above, and the others) probes them in one
     compiled pass
-    (``_core.candidate_states.sort_by_next_bytes``): the ones the grammar
+    (``_core.candidate_states.probe_next_bytes``): the ones the grammar
     refuses are dead, the ones it is not narrow after alive, and for the
     ones it may end after the filter's end check on the canonical state
     after each is taken in one compiled pass too
@@ -156,7 +156,7 @@ import numpy as np
 from grammask._core.candidate_bits import (add_ids, bit_ids, clear_dead, has_candidates, in_byte_order,
                                            split_candidates)
 from grammask._core.candidate_states import (kept_fresh_witnesses, probe_next_bytes, replay_witnesses,
-                                             settle_from_start, sort_by_next_bytes)
+                                             settle_from_start)
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
 from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard
 from grammask.engine.witnesses import SharedWitnesses
@@ -202,6 +202,21 @@ def _witness_tokens(suffix: tuple) -> tuple:
     """The tokens a witness spells: ``suffix`` itself, or without its last
     entry when that is ``FROM_START`` (callers tell the two apart by identity)."""
     return suffix[:-1] if suffix and suffix[-1] == FROM_START else suffix
+
+
+def _ranked_witnesses(exact, similar, latest) -> list:
+    """The distinct kept witnesses to replay, in order: the one found last
+    from the canonical state itself (``exact``) and the one found last from
+    a state of its class (``similar``), the more recent first, then the one
+    found last anywhere (``latest``); None stands for none kept."""
+    if exact is None or (similar is not None and similar[3] > exact[3]):
+        exact, similar = similar, exact
+    ranked = [] if exact is None else [exact]
+    if similar is not None and similar is not exact:
+        ranked.append(similar)
+    if latest is not None and latest is not exact and latest is not similar:
+        ranked.append(latest)
+    return ranked
 
 
 def _probe_to(recognizer, probe: bytes, target: bytes) -> bytes:
@@ -458,7 +473,7 @@ class CanonicalLookahead:
         decided += wide
         dead_ids += dead
         ids, witnesses, chosen = [], [], {}
-        # ``_kept_witnesses``' first choice, inlined: this loop runs for
+        # ``_kept_witnesses`` with its lookups bound once: this loop runs for
         # every narrow candidate, thousands where a counted string ends
         exact_of, similar_of, state_class = shared.exact.get, shared.by_class.get, canonical.state_class
         advance, fresh_after = canonical.advance, self._fresh_after
@@ -469,14 +484,11 @@ class CanonicalLookahead:
             after = fresh_after(token_id) if canonical_state is None else advance(canonical_state, token_id)
             exact_key = (after, byte_set)
             exact = exact_of(exact_key)
-            similar = similar_of((state_class(after), byte_set))
-            if exact is not None and (similar is None or similar[3] <= exact[3]):
-                witness = exact
-            else:
-                witness = similar if similar is not None else shared.latest
-                if witness is None:
-                    others.append(token_id)
-                    continue
+            ranked = _ranked_witnesses(exact, similar_of((state_class(after), byte_set)), shared.latest)
+            if not ranked:
+                others.append(token_id)
+                continue
+            witness = ranked[0]
             suffix, data, origin, _serial = witness
             tokens = _witness_tokens(suffix)
             end_fresh = _NO_BYTES
@@ -509,7 +521,7 @@ class CanonicalLookahead:
                               dead_ids: list) -> list:
         """Settle the candidates whose search ends at once (``_ends_alive``) in
         compiled passes: one probe of each in byte order
-        (``_core.candidate_states.sort_by_next_bytes``: the grammar refuses it,
+        (``_core.candidate_states.probe_next_bytes``: the grammar refuses it,
         is not narrow after it, or may end after it), then for the last kind
         the filter's end check on the canonical state after each
         (``CanonicalFilter.complete_after`` from ``canonical_state``; for fresh
@@ -530,8 +542,9 @@ class CanonicalLookahead:
         if len(candidate_ids) < SETTLE_MIN_CANDIDATES or self.canonical.complete_after(canonical_state, ()) is None:
             return candidate_ids
         self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
-        dead, wide, accepting, _others = sort_by_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
-                                                            self.token_bytes)
+        dead, wide, narrow, _others = probe_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
+                                                       self.token_bytes)
+        accepting = [token_id for token_id, _byte_set, may_end in narrow if may_end]
         decided += dead
         decided += wide
         dead_ids += dead
@@ -720,14 +733,8 @@ class CanonicalLookahead:
         exact_key = (after, byte_set)
         class_key = (self.canonical.state_class(after), byte_set)
         exact = shared.exact.get(exact_key)
-        similar = shared.by_class.get(class_key)
-        first, second = ((similar, exact) if exact is None or (similar is not None and similar[3] > exact[3])
-                         else (exact, similar))
-        ordered = []
-        for witness in (first, second, shared.latest):
-            if witness is not None and not any(witness is kept for kept in ordered):
-                ordered.append(witness)
-        return exact_key, class_key, exact, ordered
+        return exact_key, class_key, exact, _ranked_witnesses(exact, shared.by_class.get(class_key),
+                                                              shared.latest)
 
     def _fresh_bytes_after(self, state, tokens: tuple):
         """``CanonicalFilter.fresh_first_bytes`` of the canonical state after
@@ -837,8 +844,7 @@ class CanonicalLookahead:
         fresh_states = self._shared.fresh_states
         after = fresh_states.get(token_id)
         if after is None:
-            after = fresh_states[token_id] = self.canonical.advance(
-                self.canonical.initial_state(), token_id)
+            after = fresh_states[token_id] = self.canonical.advance(self._initial_state, token_id)
         return after
 
     def _ends_alive(self, recognizer, after, byte_set: bytes, narrow: bool, depth: int) -> bool:
