@@ -29,7 +29,11 @@ string's end.
 Layout
 ------
 Token bitsets as in ``bitset.pxd``: uint32 words, token t at bit t % 32 of
-word t // 32; every array of one call has the same number of words.
+word t // 32; every array of one call has the same number of words.  The
+passes over a mask's candidates (``split_candidates``, ``clear_dead``,
+``has_candidates``) test ``BLOCK_WORDS`` words at a time
+(``bitset.block_overlap``) and skip the blocks without one: a mask has
+hundreds of candidates among 4,000 words.
 
 Invariants
 ----------
@@ -42,7 +46,7 @@ cimport cython
 from libc.stdint cimport int32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 
-from grammask._core.bitset cimport __builtin_ctz, __builtin_popcount
+from grammask._core.bitset cimport BLOCK_WORDS, __builtin_ctz, __builtin_popcount, block_overlap
 from grammask._core.types cimport word_t
 
 cdef extern from *:
@@ -64,23 +68,27 @@ cdef inline void _append_ids(list out, word_t word, Py_ssize_t base):
 def split_candidates(const word_t[::1] bits, const word_t[::1] narrow, fresh, const word_t[::1] checked):
     """(unchecked fresh candidate ids, other candidate ids, number of fresh candidates)."""
     cdef const word_t[::1] fresh_words
-    cdef Py_ssize_t n = bits.shape[0], index
+    cdef Py_ssize_t n = bits.shape[0], index, block, start
     cdef word_t candidates, fresh_word
     cdef list unknown = [], other = []
     cdef Py_ssize_t n_fresh = 0
     cdef bint has_fresh = fresh is not None, has_checked = checked is not None
     if has_fresh:
         fresh_words = fresh
-    for index in range(n):
-        candidates = bits[index] & narrow[index]
-        if not candidates:
+    for block in range((n + BLOCK_WORDS - 1) // BLOCK_WORDS):
+        start = block * BLOCK_WORDS
+        if not block_overlap(&bits[0], &narrow[0], start, min(start + BLOCK_WORDS, n)):
             continue
-        fresh_word = fresh_words[index] & candidates if has_fresh else 0
-        if fresh_word:
-            n_fresh += __builtin_popcount(fresh_word)
-            _append_ids(unknown, fresh_word & ~checked[index] if has_checked else fresh_word,
-                        index << 5)
-        _append_ids(other, candidates & ~fresh_word, index << 5)
+        for index in range(start, min(start + BLOCK_WORDS, n)):
+            candidates = bits[index] & narrow[index]
+            if not candidates:
+                continue
+            fresh_word = fresh_words[index] & candidates if has_fresh else 0
+            if fresh_word:
+                n_fresh += __builtin_popcount(fresh_word)
+                _append_ids(unknown, fresh_word & ~checked[index] if has_checked else fresh_word,
+                            index << 5)
+            _append_ids(other, candidates & ~fresh_word, index << 5)
     return unknown, other, n_fresh
 
 
@@ -89,14 +97,18 @@ def split_candidates(const word_t[::1] bits, const word_t[::1] narrow, fresh, co
 def clear_dead(word_t[::1] bits, const word_t[::1] narrow, const word_t[::1] fresh,
                const word_t[::1] dead):
     """Clear the fresh candidates set in ``dead`` from ``bits``; returns how many."""
-    cdef Py_ssize_t index
+    cdef Py_ssize_t index, block, start, n = bits.shape[0]
     cdef word_t removed
     cdef Py_ssize_t n_removed = 0
-    for index in range(bits.shape[0]):
-        removed = bits[index] & narrow[index] & fresh[index] & dead[index]
-        if removed:
-            bits[index] &= ~removed
-            n_removed += __builtin_popcount(removed)
+    for block in range((n + BLOCK_WORDS - 1) // BLOCK_WORDS):
+        start = block * BLOCK_WORDS
+        if not block_overlap(&narrow[0], &dead[0], start, min(start + BLOCK_WORDS, n)):
+            continue
+        for index in range(start, min(start + BLOCK_WORDS, n)):
+            removed = bits[index] & narrow[index] & fresh[index] & dead[index]
+            if removed:
+                bits[index] &= ~removed
+                n_removed += __builtin_popcount(removed)
     return n_removed
 
 
@@ -113,9 +125,10 @@ def add_ids(word_t[::1] words, list ids):
 @cython.wraparound(False)
 def has_candidates(const word_t[::1] bits, const word_t[::1] narrow):
     """Some token is set in both ``bits`` and ``narrow``."""
-    cdef Py_ssize_t index
-    for index in range(bits.shape[0]):
-        if bits[index] & narrow[index]:
+    cdef Py_ssize_t block, start, n = bits.shape[0]
+    for block in range((n + BLOCK_WORDS - 1) // BLOCK_WORDS):
+        start = block * BLOCK_WORDS
+        if block_overlap(&bits[0], &narrow[0], start, min(start + BLOCK_WORDS, n)):
             return True
     return False
 

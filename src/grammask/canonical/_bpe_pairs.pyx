@@ -47,8 +47,8 @@ tokens), on the crossing merges of each left operand sorted by right operand
 bytes a merge, by a ``qsort`` of each group: a ``lexsort`` of all merges
 took 110 ms of Llama-3's first filter-on mask in every process).
 
-Also here: ``combine_words`` (a mask from the cached region bitsets and a
-pair bitset in one pass), ``code_words`` (the packed tokens whose shape
+Also here: ``combine_words`` (a keep bitset from the cached region bitsets,
+a pair bitset and the tokens always kept, in one pass), ``code_words`` (the packed tokens whose shape
 has a given verdict) and, for ``MergeTable``'s build,
 ``enumerate_cuts`` (token byte strings split into two token byte strings)
 and ``bpe_last_merges`` (BPE over token ids, an open-addressing table of
@@ -260,16 +260,26 @@ cdef class SpineIndex:
         return True
 
 
-def combine_words(const uint32_t[::1] allowed, const uint32_t[::1] conditional,
-                  const uint32_t[::1] pair_forbidden, uint32_t[::1] out):
-    """out = allowed | (conditional & ~pair_forbidden), word by word (equal lengths)."""
+def combine_words(const uint32_t[::1] allowed, const uint32_t[::1] conditional, pair_forbidden,
+                  const uint32_t[::1] extra, uint32_t[::1] out):
+    """out = allowed | (conditional & ~pair_forbidden) | extra, word by word (equal
+    lengths); ``pair_forbidden`` None: no pair test (every conditional word kept)."""
+    cdef const uint32_t[::1] pair
     cdef Py_ssize_t n = out.shape[0]
-    if allowed.shape[0] != n or conditional.shape[0] != n or pair_forbidden.shape[0] != n:
-        raise ValueError("bitsets of different lengths")
     cdef Py_ssize_t index
+    if allowed.shape[0] != n or conditional.shape[0] != n or extra.shape[0] != n:
+        raise ValueError("bitsets of different lengths")
+    if pair_forbidden is None:
+        with nogil:
+            for index in range(n):
+                out[index] = allowed[index] | conditional[index] | extra[index]
+        return
+    pair = pair_forbidden
+    if pair.shape[0] != n:
+        raise ValueError("bitsets of different lengths")
     with nogil:
         for index in range(n):
-            out[index] = allowed[index] | (conditional[index] & ~pair_forbidden[index])
+            out[index] = allowed[index] | (conditional[index] & ~pair[index]) | extra[index]
 
 
 @cython.boundscheck(False)

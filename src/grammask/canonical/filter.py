@@ -40,8 +40,8 @@ Backend protocol
     ``initial_state()``, ``advance(state, token_id)``,
     ``allowed_mask(state) -> bool[V]``, ``is_allowed(state, token_id)``,
     ``is_complete(state)``, ``vocab_size``, ``never_filtered_ids`` (ids left
-    alone: special and unused).  Optional: ``allowed_words(state)`` (the
-    mask as a packed bitset), ``fresh_words(state)`` (see ``fresh_bitset``),
+    alone: special and unused).  Optional: ``allowed_words(state, extra)``
+    (the mask as a packed bitset, OR ``extra``), ``fresh_words(state)`` (see ``fresh_bitset``),
     ``fresh_first_bytes(state)`` (see ``fresh_first_bytes`` and
     ``start_byte_table``), ``state_class(state)`` (see ``state_class``),
     ``complete_after(state, token_ids)`` (see ``complete_after``).
@@ -72,11 +72,12 @@ class CanonicalFilter:
         never = np.zeros(self.vocab_size, dtype=bool)
         ids = np.asarray(sorted(backend.never_filtered_ids), dtype=np.int64)
         never[ids[(ids >= 0) & (ids < self.vocab_size)]] = True
-        self._never_filtered = never
         self._never_ids = frozenset(np.flatnonzero(never).tolist())   # is_allowed's test, per token
-        self._never_words = bitset.from_flags(never)
+        # the bits every keep bitset has: the never-filtered tokens and the last word's padding
+        self._kept_words = bitset.from_flags(never)
         n_padding = self.n_words * 32 - self.vocab_size
-        self._padding_bits = np.uint32(((1 << n_padding) - 1) << (32 - n_padding)) if n_padding else np.uint32(0)
+        if n_padding:
+            self._kept_words[-1] |= np.uint32(((1 << n_padding) - 1) << (32 - n_padding))
         self._cache: OrderedDict = OrderedDict()
         self.cache_size = cache_size
         self._transitions: OrderedDict = OrderedDict()
@@ -132,10 +133,9 @@ class CanonicalFilter:
             return entry
         self.n_cache_misses += 1
         if hasattr(self.backend, "allowed_words"):
-            keep = self.backend.allowed_words(state) | self._never_words
+            keep = self.backend.allowed_words(state, self._kept_words)
         else:
-            keep = bitset.from_flags(self.backend.allowed_mask(state) | self._never_filtered)
-        keep[-1] |= self._padding_bits
+            keep = bitset.from_flags(self.backend.allowed_mask(state)) | self._kept_words
         entry = [None, keep]
         self._cache[state] = entry
         if len(self._cache) > self.cache_size:

@@ -305,6 +305,7 @@ class PretokenizedBPE:
         self._codes_cache: OrderedDict = OrderedDict()
         self._codes_asked: dict = {}
         self._pair_words_cache: OrderedDict = OrderedDict()
+        self._no_words = np.zeros(self.n_words, dtype=np.uint32)   # ``allowed_words`` without extra bits
 
     def __getstate__(self) -> dict:
         """Pickled without the per-process memo tables (the tables of
@@ -318,7 +319,7 @@ class PretokenizedBPE:
                      "_pair_cache",
                      "_compiled_scan_parts", "_chain_table_parts", "_plain_shape_texts",
                      "_words_cache", "_codes_cache", "_codes_asked", "_pair_words_cache",
-                     "_continuation_groups"):
+                     "_continuation_groups", "_no_words"):
             state.pop(name, None)
         return state
 
@@ -1024,16 +1025,17 @@ class PretokenizedBPE:
             self._pair_words_cache.move_to_end(last_id)
         return found
 
-    def allowed_words(self, state: PretokenState) -> np.ndarray:
-        """``allowed_mask`` as a packed uint32 bitset (bit t%32 of word t//32), from cached parts."""
+    def allowed_words(self, state: PretokenState, extra: Optional[np.ndarray] = None) -> np.ndarray:
+        """``allowed_mask`` as a packed uint32 bitset (bit t%32 of word t//32), from cached
+        parts, in one compiled pass; ``extra``: bits set in the result as well (the
+        filter's never-filtered tokens)."""
         if state.partial:
             allowed, conditional = self._partial_words(state)
         else:
             allowed, conditional = self._region_words(state)
-        if state.last_id < 0:
-            return allowed | conditional
         out = np.empty_like(allowed)
-        combine_words(allowed, conditional, self._pair_words(state.last_id), out)
+        combine_words(allowed, conditional, None if state.last_id < 0 else self._pair_words(state.last_id),
+                      self._no_words if extra is None else extra, out)
         return out
 
     def fresh_words(self, state: PretokenState) -> Optional[np.ndarray]:

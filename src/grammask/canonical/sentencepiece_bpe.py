@@ -49,7 +49,7 @@ Invariants
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -182,16 +182,20 @@ class SentencePieceBPE:
         allowed[self._byte_start_ids] = True
         return allowed
 
-    def allowed_words(self, state: SentencePieceState) -> np.ndarray:
-        """``allowed_mask`` as a packed uint32 bitset."""
+    def allowed_words(self, state: SentencePieceState, extra: Optional[np.ndarray] = None) -> np.ndarray:
+        """``allowed_mask`` as a packed uint32 bitset; ``extra``: bits set in the
+        result as well (the filter's never-filtered tokens)."""
         if state.partial:
-            return bitset.from_flags(self.allowed_mask(state))
-        if state.last_id < 0 and self.dummy_prefix:
-            return self._first_words.copy()
-        words = self._normal_words.copy()
-        if state.last_id >= 0 and not state.last_is_byte:
-            words &= ~self.merges.forbidden_words(state.last_id, len(words))
-        words |= self._byte_start_words
+            words = bitset.from_flags(self.allowed_mask(state))
+        elif state.last_id < 0 and self.dummy_prefix:
+            words = self._first_words.copy()
+        else:
+            words = self._normal_words.copy()
+            if state.last_id >= 0 and not state.last_is_byte:
+                words &= ~self.merges.forbidden_words(state.last_id, len(words))
+            words |= self._byte_start_words
+        if extra is not None:
+            words |= extra
         return words
 
     def fresh_words(self, state: SentencePieceState):

@@ -316,9 +316,13 @@ class CanonicalLookahead:
         """``prune``'s work; ``self._n_removed`` counts cleared tokens as they
         go, so a cutoff keeps every verdict reached before it."""
         fresh = self.canonical.fresh_bitset(canonical_state)
-        unknown, others, n_fresh = split_candidates(bits, narrow, fresh, None)
+        state_key = entry = None
+        if fresh is not None:
+            state_key = recognizer.state_key()
+            entry = self._fresh_verdicts.get(state_key)
+        unknown, others, n_fresh = split_candidates(bits, narrow, fresh, None if entry is None else entry[0])
         if n_fresh:
-            self._prune_fresh(recognizer, bits, narrow, fresh, unknown)
+            self._prune_fresh(recognizer, bits, narrow, fresh, unknown, state_key, entry)
         dead_ids = []
         try:
             others = in_byte_order(others, self._byte_rank, self._byte_order)
@@ -333,19 +337,20 @@ class CanonicalLookahead:
             self._n_removed += len(dead_ids)
 
     def _prune_fresh(self, recognizer, bits: np.ndarray, narrow: np.ndarray, fresh: np.ndarray,
-                     candidate_ids: list) -> None:
-        """Settle the fresh candidates (``candidate_ids``, all of them) from
-        the verdicts kept for the recognizer's state key, searching the
-        unchecked ones."""
-        state_key = recognizer.state_key()
-        entry = self._fresh_verdicts.get(state_key)
-        if entry is not None:
-            candidate_ids = split_candidates(bits, narrow, fresh, entry[0])[0]
-        else:
+                     candidate_ids: list, state_key: bytes, entry) -> None:
+        """Settle the fresh candidates not checked yet (``candidate_ids``)
+        and clear the dead ones, from the verdicts kept for the recognizer's
+        state key (``entry``: checked and dead bitsets, None when none are
+        kept yet), searching the unchecked ones."""
+        if entry is None:
             entry = self._fresh_verdicts[state_key] = (np.zeros_like(bits), np.zeros_like(bits))
             if len(self._fresh_verdicts) > self.fresh_cache_size:
                 self._fresh_verdicts.popitem(last=False)
         checked, dead = entry
+        if not candidate_ids:
+            # every one checked before at this state (a repeated grammar state)
+            self._n_removed += clear_dead(bits, narrow, fresh, dead)
+            return
         decided, dead_ids = [], []
         candidate_ids = in_byte_order(candidate_ids, self._byte_rank, self._byte_order)
         try:
