@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import grammask
-from grammask.bitset import count_bits, has as bitset_has, set_bit_ids
+from grammask.bitset import has as bitset_has, set_bit_ids
 
 
 PATTERN = r"[a-z]+|[0-9]{1,3}|[^a-z0-9]+"
@@ -230,20 +230,20 @@ def plain_bpe(data: bytes, ranks: dict) -> list:
         parts[i:i + 2] = [parts[i] + parts[i + 1]]
 
 
-def test_set_bit_ids_matches_numpy(monkeypatch):
-    """``set_bit_ids``, ``count_bits`` (both numpy paths) and the search's
-    compiled ``bit_ids`` (with an excluded bitset and a limit) read the same
-    bits as numpy's unpacking."""
-    from grammask._core.candidate_bits import bit_ids
+def test_set_bit_ids_matches_numpy():
+    """``set_bit_ids``, the search's compiled ``bit_ids`` (with an excluded
+    bitset and a limit) and ``more_bits_than`` read the same bits as numpy's
+    unpacking."""
+    from grammask._core.candidate_bits import bit_ids, more_bits_than
 
     rng = np.random.default_rng(0)
     bits = rng.integers(0, 2**32, size=40, dtype=np.uint64).astype(np.uint32)
     bits[3] = 0
     expected = np.flatnonzero(np.unpackbits(bits.view(np.uint8), bitorder="little")).tolist()
     assert set_bit_ids(bits) == expected
-    assert count_bits(bits) == len(expected)
-    monkeypatch.setattr(grammask.bitset, "_BITWISE_COUNT", None)   # numpy before 2.0
-    assert count_bits(bits) == len(expected)
+    for limit in (-1, 0, 1, 31, 32, 33, len(expected) - 1, len(expected), len(expected) + 1):
+        assert more_bits_than(bits, limit) == (len(expected) > limit), limit
+    assert not more_bits_than(np.zeros(3, np.uint32), 0) and more_bits_than(np.zeros(3, np.uint32), -1)
     assert bit_ids(bits, None, -1) == expected
     exclude = rng.integers(0, 2**32, size=40, dtype=np.uint64).astype(np.uint32)
     kept = np.flatnonzero(np.unpackbits((bits & ~exclude).view(np.uint8), bitorder="little")).tolist()

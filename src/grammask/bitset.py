@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = [
     "n_words", "has", "add", "discard", "from_flags", "from_ids", "set_bit_ids", "token_ids",
-    "count_bits", "column_flags",
+    "column_flags",
     "byte_set_values", "byte_set_within", "byte_list",
 ]
 
@@ -101,18 +101,6 @@ def word_masks(token_ids, n_words: int) -> tuple:
         if 0 <= token_id < n_words * 32:
             words[token_id >> 5] = words.get(token_id >> 5, 0) | (1 << (token_id & 31))
     return tuple((word, np.uint32(mask)) for word, mask in sorted(words.items()))
-
-
-def count_bits(bits: np.ndarray) -> int:
-    """Number of set bits of a token bitset (numpy 2's ``bitwise_count``,
-    about a tenth of unpacking the bits on a 4,000-word bitset)."""
-    if _BITWISE_COUNT is None:
-        return int(np.unpackbits(bits.view(np.uint8)).sum(dtype=np.int64))
-    return int(_BITWISE_COUNT(bits).sum(dtype=np.int64))
-
-
-_BITWISE_COUNT = getattr(np, "bitwise_count", None)
-"""numpy's popcount ufunc (numpy 2.0 and later; earlier ones unpack the bits)."""
 
 
 def column_flags(bits: np.ndarray, n_columns: int, n_tokens: int) -> np.ndarray:

@@ -18,6 +18,8 @@ about a dozen whole-array numpy operations per mask
 ``exclude`` (None: none excluded), ascending, at most ``limit`` of them
 (negative: all): the search's wide and narrow tokens of a grammar mask
 without an intermediate bitset, and only as many as it tests.
+``more_bits_than(words, limit)`` counts set bits only until they pass
+``limit``.
 ``in_byte_order(ids, rank, order)`` sorts candidate ids by their tokens'
 bytes through the vocabulary's byte-order permutation (``order`` lists
 the ids in byte order, ``rank`` is its inverse): an insertion sort of the
@@ -208,3 +210,17 @@ def bit_ids(const word_t[::1] words, exclude, Py_ssize_t limit):
                 return out
             word &= word - 1
     return out
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def more_bits_than(const word_t[::1] words, Py_ssize_t limit):
+    """More than ``limit`` bits are set in ``words``: a count that stops as
+    soon as it passes the limit (the search asks whether a grammar mask of
+    100,000 tokens holds over 512, or its narrow part over 16)."""
+    cdef Py_ssize_t index, count = 0
+    for index in range(words.shape[0]):
+        count += __builtin_popcount(words[index])
+        if count > limit:
+            return True
+    return False

@@ -154,11 +154,11 @@ from collections import OrderedDict
 import numpy as np
 
 from grammask._core.candidate_bits import (add_ids, bit_ids, clear_dead, has_candidates, in_byte_order,
-                                           split_candidates)
+                                           more_bits_than, split_candidates)
 from grammask._core.candidate_states import (kept_fresh_witnesses, probe_next_bytes, replay_witnesses,
                                              settle_from_start)
 from grammask._core.mask_computer import next_bytes, pop_probe, push_probe
-from grammask.bitset import byte_set_values, byte_set_within, count_bits, discard
+from grammask.bitset import byte_set_values, byte_set_within, discard
 from grammask.engine.witnesses import SharedWitnesses
 from grammask.errors import InvalidArgument
 
@@ -909,7 +909,7 @@ class CanonicalLookahead:
         bits, narrow_bits = self._scratch[depth], self._narrow_scratch[depth]
         self.mask_computer.fill(recognizer, bits, narrow_bits)
         narrow_bits &= bits
-        filtered = count_bits(bits) > self.max_tested_tokens
+        filtered = more_bits_than(bits, self.max_tested_tokens)
         tests_left = self.max_single_tests
         if not filtered:
             for next_id in bit_ids(bits, narrow_bits, tests_left + 1):
@@ -920,7 +920,7 @@ class CanonicalLookahead:
                 if self._allowed(after, next_id):
                     self._suffix = (next_id,)
                     return True
-        if not filtered and count_bits(narrow_bits) > tests_left:
+        if not filtered and more_bits_than(narrow_bits, tests_left):
             filtered = True
         if filtered:
             self._spend(APPLY_UNITS)
