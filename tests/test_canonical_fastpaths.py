@@ -4,6 +4,7 @@
   a plain BPE on toy merge tables (every pair), against tiktoken's own
   ``encode_single_piece`` on sampled cl100k / tekken pairs, and against the
   numpy reference ``forbidden_after``.
+* ``code_words`` (packed verdict bits of every token's shape) against numpy.
 * ``PretokenizedBPE.allowed_words`` (grouped continuation verdicts, memoized
   region trims, packed pair bitsets) against the per-token reference
   ``token_verdict`` + ``pair_allowed`` on states along real encodings,
@@ -72,6 +73,27 @@ def test_forbidden_words_match_plain_bpe_on_every_toy_pair(merges):
                         and _plain_bpe(token_bytes[first] + token_bytes[second], merges)
                         == [token_bytes[first], token_bytes[second]])
             assert (not forbidden[second]) == expected, (token_bytes[first], token_bytes[second])
+
+
+def test_code_words_match_numpy():
+    """``code_words`` sets the packed bits of ``codes[index] == 2`` and ``== 1``, and
+    neither for an index of -1 or past ``codes``, at vocabulary sizes that end inside
+    a word and with no codes at all."""
+    from grammask.canonical._bpe_pairs import code_words
+
+    rng = np.random.default_rng(5)
+    for n_tokens, n_codes in [(1, 1), (31, 3), (32, 7), (33, 7), (1000, 50), (4099, 300), (70, 0)]:
+        codes = rng.integers(0, 3, n_codes).astype(np.int8)
+        index = rng.integers(-1, n_codes + 2, n_tokens).astype(np.int32)
+        inside = (index >= 0) & (index < n_codes)
+        verdicts = np.where(inside, codes[np.where(inside, index, 0)] if n_codes else 0, 0)
+        n_words = (n_tokens + 31) // 32
+        two, one = np.zeros(n_words, np.uint32), np.zeros(n_words, np.uint32)
+        two[-1] = np.uint32(1 << 31) if n_tokens % 32 else 0   # a bit already set stays set
+        code_words(codes, index, two, one)
+        assert np.array_equal(_bits(two, n_tokens), verdicts == 2)
+        assert np.array_equal(_bits(one, n_tokens), verdicts == 1)
+        assert not n_tokens % 32 or two[-1] >> 31 == 1
 
 
 def _tekken():
