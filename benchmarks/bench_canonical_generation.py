@@ -13,7 +13,16 @@ state is new, so this is the cold cost, canonical tables included), in wall
 time, or in the process's CPU time with ``--cpu-time`` (steadier on a shared
 machine).
 
-Usage: python benchmarks/bench_canonical_generation.py [--runs 200] [--only tekken cl100k] [--cpu-time]
+With ``--rounds R`` the runs are split into R rounds; in each round every
+setting generates ``runs / R`` outputs from the round's own seed, the
+settings' order reversed every other round, so filter off and on share the
+machine's minutes.  The pooled figures are as above; per round the filter-on
+median step minus the filter-off one and the filter-on mean over the
+filter-off mean are reported too, with their medians over the rounds (the
+machine's speed drifts by a quarter between runs minutes apart, more than
+the changes these figures track).
+
+Usage: python benchmarks/bench_canonical_generation.py [--runs 200] [--rounds 5] [--only tekken cl100k] [--cpu-time]
 """
 
 from __future__ import annotations
@@ -86,6 +95,13 @@ TOKENIZERS = {"tekken": load_tekken, "cl100k": load_cl100k, "qwen2": load_qwen2,
 
 def generate(vocab, encode, config, n_runs: int, max_steps: int, seed: int,
              clock=time.perf_counter_ns) -> dict:
+    """``n_runs`` random generations: their outcomes and step times (``summary``)."""
+    return summary(*generate_steps(vocab, encode, config, n_runs, max_steps, seed, clock))
+
+
+def generate_steps(vocab, encode, config, n_runs: int, max_steps: int, seed: int,
+                   clock=time.perf_counter_ns) -> tuple:
+    """``n_runs`` random generations: ((finished, canonical, fallback steps), step µs)."""
     compiled = grammask.compile(builtin("json"), vocab, config)
     rng = np.random.default_rng(seed)
     eos = list(vocab.eos_token_ids)
@@ -113,6 +129,11 @@ def generate(vocab, encode, config, n_runs: int, max_steps: int, seed: int,
         n_finished += 1
         text = b"".join(vocab.token_bytes[t] for t in ids).decode("utf-8", errors="replace")
         n_canonical += encode(text) == ids
+    return (n_finished, n_canonical, n_fallbacks), step_us
+
+
+def summary(counts: tuple, step_us: list) -> dict:
+    n_finished, n_canonical, n_fallbacks = counts
     return {"finished": n_finished, "canonical": n_canonical,
             "canonical_fraction": round(n_canonical / n_finished, 4) if n_finished else None,
             "fallback_steps": n_fallbacks,
@@ -120,9 +141,37 @@ def generate(vocab, encode, config, n_runs: int, max_steps: int, seed: int,
             "step_median_us": round(float(np.median(step_us)), 1)}
 
 
+def run_rounds(vocab, encode, settings: dict, n_runs: int, n_rounds: int, max_steps: int,
+               clock) -> dict:
+    """Every setting's pooled ``summary`` over ``n_rounds`` alternating rounds
+    (round r: seed 7 + r, ``n_runs // n_rounds`` runs per setting), and per
+    round the filter-on minus filter-off median step and mean ratio."""
+    counts = {name: [0, 0, 0] for name in settings}
+    steps: dict = {name: [] for name in settings}
+    differences, ratios = [], []
+    for round_ in range(n_rounds):
+        names = list(settings) if round_ % 2 == 0 else list(reversed(settings))
+        this_round = {}
+        for name in names:
+            found, step_us = generate_steps(vocab, encode, settings[name], max(n_runs // n_rounds, 1),
+                                            max_steps, seed=7 + round_, clock=clock)
+            counts[name] = [total + part for total, part in zip(counts[name], found)]
+            steps[name] += step_us
+            this_round[name] = step_us
+        off, on = this_round["filter_off"], this_round["filter_on"]
+        differences.append(round(float(np.median(on) - np.median(off)), 1))
+        ratios.append(round(float(np.mean(on) / np.mean(off)), 3))
+    row = {name: summary(tuple(counts[name]), steps[name]) for name in settings}
+    row["rounds"] = {"on_minus_off_median_us": differences, "on_over_off_mean": ratios,
+                     "median_on_minus_off_median_us": round(float(np.median(differences)), 1),
+                     "median_on_over_off_mean": round(float(np.median(ratios)), 3)}
+    return row
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=1, help="alternate the settings in this many rounds")
     parser.add_argument("--max-steps", type=int, default=32)
     parser.add_argument("--only", nargs="*", choices=sorted(TOKENIZERS))
     parser.add_argument("--cpu-time", action="store_true", help="time steps in process CPU time")
@@ -133,16 +182,20 @@ def main(argv=None) -> dict:
                 "filter_on": grammask.Config(canonical=True),
                 "filter_on_no_lookahead": grammask.Config(canonical=True, canonical_lookahead=0)}
     clock = time.process_time_ns if args.cpu_time else time.perf_counter_ns
-    results = {"machine": machine_info(), "runs": args.runs, "max_steps": args.max_steps,
-               "clock": "cpu" if args.cpu_time else "wall", "tokenizers": {}}
+    results = {"machine": machine_info(), "runs": args.runs, "rounds": args.rounds,
+               "max_steps": args.max_steps, "clock": "cpu" if args.cpu_time else "wall", "tokenizers": {}}
     for name, load in TOKENIZERS.items():
         if args.only and name not in args.only:
             continue
         vocab, encode = load()
-        results["tokenizers"][name] = row = {}
-        for setting, config in settings.items():
-            row[setting] = generate(vocab, encode, config, args.runs, args.max_steps, seed=7, clock=clock)
-            print(f"{name:12s} {setting:24s} {row[setting]}", flush=True)
+        if args.rounds > 1:
+            row = run_rounds(vocab, encode, settings, args.runs, args.rounds, args.max_steps, clock)
+        else:
+            row = {setting: generate(vocab, encode, config, args.runs, args.max_steps, seed=7, clock=clock)
+                   for setting, config in settings.items()}
+        results["tokenizers"][name] = row
+        for setting, figures in row.items():
+            print(f"{name:12s} {setting:24s} {figures}", flush=True)
     write_results(results, args.out)
     return results
 
