@@ -326,8 +326,9 @@ class CanonicalLookahead:
         dead_ids = []
         try:
             others = in_byte_order(others, self._byte_rank, self._byte_order)
-            others = self._settle_by_next_bytes(recognizer, canonical_state, others, [], dead_ids)
-            others = self._replay_kept_witnesses(recognizer, canonical_state, others, [], dead_ids)
+            others, probed = self._settle_by_next_bytes(recognizer, canonical_state, others, [], dead_ids)
+            others = self._replay_kept_witnesses(recognizer, canonical_state, others, [], dead_ids,
+                                                 probed=probed)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state, others):
                 if not alive:
                     dead_ids.append(token_id)
@@ -357,10 +358,10 @@ class CanonicalLookahead:
             candidate_ids = self._settle_from_start(recognizer, candidate_ids, decided, dead_ids)
             position = recognizer.allowed_first_bytes()
             candidate_ids = self._replay_fresh_witnesses(recognizer, candidate_ids, position, decided)
-            candidate_ids = self._settle_by_next_bytes(recognizer, self._initial_state, candidate_ids,
-                                                       decided, dead_ids)
+            candidate_ids, probed = self._settle_by_next_bytes(recognizer, self._initial_state, candidate_ids,
+                                                               decided, dead_ids)
             candidate_ids = self._replay_kept_witnesses(recognizer, None, candidate_ids, decided, dead_ids,
-                                                        position)
+                                                        position, probed)
             for token_id, alive in self._verdicts_in_byte_order(recognizer, None, candidate_ids):
                 if not alive:
                     dead_ids.append(token_id)
@@ -451,7 +452,7 @@ class CanonicalLookahead:
         return alive_ids
 
     def _replay_kept_witnesses(self, recognizer, canonical_state, candidate_ids: list, decided: list,
-                               dead_ids: list, position: bytes = b"") -> list:
+                               dead_ids: list, position: bytes = b"", probed=None) -> list:
         """``_alive_here``'s witness replay for the candidates of one mask at
         once: one compiled probe of each in byte order
         (``_core.candidate_states.probe_next_bytes``: the ones the grammar
@@ -467,13 +468,19 @@ class CanonicalLookahead:
         ``canonical_state`` None: fresh candidates, whose witnesses are then
         kept at ``position`` too (``_keep_fresh_witness``).  From
         ``REPLAY_MIN_CANDIDATES`` candidates; the probe costs a unit of work
-        per ``SETTLE_IDS_PER_UNIT`` candidates, as the replay does."""
+        per ``SETTLE_IDS_PER_UNIT`` candidates, as the replay does.
+        ``probed``: the narrow rows of ``candidate_ids`` when
+        ``_settle_by_next_bytes`` probed them already (none is dead or wide),
+        in place of a second probe."""
         if len(candidate_ids) < REPLAY_MIN_CANDIDATES:
             return candidate_ids
         token_bytes, canonical, shared = self.token_bytes, self.canonical, self._shared
         self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
-        dead, wide, narrow, others = probe_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
-                                                      token_bytes)
+        if probed is None:
+            dead, wide, narrow, _empty = probe_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
+                                                          token_bytes)
+        else:
+            dead, wide, narrow = [], [], probed
         decided += dead
         decided += wide
         dead_ids += dead
@@ -484,26 +491,22 @@ class CanonicalLookahead:
         advance, fresh_after = canonical.advance, self._fresh_after
         for token_id, byte_set, accepting in narrow:
             if accepting:
-                others.append(token_id)
                 continue
             after = fresh_after(token_id) if canonical_state is None else advance(canonical_state, token_id)
             exact_key = (after, byte_set)
             exact = exact_of(exact_key)
             ranked = _ranked_witnesses(exact, similar_of((state_class(after), byte_set)), shared.latest)
             if not ranked:
-                others.append(token_id)
                 continue
             witness = ranked[0]
             suffix, data, origin, _serial = witness
             tokens = _witness_tokens(suffix)
             end_fresh = _NO_BYTES
             if origin != after and not self._filter_allows(after, tokens):
-                others.append(token_id)
                 continue
             if tokens is not suffix:
                 end_fresh = self._fresh_bytes_after(after, tokens)
                 if end_fresh is None:
-                    others.append(token_id)
                     continue
             ids.append(token_id)
             witnesses.append((token_bytes[token_id] + data, end_fresh, len(tokens)))
@@ -523,7 +526,7 @@ class CanonicalLookahead:
         return [token_id for token_id in candidate_ids if token_id not in settled]
 
     def _settle_by_next_bytes(self, recognizer, canonical_state, candidate_ids: list, decided: list,
-                              dead_ids: list) -> list:
+                              dead_ids: list) -> tuple:
         """Settle the candidates whose search ends at once (``_ends_alive``) in
         compiled passes: one probe of each in byte order
         (``_core.candidate_states.probe_next_bytes``: the grammar refuses it,
@@ -532,7 +535,7 @@ class CanonicalLookahead:
         (``CanonicalFilter.complete_after`` from ``canonical_state``; for fresh
         candidates the initial state, whose state after them is theirs from
         anywhere).  Appends the settled ids to ``decided`` (and the refused
-        ones to ``dead_ids``) and returns the others, left to the search.  It
+        ones to ``dead_ids``); the others are left to the search.  It
         runs only where the filter has a batched end check from
         ``canonical_state`` (not SentencePiece's, nor after a partial
         character: there its probes would only be repeated).  Outside
@@ -543,12 +546,15 @@ class CanonicalLookahead:
         top-level value).  No
         verdict or witness is kept for the settled ones, as none is where the
         search ends at once.  From ``SETTLE_MIN_CANDIDATES`` candidates; a
-        pass costs one unit of work per ``SETTLE_IDS_PER_UNIT`` of them."""
+        pass costs one unit of work per ``SETTLE_IDS_PER_UNIT`` of them.
+        Returns (the ids left, their narrow rows from the probe, which
+        ``_replay_kept_witnesses`` takes instead of probing them again; None
+        when the pass did not run)."""
         if len(candidate_ids) < SETTLE_MIN_CANDIDATES or self.canonical.complete_after(canonical_state, ()) is None:
-            return candidate_ids
+            return candidate_ids, None
         self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
-        dead, wide, narrow, _others = probe_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
-                                                       self.token_bytes)
+        dead, wide, narrow, empty = probe_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
+                                                     self.token_bytes)
         accepting = [token_id for token_id, _byte_set, may_end in narrow if may_end]
         decided += dead
         decided += wide
@@ -560,7 +566,10 @@ class CanonicalLookahead:
             complete_ids = [token_id for token_id, verdict in zip(accepting, complete.tolist()) if verdict == 1]
             decided += complete_ids
             settled.update(complete_ids)
-        return [token_id for token_id in candidate_ids if token_id not in settled]
+        left = [token_id for token_id in candidate_ids if token_id not in settled]
+        # the narrow rows of the ones left, for the witness replay; none when a token without bytes is left
+        probed = None if empty else [row for row in narrow if row[0] not in settled]
+        return left, probed
 
     def _settle_from_start(self, recognizer, candidate_ids: list, decided: list, dead_ids: list) -> list:
         """Settle the fresh candidates whose search is the one from the start of
