@@ -11,7 +11,10 @@ What it computes
     (``clear_built()`` forgets them) and
     pickled under ``cache_dir()`` (``$GRAMMASK_CACHE_DIR``, default
     ``~/.cache/grammask``; ``GRAMMASK_NO_DISK_CACHE=1`` turns it off), keyed
-    by a sha256 over the format version, token bytes, merge rule and pattern,
+    by a sha256 over the format version (``format_version()``: the layout
+    constant, the ``regex`` release, whose Unicode tables make the character
+    classes a backend keeps, and the bytes of this package's modules, whose
+    output the tables are), token bytes, merge rule and pattern,
     with the derived tables a backend's ``prepare_for_disk`` builds first
     (a pickle without them, from before, still loads: they are built on use).
 
@@ -23,9 +26,11 @@ Invariants
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import pickle
+import pkgutil
 from typing import Any, Callable, Optional
 
 from grammask.canonical.bpe import MergeTable
@@ -47,6 +52,28 @@ def _split_bytes(data: bytes) -> list:
 
 
 CACHE_FORMAT = "canonical-bpe-v2"
+
+_format_version: Optional[str] = None
+
+
+def format_version() -> str:
+    """``CACHE_FORMAT``, the ``regex`` release and a digest of the bytes of
+    every module of ``grammask.canonical`` (compiled ones included), once per
+    process: a pickle written by another release of either can never be
+    read (one built with an older ``regex`` gave Llama-3's filter other
+    character classes, and forbade a canonical space after a run of 36)."""
+    global _format_version
+    if _format_version is None:
+        import regex
+
+        import grammask.canonical as package
+        digest = hashlib.sha256(f"{CACHE_FORMAT}\0regex {regex.__version__}\0".encode("utf-8"))
+        for module in sorted(module.name for module in pkgutil.iter_modules(package.__path__)):
+            origin = importlib.util.find_spec(f"{package.__name__}.{module}").origin
+            with open(origin, "rb") as file:
+                digest.update(hashlib.sha256(file.read()).digest())
+        _format_version = digest.hexdigest()
+    return _format_version
 
 
 def _tiktoken_digest(encoding: Any) -> str:
@@ -87,7 +114,7 @@ def _bpe_filter(source_digest: str, make_rules: Callable[[], Optional[BPERules]]
 
 
 def _cache_path(key: tuple) -> str:
-    digest = hashlib.sha256(repr((key[0], key[1], sorted(key[2]))).encode("utf-8")).hexdigest()[:32]
+    digest = hashlib.sha256(repr((format_version(), key[0], key[1], sorted(key[2]))).encode("utf-8")).hexdigest()[:32]
     return os.path.join(cache_dir(), f"{CACHE_FORMAT}-{digest}.pkl")
 
 

@@ -14,8 +14,10 @@ What it computes
 
 Data layout
     ``class_of``: int16[0x110000] code point -> class id (cached on disk under
-    ``cache_dir()`` unless ``GRAMMASK_NO_DISK_CACHE`` is set; computing it
-    takes about 0.5 s); ``representatives``:
+    ``cache_dir()`` unless ``GRAMMASK_NO_DISK_CACHE`` is set, keyed by the
+    pattern, the ``regex`` release whose Unicode tables decide the classes and
+    this module's own bytes (``_table_version``); computing it takes about
+    0.5 s); ``representatives``:
     str, one character per class.  ``boundaries(text)`` returns the tuple of
     match end offsets (characters) of ``regex.finditer(pattern, text)``.
 
@@ -130,13 +132,24 @@ def pattern_atoms(pattern: str) -> list:
     return sorted(set(atoms))
 
 
+@functools.lru_cache(maxsize=1)
+def _table_version() -> str:
+    """What a stored class table depends on besides its pattern: the ``regex``
+    release (its Unicode tables: a table written under another one gave
+    Llama-3's filter classes that its scanner then contradicted) and this
+    module's bytes (the computation)."""
+    with open(__file__, "rb") as file:
+        source = hashlib.sha256(file.read()).hexdigest()
+    return f"v2\0regex {regex.__version__}\0{source}"
+
+
 class CharClasses:
     """Partition of all code points by membership in a pattern's atoms; see module docstring."""
 
     def __init__(self, pattern: str):
         self.pattern = pattern
         self.atoms = pattern_atoms(pattern)
-        key = hashlib.sha256(("v2\0" + pattern).encode("utf-8")).hexdigest()[:24]
+        key = hashlib.sha256((_table_version() + "\0" + pattern).encode("utf-8")).hexdigest()[:24]
         path = os.path.join(cache_dir(), f"charclasses-{key}.npz")
         use_disk = disk_caches_enabled()
         loaded = None
