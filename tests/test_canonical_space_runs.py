@@ -5,9 +5,10 @@ Llama-3's pre-tokenizer ends a run of spaces before a non-space with
 ``\\s+(?!\\S)`` and splits digits from a space, so after the token of 36
 spaces a lone space is canonical before a digit (37 spaces + "1" encodes as
 36 spaces, a space, "1").  The filter emulates the pattern with the
-``regex`` package, and releases before 2024.11.6 scanned these runs
-differently and forbade it (hence ``regex>=2024.11.6`` in the project's
-dependencies)."""
+``regex`` package; a character-class table stored on disk under another
+``regex`` release (other Unicode tables), read by a scanner of this one,
+once made it forbid that space, so the stored tables are keyed by the
+release."""
 
 from __future__ import annotations
 
