@@ -18,7 +18,11 @@ What it measures
 
     Machines here are noisy (the same build's mean mask moves by 30% between
     runs minutes apart); in lockstep both sides see the same minutes, so the
-    median per-schema ratio new/old of the mask time is the figure to read.
+    median per-schema ratio new/old of the mask time is the figure to read
+    (repeated runs of one pair of builds still spread by about 5%).  The
+    first run after either side's compiled modules were rebuilt starts from
+    an empty token-set disk tier (its key hashes those modules) and reads
+    slow: run it twice.
 
 Output: per side the masks' count, mean, p50, p90 and p99 (CPU µs), the sum
 over the schemas, the median per-schema ratio new/old and the ratio of the
