@@ -16,7 +16,9 @@ Data layout
 Invariants
     Each worker is one long-lived process with its own per-process caches,
     as in ``bench_maskbench.py``; a worker prints one ``{"ready": ...}`` line
-    (its grammask module) before its first answer.
+    (its grammask module) before its first answer.  ``percentile`` is the
+    reports' order statistic (the value at index ``q * n`` of the sorted
+    values).
 """
 
 from __future__ import annotations
@@ -73,3 +75,8 @@ def lockstep(script: str, args: argparse.Namespace, names: list):
         for process in sides.values():
             process.stdin.close()
             process.wait()
+
+
+def percentile(ordered: list, q: float) -> float:
+    """The value at index ``q * len(ordered)`` (clamped) of sorted values; 0 when there are none."""
+    return ordered[min(int(q * len(ordered)), len(ordered) - 1)] if ordered else 0.0

@@ -98,10 +98,6 @@ def worker() -> None:
         print(json.dumps({"times": times, "digest": digest.hexdigest()}), flush=True)
 
 
-def _percentile(ordered: list, q: float) -> float:
-    return ordered[min(int(q * len(ordered)), len(ordered) - 1)] if ordered else 0.0
-
-
 def main(argv=None) -> int:
     args = _lockstep.parse_args(__doc__.splitlines()[0], 60, argv)
     if args.worker:
@@ -123,9 +119,9 @@ def main(argv=None) -> int:
     print(f"load average {os.getloadavg()}; {len(ratios)} schemas run by both")
     for side in ("old", "new"):
         ordered = sorted(times[side])
+        quantiles = " / ".join(f"{_lockstep.percentile(ordered, q):.0f}" for q in (0.5, 0.9, 0.99))
         print(f"{side}: {len(ordered)} masks, mean {statistics.fmean(ordered) if ordered else 0:.0f} us, "
-              f"p50 / p90 / p99 {_percentile(ordered, 0.5):.0f} / {_percentile(ordered, 0.9):.0f} / "
-              f"{_percentile(ordered, 0.99):.0f} us, sum {sum(ordered) / 1e6:.2f} s (CPU)")
+              f"p50 / p90 / p99 {quantiles} us, sum {sum(ordered) / 1e6:.2f} s (CPU)")
     total_ratio = sum(times["new"]) / sum(times["old"]) if sum(times["old"]) else 0.0
     print(f"median per-schema ratio new/old {statistics.median(ratios) if ratios else 0:.3f}; "
           f"ratio of the sums {total_ratio:.3f}")

@@ -131,8 +131,8 @@ def main(argv=None) -> int:
         for label, values in (("from_json_schema", translate), ("translation", [row[2] for row in rows[side]])):
             ordered = sorted(values)
             print(f"{side}: {label} p50 / p90 / p95 {statistics.median(ordered):.2f} / "
-                  + " / ".join(f"{ordered[min(int(q * len(ordered)), len(ordered) - 1)]:.2f}"
-                               for q in (0.9, 0.95)) + f" ms, sum {sum(values) / 1e3:.2f} s")
+                  + " / ".join(f"{_lockstep.percentile(ordered, q):.2f}" for q in (0.9, 0.95))
+                  + f" ms, sum {sum(values) / 1e3:.2f} s")
     ratios = [sum(new) / sum(old) for old, new in zip(rows["old"], rows["new"])]
     compile_ratios = [new[1] / old[1] for old, new in zip(rows["old"], rows["new"])]
     print(f"median per-schema ratio new/old: both {statistics.median(ratios):.3f}, "

@@ -485,17 +485,12 @@ class CanonicalLookahead:
         decided += wide
         dead_ids += dead
         ids, witnesses, chosen = [], [], {}
-        # ``_kept_witnesses`` with its lookups bound once: this loop runs for
-        # every narrow candidate, thousands where a counted string ends
-        exact_of, similar_of, state_class = shared.exact.get, shared.by_class.get, canonical.state_class
-        advance, fresh_after = canonical.advance, self._fresh_after
         for token_id, byte_set, accepting in narrow:
             if accepting:
                 continue
-            after = fresh_after(token_id) if canonical_state is None else advance(canonical_state, token_id)
-            exact_key = (after, byte_set)
-            exact = exact_of(exact_key)
-            ranked = _ranked_witnesses(exact, similar_of((state_class(after), byte_set)), shared.latest)
+            after = (self._fresh_after(token_id) if canonical_state is None
+                     else canonical.advance(canonical_state, token_id))
+            exact_key, _class_key, exact, ranked = self._kept_witnesses(after, byte_set)
             if not ranked:
                 continue
             witness = ranked[0]
