@@ -307,12 +307,13 @@ def _nodes_a_relative_walk_visits(trie, dfa, rows, state, base_state) -> int:
 
 def test_relative_walk_estimate_prefers_neighbours_of_a_counted_string(llama3_vocab):
     """Deriving the first position of a counted string from a position near
-    its end walks most of a real trie (the two differ on every token longer
-    than what is left of the count), so the estimate sends it to a full
-    build; from the next position it is a small walk; from itself, none.
-    The estimates are within 30% (plus 1% of the trie) of the replayed walk."""
-    from grammask._core.mask_computer import (KEPT_CLASS_ROWS, RELATIVE_WALK_SHARE,
-                                              relative_walk_estimate)
+    its end walks most of what a full build walks (the two differ on every
+    token longer than what is left of the count), so the estimate sends it
+    to a full build; from the next position it is a small walk; from
+    itself, none.  The estimates are within 30% (plus 1% of the trie) of
+    the replayed walk."""
+    from grammask._core.mask_computer import (KEPT_CLASS_ROWS, RELATIVE_NODE_COST,
+                                              full_walk_estimate, relative_walk_estimate)
     from grammask.terminals import compile_regex
 
     dfa = compile_regex('"[^"\\\\]{1,60}"')
@@ -322,8 +323,84 @@ def test_relative_walk_estimate_prefers_neighbours_of_a_counted_string(llama3_vo
     near, far = (dfa.run(b'"' + b"a" * n, dfa.start) for n in (1, 55))
     assert relative_walk_estimate(trie, dfa, rows, after_quote, after_quote) == 0
     estimates = {base: relative_walk_estimate(trie, dfa, rows, after_quote, base) for base in (near, far)}
-    assert estimates[far] > RELATIVE_WALK_SHARE * trie.n_nodes
-    assert estimates[near] < 0.05 * trie.n_nodes
+    full = full_walk_estimate(trie, dfa, after_quote)
+    assert RELATIVE_NODE_COST * estimates[far] > full
+    assert estimates[near] < 0.05 * full
     for base, estimate in estimates.items():
         visited = _nodes_a_relative_walk_visits(trie, dfa, rows, after_quote, base)
         assert abs(estimate - visited) <= 0.3 * visited + 0.01 * trie.n_nodes, (base, estimate, visited)
+
+
+def _nodes_a_full_walk_visits(trie, dfa, state) -> int:
+    """Oracle: the nodes ``build_terminal_tokens`` visits for DFA state
+    ``state`` (every child of a node the DFA is alive at, by its run)."""
+    node_bytes, ends = (array.tolist() for array in trie.arrays()[:2])
+    transitions, class_map = np.asarray(dfa.transitions).tolist(), np.asarray(dfa.class_map).tolist()
+    visited = 0
+    stack = [(0, state)]
+    while stack:
+        node, own = stack.pop()
+        child = node + 1
+        while child < ends[node]:
+            visited += 1
+            after = transitions[own][class_map[node_bytes[child]]]
+            if after and ends[child] > child + 1:
+                stack.append((child, after))
+            child = ends[child]
+    return visited
+
+
+@pytest.mark.parametrize("pattern, text, tight", [
+    ('"[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(\\.[a-z0-9-]{1,63})*\\.[a-z]{2,24}"', b'"ada.l', True),
+    ('"[^"\\\\]{1,60}"', b'"', True),
+    ("-?(0|[1-9][0-9]*)(\\.[0-9]+)?", b"1", False),
+])
+def test_full_walk_estimate_bounds_the_walk(llama3_vocab, pattern, text, tight):
+    """The full build's estimate counts whole subtrees below the root's live
+    children: never less than the nodes the walk visits below them (an
+    oracle replays it in Python; the walk also visits the root's dead
+    children).  Where the automaton stays alive on most of those subtrees
+    (a string body, an e-mail's local part) it is within 2x of the walk;
+    below a digit most of Llama-3's subtree ("1st", "3D") is dead, and the
+    estimate is an order of magnitude over."""
+    from grammask._core.mask_computer import full_walk_estimate
+    from grammask.terminals import compile_regex
+
+    dfa = compile_regex(pattern)
+    trie = vocabulary_tables(llama3_vocab).trie_view
+    state = dfa.run(text, dfa.start)
+    assert state
+    estimate = full_walk_estimate(trie, dfa, state)
+    visited = _nodes_a_full_walk_visits(trie, dfa, state)
+    ends = trie.arrays()[1]
+    n_root_children, child = 0, 1
+    while child < ends[0]:
+        n_root_children, child = n_root_children + 1, int(ends[child])
+    assert visited - n_root_children <= estimate, (estimate, visited)
+    assert estimate <= 2 * visited or not tight, (estimate, visited)
+
+
+def test_a_state_far_from_every_built_one_is_built_in_one_walk(llama3_vocab):
+    """After the opening quote of an e-mail address the state shares little
+    with the DFA's hub (a domain label's), so its set is one full build,
+    not the hub's build plus a derived walk as long as a full one: the
+    mask adds one entry to the store.  The mask is what ``regex``'s partial
+    match allows."""
+    regex = pytest.importorskip("regex")
+    pattern = '"[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(\\.[a-z0-9-]{1,63})*\\.[a-z]{2,24}"'
+    compiled = grammask.compile(grammask.Grammar.from_regex(pattern), llama3_vocab,
+                                grammask.Config(canonical=False))
+    store = vocabulary_tables(llama3_vocab).token_sets
+    store.clear()
+    engine = grammask.Engine(compiled)
+    engine.compute_allowed_token_ids()
+    entries = len(store)
+    quote = next(token for token in range(llama3_vocab.size) if llama3_vocab.token_bytes[token] == b'"')
+    assert engine.try_accept_new_token(quote)
+    allowed = set(engine.compute_allowed_token_ids().tolist())
+    assert len(store) == entries + 1
+    compiled_pattern = regex.compile(pattern.encode())
+    oracle = {token for token in range(llama3_vocab.size)
+              if llama3_vocab.token_bytes[token]
+              and compiled_pattern.fullmatch(b'"' + llama3_vocab.token_bytes[token], partial=True)}
+    assert allowed == oracle

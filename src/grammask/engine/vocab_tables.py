@@ -3,6 +3,8 @@
 What it computes
     ``vocabulary_tables(vocab)`` returns the ``VocabularyTables`` of a
     vocabulary: its token trie (and the trie's C view for the mask walk),
+    the subtree heights below the root's children that token-set builds
+    estimate their cost from (``mask_computer.root_subtree_heights``),
     the one-byte tokens (``byte_tokens``) the canonical lookahead tries first,
     the tokens in byte order (``byte_order``, its inverse ``byte_rank``: the
     order in which the lookahead visits candidates),
@@ -36,6 +38,7 @@ import threading
 
 import numpy as np
 
+from grammask._core.mask_computer import root_subtree_heights
 from grammask._core.token_set_disk import TokenSetDisk
 from grammask._core.token_set_store import TokenSetStore
 from grammask._core.trie_walk import TrieView
@@ -53,6 +56,9 @@ class VocabularyTables:
     def __init__(self, vocab: Vocabulary):
         self.trie = TokenTrie.from_vocabulary(vocab)
         self.trie_view = TrieView.from_token_trie(self.trie)
+        # the token-set builds' cost estimates read it (a pass over the trie,
+        # 2 ms on 128k tokens: part of the vocabulary's build, not a first mask's)
+        root_subtree_heights(self.trie_view)
         self.byte_tokens = _byte_tokens(vocab)
         self.byte_order, self.byte_rank = _byte_order(self.trie, vocab.size)
         self.token_sets = TokenSetStore(disk=TokenSetDisk(self.trie_view, vocab.size))
