@@ -45,7 +45,8 @@ CONFIG = grammask.Config(canonical=False, mask_cache_entries=0)
 def disk_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("GRAMMASK_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("GRAMMASK_NO_DISK_CACHE", raising=False)
-    # Every set is written, however cheap its build (see test_cheap_builds_are_not_written).
+    # Every set looked up on disk is written, however cheap its build
+    # (see test_cheap_builds_are_not_written).
     monkeypatch.setattr(token_set_disk, "MIN_BUILD_SECONDS", 0.0)
     monkeypatch.setattr(token_set_disk, "BYTES_PER_BUILD_SECOND", float("inf"))
     grammask.clear_caches(vocabularies=False)
@@ -129,8 +130,19 @@ def test_loaded_sets_equal_fresh_builds(name, smollm2_vocab, disk_dir):
         assert seen_dense and seen_trie
 
 
+@pytest.mark.parametrize("every_state", [False, True])
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
-def test_masks_from_disk_equal_in_memory_masks(name, smollm2_vocab, disk_dir, monkeypatch):
+def test_masks_from_disk_equal_in_memory_masks(name, every_state, smollm2_vocab, disk_dir,
+                                               monkeypatch):
+    """A second run reads back every file the first wrote, and its masks are
+    the ones computed without the disk tier.  With ``every_state`` every set
+    over the vocabulary trie goes to disk (``DISK_MIN_NODES`` 0); by default
+    a DFA state estimated cheaper to build than to look for is neither read
+    nor written, and is built again."""
+    from grammask._core import mask_computer
+
+    if every_state:
+        monkeypatch.setattr(mask_computer, "DISK_MIN_NODES", 0)
     store = vocabulary_tables(smollm2_vocab).token_sets
     monkeypatch.setenv("GRAMMASK_NO_DISK_CACHE", "1")
     reference = _masks(smollm2_vocab, name)
@@ -142,9 +154,10 @@ def test_masks_from_disk_equal_in_memory_masks(name, smollm2_vocab, disk_dir, mo
     assert written and store.disk_hits == hits
     hits, builds = store.disk_hits, store.builds
     warm = _masks(smollm2_vocab, name)
-    # Every set over the vocabulary trie comes from disk; only sets over
-    # exit tries (kept in memory only) are built again.
-    assert store.disk_hits > hits and store.builds - builds < store.disk_hits - hits
+    assert store.disk_hits - hits == len(written)
+    if every_state:
+        # only sets over exit tries (kept in memory only) are built again
+        assert store.builds - builds < store.disk_hits - hits
     assert cold == reference and warm == reference
     assert _files(disk_dir) == written
 
@@ -262,6 +275,33 @@ def test_cheap_builds_are_not_written(smollm2_vocab, disk_dir, monkeypatch):
     assert disk.writes == 0
     disk.store_entry(b"slow", 0, entry, 0.1)
     assert disk.writes == 1
+
+
+def test_cheap_dfa_states_skip_the_disk(smollm2_vocab, disk_dir):
+    """A counted number's states walk a few hundred nodes: a grammar's masks
+    build them without reading or writing files (even with every build
+    worth a file, as ``disk_dir`` sets), so a second grammar of the same
+    content builds them again and reads only the state-class tables."""
+    store = vocabulary_tables(smollm2_vocab).token_sets
+    digits = [token for token in range(smollm2_vocab.size) if smollm2_vocab.token_bytes[token] == b"7"]
+
+    def run():
+        grammask.clear_caches(vocabularies=False)
+        builds, hits = store.builds, store.disk_hits
+        engine = grammask.Engine(grammask.compile(grammask.Grammar.from_regex("[0-9]{1,6}"),
+                                                  smollm2_vocab, CONFIG))
+        masks = [engine.compute_allowed_token_ids().tolist()]
+        for token_id in digits * 5:
+            assert engine.try_accept_new_token(token_id)
+            masks.append(engine.compute_allowed_token_ids().tolist())
+        assert token_set_disk.flush(60)
+        return masks, store.builds - builds, store.disk_hits - hits
+
+    first, first_builds, _ = run()
+    files = _files(disk_dir)
+    second, second_builds, second_hits = run()
+    assert first == second and first_builds == second_builds >= 6
+    assert second_hits == len(files) and _files(disk_dir) == files
 
 
 def test_background_writes_land_after_flush(smollm2_vocab, disk_dir):

@@ -136,6 +136,13 @@ PRIVATE_LITERAL_BYTES = 3
 # the full build's own estimate (``full_walk_estimate``).
 RELATIVE_NODE_COST = 1.4
 
+# A DFA state's set estimated to walk fewer nodes than this (about 0.1 ms
+# at 15 ns a node) is built without looking on disk: a load costs 60-120 µs
+# and even a miss costs some 8 µs (the environment, the key's digest), more
+# than a date's or a number's next set takes to build.  Such sets are not
+# written either (``token_set_disk.MIN_BUILD_SECONDS``).
+DISK_MIN_NODES = 8192
+
 _root_subtree_heights = weakref.WeakKeyDictionary()
 
 
@@ -471,7 +478,9 @@ cdef class MaskComputer:
             # from the schema's names ends in JSON's string body): share by it.
             hub_key, local_end = self.hub_keys[info.dfa_id]
             entry = self.store.lookup((trie, hub_key, -1), _terminal_tokens.build_terminal_tokens,
-                                      self.tables, trie, terminal_id, progress, self.vocab_size)
+                                      self.tables, trie, terminal_id, progress, self.vocab_size,
+                                      use_disk=self._full_cost(trie, info.dfa_id, progress)
+                                      >= DISK_MIN_NODES)
             if entry.end_state >= 0:
                 entry = entry.with_end_state(local_end)
         elif hub > 0 and hub != progress and ((trie, info.dfa_id) in self.last_built
@@ -480,24 +489,29 @@ cdef class MaskComputer:
             # (decoding walks a string's states in order, and neighbours
             # differ only on long tokens), or from the hub when other DFAs
             # may have built it already.
-            base_state, base = self._cheapest_base(trie, info.dfa_id, progress, hub)
+            base_state, base, cost = self._cheapest_base(trie, info.dfa_id, progress, hub)
             if base_state > 0 and base is None:
                 base = self.terminal_tokens(trie, terminal_id, hub)
             if base_state > 0:
                 entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens_relative,
                                           self.tables, trie, terminal_id, progress, self.vocab_size,
                                           base, base_state, self.depth_classes[info.dfa_id],
-                                          self.height_rows)
+                                          self.height_rows, use_disk=cost >= DISK_MIN_NODES)
             else:
                 entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
-                                          self.tables, trie, terminal_id, progress, self.vocab_size)
+                                          self.tables, trie, terminal_id, progress, self.vocab_size,
+                                          use_disk=cost >= DISK_MIN_NODES)
         elif not info.is_dfa and info.literal_len - max(progress - 1, 0) >= PRIVATE_LITERAL_BYTES:
             entry = _terminal_tokens.build_terminal_tokens(self.tables, trie, terminal_id, progress,
                                                            self.vocab_size, self.store.bitset_pool,
                                                            self.store.trie_pool)
         else:
+            # a literal's short rest may leave an exit trie of most of the
+            # vocabulary: always worth a look on disk
+            disk = not info.is_dfa or self._full_cost(trie, info.dfa_id, progress) >= DISK_MIN_NODES
             entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
-                                      self.tables, trie, terminal_id, progress, self.vocab_size)
+                                      self.tables, trie, terminal_id, progress, self.vocab_size,
+                                      use_disk=disk)
         if info.is_dfa:
             self.last_built[(trie, info.dfa_id)] = (progress, entry)
         with self.lock:
@@ -510,13 +524,15 @@ cdef class MaskComputer:
 
     def _cheapest_base(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress,
                        state_id_t hub):
-        """(state, its TerminalTokens or None when not built yet) to derive
-        ``progress``'s sets from: the state built last for this DFA over this
-        trie or the hub, whichever costs least by ``relative_walk_estimate``
-        (times ``RELATIVE_NODE_COST``, plus ``full_walk_estimate`` of a base
-        not built yet); (-1, None) when a full build is estimated cheaper,
-        as for a state at the start of a counted string from a hub near its
-        end, or a state whose language shares little with either."""
+        """(state, its TerminalTokens or None when not built yet, estimated
+        cost in full-walk nodes) to derive ``progress``'s sets from: the
+        state built last for this DFA over this trie or the hub, whichever
+        costs least by ``relative_walk_estimate`` (times
+        ``RELATIVE_NODE_COST``, plus ``full_walk_estimate`` of a base not
+        built yet); (-1, None, the full build's estimate) when a full build
+        is estimated cheaper, as for a state at the start of a counted
+        string from a hub near its end, or a state whose language shares
+        little with either."""
         candidates = []
         last = self.last_built.get((trie, dfa_id))
         if last is not None:
@@ -531,19 +547,29 @@ cdef class MaskComputer:
         cdef DfaInfo dfa = self.tables.view.dfa_infos[dfa_id]
         cdef const int32_t* transitions = self.tables.view.transitions + dfa.transitions_start
         cdef const uint8_t* class_map = self.tables.view.class_maps + dfa.class_map_start
+        cdef int32_t own = dfa.start if progress == 0 else progress
         cdef double cost
         best = (-1, None)
         cdef double best_cost = _full_nodes(first_bytes, reach, transitions, dfa.n_classes,
-                                            class_map, progress)
+                                            class_map, own)
         for state, entry in candidates:
             cost = RELATIVE_NODE_COST * _relative_nodes(first_bytes, reach, transitions,
                                                         dfa.n_classes, class_map, rows, depth_of,
-                                                        progress, state)
+                                                        own, state)
             if entry is None:
                 cost += _full_nodes(first_bytes, reach, transitions, dfa.n_classes, class_map, state)
             if cost < best_cost:
                 best, best_cost = (state, entry), cost
-        return best
+        return best + (best_cost,)
+
+    def _full_cost(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress):
+        """``full_walk_estimate`` of DFA ``dfa_id`` at ``progress`` (0: not
+        started) over ``trie``, on the compiled tables."""
+        child_bytes, tall = root_subtree_heights(trie)
+        cdef DfaInfo dfa = self.tables.view.dfa_infos[dfa_id]
+        return _full_nodes(child_bytes, tall, self.tables.view.transitions + dfa.transitions_start,
+                           dfa.n_classes, self.tables.view.class_maps + dfa.class_map_start,
+                           dfa.start if progress == 0 else progress)
 
     cdef state_id_t _hub(self, Py_ssize_t dfa_id):
         """The DFA's hub: the live state (its class representative) that

@@ -138,18 +138,20 @@ class TokenSetStore:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def lookup(self, key, build, *args):
+    def lookup(self, key, build, *args, use_disk: bool = True):
         """The entry stored under ``key``, or ``build(*args, bitset_pool,
         trie_pool)`` stored and returned.  The build runs outside the lock
         (it releases the GIL, so threads build different sets at once); when
-        two threads build the same key, the first stored entry wins."""
+        two threads build the same key, the first stored entry wins.
+        ``use_disk=False``: a set cheaper to build than to look for on disk
+        (the disk tier is neither read nor written for it)."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
                 return entry
             bitset_pool, trie_pool = self.bitset_pool, self.trie_pool
-        disk = self.disk if self.disk is not None and key[0] is self.disk.trie else None
+        disk = self.disk if use_disk and self.disk is not None and key[0] is self.disk.trie else None
         built = None
         if disk is not None:
             built = disk.load_entry(key[1], key[2], bitset_pool, trie_pool)
