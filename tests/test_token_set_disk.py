@@ -264,13 +264,13 @@ def test_files_over_a_quarter_of_the_cap_are_not_written(smollm2_vocab, disk_dir
 
 
 def test_cheap_builds_are_not_written(smollm2_vocab, disk_dir, monkeypatch):
-    monkeypatch.setattr(token_set_disk, "MIN_BUILD_SECONDS", 1e-3)
+    monkeypatch.setattr(token_set_disk, "MIN_BUILD_SECONDS", 0.4e-3)
     monkeypatch.setattr(token_set_disk, "BYTES_PER_BUILD_SECOND", 100 << 20)
     trie = vocabulary_tables(smollm2_vocab).trie_view
     tables = compiled_tables(grammask.Grammar.from_regex("[a-z ]+").lnf)
     entry = build_terminal_tokens(tables, trie, 0, 0, smollm2_vocab.size)
     disk = TokenSetDisk(trie, smollm2_vocab.size, background=False)
-    disk.store_entry(b"fast", 0, entry, 0.5e-3)         # built faster than a load
+    disk.store_entry(b"fast", 0, entry, 0.2e-3)         # built faster than a load
     disk.store_entry(b"large", 0, entry, 2e-3)          # 2.4 MB: over 100 MB/s of build
     assert disk.writes == 0
     disk.store_entry(b"slow", 0, entry, 0.1)

@@ -136,12 +136,13 @@ PRIVATE_LITERAL_BYTES = 3
 # the full build's own estimate (``full_walk_estimate``).
 RELATIVE_NODE_COST = 1.4
 
-# A DFA state's set estimated to walk fewer nodes than this (about 0.1 ms
-# at 15 ns a node) is built without looking on disk: a load costs 60-120 µs
+# A DFA state's set estimated to walk fewer nodes than this (about 0.25 ms
+# at 15 ns a node) is built without looking on disk: a load costs 60-250 µs
 # and even a miss costs some 8 µs (the environment, the key's digest), more
-# than a date's or a number's next set takes to build.  Such sets are not
-# written either (``token_set_disk.MIN_BUILD_SECONDS``).
-DISK_MIN_NODES = 8192
+# than a date's or a number's next set takes to build (8-20 µs).  Such sets
+# are neither read nor written (writes need a build of at least
+# ``token_set_disk.MIN_BUILD_SECONDS``).
+DISK_MIN_NODES = 16384
 
 _root_subtree_heights = weakref.WeakKeyDictionary()
 

@@ -104,10 +104,13 @@ MAX_FILE_BYTES = 64 << 20
 """Larger files are never read (nor written; nor are files over a quarter of
 the directory's cap, so the file just written never has to stay over it)."""
 
-MIN_BUILD_SECONDS = 1e-3
-"""Sets built faster than this are not written: a load costs 60-120 µs
-(Python around the file calls, measured in docs/benchmarks.md), more than
-most builds of a literal or a short DFA state."""
+MIN_BUILD_SECONDS = 0.4e-3
+"""Sets built faster than this are not written: a load of a small file
+costs 60-250 µs (Python around the file calls, measured in
+docs/benchmarks.md), about what a literal's or a short DFA state's build
+costs.  (It was 1 ms until the trie walks got twice as fast: an e-mail
+address's first state on tekken then built in 0.6-0.8 ms, was never
+written, and every process built it again.)"""
 BYTES_PER_BUILD_SECOND = 100 << 20
 """Nor are files over this many bytes per second of build (reading and
 checking 1 MB costs about as much as merging the exit trie it holds)."""
