@@ -17,6 +17,7 @@ import grammask
 from grammask._core.earley import compiled_tables
 from grammask._core.mask_computer import state_classes_by_depth, sub_automaton_digest
 from grammask._core.terminal_tokens import build_terminal_tokens, build_terminal_tokens_relative
+from grammask._core.trie_walk import TrieView
 from grammask.engine.vocab_tables import vocabulary_tables
 from support.trie_paths import preorder_paths
 
@@ -78,6 +79,52 @@ def test_full_walk_matches_dfa_oracle(name, vocab):
             assert (entry.exit_trie is None) == (not exits)
             if exits:
                 assert dfa.is_accepting(entry.end_state)
+
+
+def _root_children_reversed(trie):
+    """The same trie with the root's subtrees in descending byte order:
+    still a valid preorder trie, but not indexed by byte
+    (``TrieView.roots_by_byte``), so walks test every root child."""
+    node_bytes, ends, offsets, ids = (array.tolist() for array in trie.arrays())
+    roots, child = [], 1
+    while child < ends[0]:
+        roots.append((child, ends[child]))
+        child = ends[child]
+    order = [0] + [node for start, end in reversed(roots) for node in range(start, end)]
+    new_index = {node: index for index, node in enumerate(order)}
+    new_bytes = [node_bytes[node] for node in order]
+    new_ends = [len(order) if node == 0 else new_index[node] + ends[node] - node for node in order]
+    new_ids, new_offsets = [], [0]
+    for node in order:
+        new_ids += ids[offsets[node]:offsets[node + 1]]
+        new_offsets.append(len(new_ids))
+    return TrieView(np.asarray(new_bytes, np.uint8), np.asarray(new_ends, np.int32),
+                    np.asarray(new_offsets, np.int32), np.asarray(new_ids, np.int32),
+                    trie.max_depth, trie.n_words * 32)
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_builds_without_the_root_index_equal_builds_with_it(name, vocab):
+    """A walk starts from the root children on the bytes its state allows
+    when the root's children are in byte order, and tests every child
+    otherwise: both give the same sets (exits compared by their bytes)."""
+    grammar = GRAMMARS[name]()
+    tables = compiled_tables(grammar.lnf)
+    trie = vocabulary_tables(vocab).trie_view
+    shuffled = _root_children_reversed(trie)
+    assert trie.roots_by_byte and not shuffled.roots_by_byte
+    paths = preorder_paths(*trie.arrays()[:2])
+    shuffled_paths = preorder_paths(*shuffled.arrays()[:2])
+    lnf = grammar.lnf
+    for terminal, dfa_id in enumerate(lnf.terminal_dfa_ids):
+        n_states = lnf.dfas[dfa_id].n_states if dfa_id >= 0 else 1
+        for state in range(n_states):
+            indexed = build_terminal_tokens(tables, trie, terminal, state, vocab.size)
+            walked = build_terminal_tokens(tables, shuffled, terminal, state, vocab.size)
+            assert _fields(indexed)[:2] + _fields(indexed)[3:6] \
+                == _fields(walked)[:2] + _fields(walked)[3:6], (terminal, state)
+            assert [paths[node] for node in indexed.exit_nodes.tolist()] \
+                == sorted(shuffled_paths[node] for node in walked.exit_nodes.tolist())
 
 
 @pytest.mark.parametrize("name", sorted(GRAMMARS))

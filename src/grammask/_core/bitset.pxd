@@ -26,6 +26,7 @@ cdef extern from *:
     int __builtin_popcountll(unsigned long long x) nogil
     int __builtin_popcount(unsigned int x) nogil
     int __builtin_ctz(unsigned int x) nogil    # undefined for 0: callers test the word first
+    int __builtin_ctzll(unsigned long long x) nogil
 
 
 cdef enum:
@@ -90,6 +91,20 @@ cdef inline bint byte_set_within(const uint64_t* byte_set, const uint64_t* other
     """Every byte of ``byte_set`` is in ``other``."""
     return not ((byte_set[0] & ~other[0]) | (byte_set[1] & ~other[1]) | (byte_set[2] & ~other[2])
                 | (byte_set[3] & ~other[3]))
+
+
+cdef inline int byte_set_members(const uint64_t* byte_set, uint8_t* out) noexcept nogil:
+    """Write the bytes of a 256-bit set to ``out`` (at most 256) in
+    ascending order; returns how many."""
+    cdef int n = 0, word
+    cdef uint64_t bits
+    for word in range(4):
+        bits = byte_set[word]
+        while bits:
+            out[n] = <uint8_t>(64 * word + __builtin_ctzll(bits))
+            n += 1
+            bits &= bits - 1
+    return n
 
 
 cdef inline int byte_set_count(const uint64_t* byte_set) noexcept nogil:

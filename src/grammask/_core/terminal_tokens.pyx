@@ -45,7 +45,8 @@ import hashlib
 
 import numpy as np
 
-from grammask._core.bitset cimport bitset_add, bitset_add_ids, bitset_ids_into, n_words
+from grammask._core.bitset cimport (bitset_add, bitset_add_ids, bitset_ids_into,
+                                    byte_set_members, n_words)
 from grammask._core.earley_tables cimport CompiledTables, DfaInfo, TerminalInfo
 from grammask._core.exit_trie cimport merge_subtrees
 from grammask._core.growable cimport Growable, growable_empty, grow_push
@@ -132,9 +133,17 @@ cdef int _int32_order(const void* a, const void* b) noexcept nogil:
     return (x > y) - (x < y)
 
 
+_NO_IDS = np.zeros(0, dtype=np.int32)
+_NO_IDS.flags.writeable = False
+
+
 cdef object _sorted_array(Growable* array, bint presorted=False):
     """The values as a new int32 array, sorted in place first (C ``qsort``)
-    unless ``presorted`` (a walk's nodes come in preorder, already ascending)."""
+    unless ``presorted`` (a walk's nodes come in preorder, already ascending);
+    no values give one shared read-only empty array (most of a small
+    state's lists are empty, and entries never write their arrays)."""
+    if array.size == 0:
+        return _NO_IDS
     if array.size > 1 and not presorted:
         qsort(array.data, array.size, sizeof(int32_t), _int32_order)
     out = np.empty(array.size, dtype=np.int32)
@@ -153,6 +162,26 @@ cdef object _ids_of_bits(const word_t* words, Py_ssize_t n_bit_words, Py_ssize_t
         with nogil:
             n = bitset_ids_into(words, n_bit_words, n_bit_words * 32, &ids[0], n_ids)
     return out[:n]
+
+
+cdef int _start_roots(TrieView trie, const uint64_t* allowed, node_id_t* roots) noexcept nogil:
+    """Write to ``roots`` the root's children on the bytes of ``allowed`` (a
+    256-bit set), in preorder, and return how many; -1 when the trie's root
+    is not indexed by byte (``TrieView.roots_by_byte``: walk every child).
+    A walk that starts from them skips the dead children of the root
+    without a transition each (a date's digit state tests 10 of 256)."""
+    cdef uint8_t members[256]
+    cdef int n, i, k = 0
+    cdef node_id_t child
+    if not trie.roots_by_byte:
+        return -1
+    n = byte_set_members(allowed, members)
+    for i in range(n):
+        child = trie.root_child[members[i]]
+        if child >= 0:
+            roots[k] = child
+            k += 1
+    return k
 
 
 cdef TrieView _pooled_exit_trie(TrieView trie, exit_nodes, Py_ssize_t vocab_size, trie_pool):
@@ -227,19 +256,34 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
     cdef Py_ssize_t i
     cdef bint ok = next_child != NULL and child_end != NULL and states != NULL
     cdef bint is_end
+    cdef node_id_t roots[256]
+    cdef uint64_t first_bytes[4]
+    cdef int n_roots, next_root = 0
     try:
         if not ok:
             raise MemoryError()
         with nogil:
+            if info.is_dfa:
+                n_roots = _start_roots(vocab_trie, state_allowed + 4 * <int64_t>state0, roots)
+            else:
+                first_bytes[0] = first_bytes[1] = first_bytes[2] = first_bytes[3] = 0
+                first_bytes[literal[state0 - 1] >> 6] = (<uint64_t>1) << (literal[state0 - 1] & 63)
+                n_roots = _start_roots(vocab_trie, first_bytes, roots)
             next_child[0] = 1
             child_end[0] = vocab_trie.node_subtree_ends[0]
             states[0] = state0
             while depth >= 0 and ok:
-                child = next_child[depth]
-                if child >= child_end[depth]:
-                    depth -= 1
-                    continue
-                next_child[depth] = vocab_trie.node_subtree_ends[child]
+                if depth == 0 and n_roots >= 0:
+                    if next_root == n_roots:
+                        break
+                    child = roots[next_root]
+                    next_root += 1
+                else:
+                    child = next_child[depth]
+                    if child >= child_end[depth]:
+                        depth -= 1
+                        continue
+                    next_child[depth] = vocab_trie.node_subtree_ends[child]
                 if info.is_dfa:
                     state = transitions[<int64_t>states[depth] * dfa.n_classes
                                         + class_map[vocab_trie.node_bytes[child]]]
@@ -417,20 +461,34 @@ cpdef TerminalTokens build_terminal_tokens_relative(
     for k in range(10):
         changes[k] = growable_empty()
     cdef bint ok = next_child != NULL and child_end != NULL and own != NULL and other != NULL
+    cdef node_id_t roots[256]
+    cdef uint64_t first_bytes[4]
+    cdef int n_roots, next_root = 0
     try:
         if not ok:
             raise MemoryError()
         with nogil:
+            # a root child both states kill is skipped like one where they meet
+            for k in range(4):
+                first_bytes[k] = state_allowed[4 * <int64_t>state0 + k] \
+                    | state_allowed[4 * <int64_t>base_state + k]
+            n_roots = _start_roots(vocab_trie, first_bytes, roots)
             next_child[0] = 1
             child_end[0] = vocab_trie.node_subtree_ends[0]
             own[0] = state0
             other[0] = base_state
             while depth >= 0 and ok:
-                child = next_child[depth]
-                if child >= child_end[depth]:
-                    depth -= 1
-                    continue
-                next_child[depth] = vocab_trie.node_subtree_ends[child]
+                if depth == 0 and n_roots >= 0:
+                    if next_root == n_roots:
+                        break
+                    child = roots[next_root]
+                    next_root += 1
+                else:
+                    child = next_child[depth]
+                    if child >= child_end[depth]:
+                        depth -= 1
+                        continue
+                    next_child[depth] = vocab_trie.node_subtree_ends[child]
                 byte = vocab_trie.node_bytes[child]
                 _classify(transitions, class_map, accepting, state_allowed, dfa.n_classes,
                           own[depth], byte, &q, &q_end, &q_narrow)

@@ -17,6 +17,9 @@ cdef class TrieView:
     cdef readonly Py_ssize_t n_nodes
     cdef readonly Py_ssize_t max_depth             # longest root-to-node path, in edges
     cdef readonly Py_ssize_t n_words               # words of a bitset over the vocabulary
+    cdef node_id_t root_child[256]                 # the root's child on each byte, -1: none
+    cdef readonly bint roots_by_byte               # root_child is exact: the root's children
+                                                   # have distinct, ascending bytes
     cdef object __weakref__                        # exit tries sit in weak pools
 
 

@@ -71,6 +71,7 @@ cdef class TrieView:
         if not all_within(self.token_ids, 0, vocab_size):
             raise ValueError("malformed trie: token id out of range")
         self.node_heights = _subtree_heights(self.node_subtree_ends)
+        self.roots_by_byte = _index_roots(self.node_bytes, self.node_subtree_ends, self.root_child)
 
     def arrays(self):
         """(node_bytes, node_subtree_ends, node_token_offsets, token_ids) as
@@ -95,6 +96,29 @@ def all_within(const int32_t[::1] values, Py_ssize_t low, Py_ssize_t high):
                 within = False
                 break
     return within
+
+
+cdef bint _index_roots(const uint8_t[::1] node_bytes, const node_id_t[::1] ends,
+                       node_id_t* root_child) noexcept nogil:
+    """Fill ``root_child`` (256 entries, -1 for a byte no child of the root
+    has) and return whether the root's children have distinct bytes in
+    ascending order, so that visiting the children of a byte set in byte
+    order visits them in preorder (a walk may then start from the bytes it
+    allows instead of testing every child: a date's digit state on a 131k
+    vocabulary tests 10 of 256).  Subtree ends in range assumed."""
+    cdef Py_ssize_t byte
+    cdef node_id_t child = 1
+    cdef int last = -1
+    cdef bint ordered = True
+    for byte in range(256):
+        root_child[byte] = -1
+    while child < ends[0]:
+        if node_bytes[child] <= last:
+            ordered = False
+        last = node_bytes[child]
+        root_child[node_bytes[child]] = child
+        child = ends[child]
+    return ordered
 
 
 cdef bint _ends_in_range(const node_id_t[::1] ends) noexcept nogil:
