@@ -184,6 +184,28 @@ cdef int _start_roots(TrieView trie, const uint64_t* allowed, node_id_t* roots) 
     return k
 
 
+cdef inline node_id_t _next_node(TrieView trie, node_id_t* next_child, node_id_t* child_end,
+                                 Py_ssize_t* depth, const node_id_t* roots, int n_roots,
+                                 int* next_root) noexcept nogil:
+    """The next node of a walk's preorder: the next child of the frame at
+    ``depth[0]``, leaving frames whose children are done (-1 when the root's
+    are).  The root's children are ``roots[next_root[0]:n_roots]`` when
+    ``n_roots`` >= 0 (``_start_roots``), else every child of node 0."""
+    cdef node_id_t child
+    while depth[0] >= 0:
+        if depth[0] == 0 and n_roots >= 0:
+            if next_root[0] == n_roots:
+                return -1
+            next_root[0] += 1
+            return roots[next_root[0] - 1]
+        child = next_child[depth[0]]
+        if child < child_end[depth[0]]:
+            next_child[depth[0]] = trie.node_subtree_ends[child]
+            return child
+        depth[0] -= 1
+    return -1
+
+
 cdef TrieView _pooled_exit_trie(TrieView trie, exit_nodes, Py_ssize_t vocab_size, trie_pool):
     """The exit trie of ``exit_nodes`` (None when empty), shared through
     ``trie_pool``: the merge depends only on the trie and the exit nodes, so
@@ -272,18 +294,11 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
             next_child[0] = 1
             child_end[0] = vocab_trie.node_subtree_ends[0]
             states[0] = state0
-            while depth >= 0 and ok:
-                if depth == 0 and n_roots >= 0:
-                    if next_root == n_roots:
-                        break
-                    child = roots[next_root]
-                    next_root += 1
-                else:
-                    child = next_child[depth]
-                    if child >= child_end[depth]:
-                        depth -= 1
-                        continue
-                    next_child[depth] = vocab_trie.node_subtree_ends[child]
+            while ok:
+                child = _next_node(vocab_trie, next_child, child_end, &depth, roots, n_roots,
+                                   &next_root)
+                if child < 0:
+                    break
                 if info.is_dfa:
                     state = transitions[<int64_t>states[depth] * dfa.n_classes
                                         + class_map[vocab_trie.node_bytes[child]]]
@@ -477,18 +492,11 @@ cpdef TerminalTokens build_terminal_tokens_relative(
             child_end[0] = vocab_trie.node_subtree_ends[0]
             own[0] = state0
             other[0] = base_state
-            while depth >= 0 and ok:
-                if depth == 0 and n_roots >= 0:
-                    if next_root == n_roots:
-                        break
-                    child = roots[next_root]
-                    next_root += 1
-                else:
-                    child = next_child[depth]
-                    if child >= child_end[depth]:
-                        depth -= 1
-                        continue
-                    next_child[depth] = vocab_trie.node_subtree_ends[child]
+            while ok:
+                child = _next_node(vocab_trie, next_child, child_end, &depth, roots, n_roots,
+                                   &next_root)
+                if child < 0:
+                    break
                 byte = vocab_trie.node_bytes[child]
                 _classify(transitions, class_map, accepting, state_allowed, dfa.n_classes,
                           own[depth], byte, &q, &q_end, &q_narrow)
