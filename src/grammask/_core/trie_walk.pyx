@@ -24,7 +24,11 @@ is ``[n, node_subtree_ends[n])``; the first child of n is n + 1 when
 n + 1 < end(n) and the next sibling of child c is end(c); children are sorted
 by byte; tokens whose bytes end at n are
 ``token_ids[node_token_offsets[n]:node_token_offsets[n + 1]]``;
-``node_heights[n]`` is the length of the longest path down from n.
+``node_heights[n]`` is the length of the longest path down from n;
+``root_child[b]`` is the root's child on byte b (-1: none), exact when
+``roots_by_byte`` (the root's children have distinct bytes in ascending
+order, checked at construction), so a walk may start from the children on
+the bytes a state allows instead of testing each of them.
 
 Invariants
 ----------
