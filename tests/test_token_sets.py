@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import regex
 
 import grammask
 from grammask._core.earley import compiled_tables
@@ -433,7 +434,6 @@ def test_a_state_far_from_every_built_one_is_built_in_one_walk(llama3_vocab):
     not the hub's build plus a derived walk as long as a full one: the
     mask adds one entry to the store.  The mask is what ``regex``'s partial
     match allows."""
-    regex = pytest.importorskip("regex")
     pattern = '"[a-z0-9._%+-]{1,64}@[a-z0-9-]{1,63}(\\.[a-z0-9-]{1,63})*\\.[a-z]{2,24}"'
     compiled = grammask.compile(grammask.Grammar.from_regex(pattern), llama3_vocab,
                                 grammask.Config(canonical=False))
