@@ -281,7 +281,9 @@ def test_cheap_dfa_states_skip_the_disk(smollm2_vocab, disk_dir):
     """A counted number's states walk a few hundred nodes: a grammar's masks
     build them without reading or writing files (even with every build
     worth a file, as ``disk_dir`` sets), so a second grammar of the same
-    content builds them again and reads only the state-class tables."""
+    content builds them again and reads only the state-class tables.  (Three
+    sets are built, not six: a state that agrees on every root child with
+    the state built before it shares that entry.)"""
     store = vocabulary_tables(smollm2_vocab).token_sets
     digits = [token for token in range(smollm2_vocab.size) if smollm2_vocab.token_bytes[token] == b"7"]
 
@@ -300,7 +302,7 @@ def test_cheap_dfa_states_skip_the_disk(smollm2_vocab, disk_dir):
     first, first_builds, _ = run()
     files = _files(disk_dir)
     second, second_builds, second_hits = run()
-    assert first == second and first_builds == second_builds >= 6
+    assert first == second and first_builds == second_builds >= 3
     assert second_hits == len(files) and _files(disk_dir) == files
 
 

@@ -451,3 +451,28 @@ def test_a_state_far_from_every_built_one_is_built_in_one_walk(llama3_vocab):
               if llama3_vocab.token_bytes[token]
               and compiled_pattern.fullmatch(b'"' + llama3_vocab.token_bytes[token], partial=True)}
     assert allowed == oracle
+
+
+def test_states_that_agree_on_every_root_child_share_one_entry(llama3_vocab):
+    """The positions of a long digit run differ only on tokens longer than
+    what is left of the count, and Llama-3's digit tokens are at most three
+    bytes: positions with at least four digits left reuse the entry of the
+    state built before them instead of walking again.  Every state's entry
+    equals its own full build, and that build's inside set is every token the
+    DFA reads without dying (the oracle)."""
+    grammar = grammask.Grammar.from_regex("[0-9]{1,40}")
+    compiled = grammask.compile(grammar, llama3_vocab, grammask.Config(canonical=False))
+    computer = compiled.mask_computer
+    trie = vocabulary_tables(llama3_vocab).trie_view
+    dfa = grammar.lnf.dfas[0]
+    state, entries = dfa.start, []
+    for _ in range(40):
+        state = dfa.run(b"7", state)
+        entry = computer.terminal_tokens(trie, 0, state)
+        full = build_terminal_tokens(compiled.tables, trie, 0, state, llama3_vocab.size)
+        assert _fields(entry) == _fields(full)
+        assert _ids(full) == {token for token in range(llama3_vocab.size)
+                              if llama3_vocab.token_bytes[token]
+                              and dfa.run(llama3_vocab.token_bytes[token], state) != 0}
+        entries.append(entry)
+    assert len({id(entry) for entry in entries}) < 10

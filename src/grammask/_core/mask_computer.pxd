@@ -3,7 +3,7 @@
 
 from cpython.pythread cimport PyThread_type_lock
 from cpython.ref cimport PyObject
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 
 from grammask._core.earley cimport EarleyRecognizer
 from grammask._core.earley_tables cimport CompiledTables
@@ -121,10 +121,15 @@ cdef class MaskComputer:
     cdef readonly object class_depths            # int32[n_kept]: kept_row_depths of the vocabulary trie
     cdef readonly object height_rows             # int32[class_depths[-1] + 1]: row_of_height(class_depths)
     cdef object lock                             # guards the cache's and the table's writes
+    cdef const uint8_t[::1] _root_bytes          # root_subtree_heights(vocab_trie): children's bytes
+    cdef const int64_t[:, ::1] _root_reach       # ... and the reach of their subtrees
 
     cpdef TerminalTokens terminal_tokens(self, TrieView trie, terminal_id_t terminal_id,
                                          state_id_t progress)
     cdef state_id_t _hub(self, Py_ssize_t dfa_id)
+    cdef tuple _cheapest_base(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress,
+                              state_id_t hub)
+    cdef int64_t _full_cost(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress) except -1
     cdef int _fill_building(self, EarleyRecognizer recognizer, word_t* bits, word_t* narrow,
                             Py_ssize_t n_bits, const StepSpec* spec, FillScratch* scratch,
                             StepResult* result) except -1

@@ -19,6 +19,7 @@ cdef class TerminalTokens:
     cdef readonly object narrow_ids
     cdef readonly object closing_ids
     cdef readonly object closing_space_ids
+    cdef readonly Py_ssize_t nbytes                  # its arrays, plus 16 bytes per exit-trie node
     cdef const token_id_t[::1] _inside_ids
     cdef const word_t[::1] _inside_bits
     cdef const token_id_t[::1] _narrow_ids
@@ -26,6 +27,9 @@ cdef class TerminalTokens:
     cdef const token_id_t[::1] _closing_space_ids
     cdef bint dense
 
+    cdef int _fill(self, inside_ids, inside_bits, TrieView exit_trie, state_id_t end_state,
+                   exit_nodes, Py_ssize_t n_inside, narrow_ids, closing_ids,
+                   closing_space_ids) except -1
     cdef void or_inside(self, word_t* bits) noexcept nogil
 
 

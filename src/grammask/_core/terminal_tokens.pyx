@@ -40,8 +40,8 @@ A ``TerminalTokens`` is immutable once built; its arrays are read by
 """
 
 from libc.stdint cimport uint8_t, int32_t, int64_t, uint64_t
-from libc.stdlib cimport free, malloc, qsort
-from libc.string cimport memcpy
+from libc.stdlib cimport calloc, free, malloc, qsort
+from libc.string cimport memcmp, memcpy
 
 import hashlib
 
@@ -77,6 +77,8 @@ cdef class TerminalTokens:
     ``closing_ids``: those that leave it in an accepting state allowing at
     most that many (narrow too when what may follow the terminal is);
     ``closing_space_ids``: the closing ids that end in whitespace.
+    ``nbytes``: what the entry holds (its arrays, an array shared by two
+    fields once, plus 16 bytes per exit-trie node), for the store's budget.
     """
 
     def __init__(self, inside_ids, inside_bits, exit_trie, state_id_t end_state,
@@ -85,33 +87,66 @@ cdef class TerminalTokens:
         """Exactly one of ``inside_ids`` (sorted int32) and ``inside_bits``
         (uint32 bitset covering the vocabulary, ``n_inside`` bits set) is
         given; ``exit_nodes``: the sorted trie nodes ``exit_trie`` merges."""
+        self._fill(None if inside_bits is not None else _int32_array(inside_ids), inside_bits,
+                   exit_trie, end_state, _int32_array(exit_nodes), n_inside,
+                   _int32_array(narrow_ids), _int32_array(closing_ids),
+                   _int32_array(closing_space_ids))
+
+    cdef int _fill(self, inside_ids, inside_bits, TrieView exit_trie, state_id_t end_state,
+                   exit_nodes, Py_ssize_t n_inside, narrow_ids, closing_ids,
+                   closing_space_ids) except -1:
+        """Set every field from int32 C-contiguous arrays (``inside_ids``
+        None when ``inside_bits`` is given); the shared empty array's view is
+        reused instead of acquiring a buffer per empty list."""
         self.dense = inside_bits is not None
         self.n_inside = n_inside
-        self.exit_nodes = np.ascontiguousarray(exit_nodes, dtype=np.int32)
-        self.n_exit_nodes = self.exit_nodes.shape[0]
-        self.inside_ids = None if self.dense else np.ascontiguousarray(inside_ids, dtype=np.int32)
+        self.exit_nodes = exit_nodes
+        self.n_exit_nodes = len(exit_nodes)
+        self.inside_ids = inside_ids
         self.inside_bits = inside_bits
         if self.dense:
             self._inside_bits = inside_bits
+        elif inside_ids is _NO_IDS:
+            self._inside_ids = _NO_IDS_VIEW
         else:
-            self._inside_ids = self.inside_ids
+            self._inside_ids = inside_ids
         self.exit_trie = exit_trie
         self.end_state = end_state
-        self.narrow_ids = np.ascontiguousarray(narrow_ids, dtype=np.int32)
-        self.closing_ids = np.ascontiguousarray(closing_ids, dtype=np.int32)
-        self.closing_space_ids = np.ascontiguousarray(closing_space_ids, dtype=np.int32)
-        self._narrow_ids = self.narrow_ids
-        self._closing_ids = self.closing_ids
-        self._closing_space_ids = self.closing_space_ids
+        self.narrow_ids = narrow_ids
+        self.closing_ids = closing_ids
+        self.closing_space_ids = closing_space_ids
+        if narrow_ids is _NO_IDS:
+            self._narrow_ids = _NO_IDS_VIEW
+        elif narrow_ids is inside_ids:
+            self._narrow_ids = self._inside_ids
+        else:
+            self._narrow_ids = narrow_ids
+        if closing_ids is _NO_IDS:
+            self._closing_ids = _NO_IDS_VIEW
+        else:
+            self._closing_ids = closing_ids
+        if closing_space_ids is _NO_IDS:
+            self._closing_space_ids = _NO_IDS_VIEW
+        else:
+            self._closing_space_ids = closing_space_ids
+        self.nbytes = sizeof(int32_t) * (self.n_exit_nodes + self._closing_ids.shape[0]
+                                         + self._closing_space_ids.shape[0])
+        self.nbytes += (sizeof(word_t) * self._inside_bits.shape[0] if self.dense
+                        else sizeof(int32_t) * self._inside_ids.shape[0])
+        if narrow_ids is not inside_ids:
+            self.nbytes += sizeof(int32_t) * self._narrow_ids.shape[0]
+        if exit_trie is not None:
+            self.nbytes += 16 * exit_trie.n_nodes
+        return 0
 
     def with_end_state(self, state_id_t end_state):
         """The same sets with another ``end_state`` (for a state of another
         DFA whose language from that state is the same)."""
         if end_state == self.end_state:
             return self
-        return TerminalTokens(self.inside_ids, self.inside_bits, self.exit_trie, end_state,
-                              self.exit_nodes, self.n_inside, self.narrow_ids, self.closing_ids,
-                              self.closing_space_ids)
+        return _new_tokens(self.inside_ids, self.inside_bits, self.exit_trie, end_state,
+                           self.exit_nodes, self.n_inside, self.narrow_ids, self.closing_ids,
+                           self.closing_space_ids)
 
     cdef void or_inside(self, word_t* bits) noexcept nogil:
         cdef Py_ssize_t i
@@ -137,6 +172,25 @@ cdef int _int32_order(const void* a, const void* b) noexcept nogil:
 
 _NO_IDS = np.zeros(0, dtype=np.int32)
 _NO_IDS.flags.writeable = False
+cdef const token_id_t[::1] _NO_IDS_VIEW = _NO_IDS
+
+
+cdef object _int32_array(values):
+    """``values`` as an int32 C-contiguous array (the shared empty one when empty)."""
+    if len(values) == 0:
+        return _NO_IDS
+    return np.ascontiguousarray(values, dtype=np.int32)
+
+
+cdef TerminalTokens _new_tokens(inside_ids, inside_bits, TrieView exit_trie,
+                                state_id_t end_state, exit_nodes, Py_ssize_t n_inside,
+                                narrow_ids, closing_ids, closing_space_ids):
+    """A ``TerminalTokens`` of arrays already int32 and C-contiguous (the
+    builds' own), without ``__init__``'s conversions."""
+    cdef TerminalTokens tokens = TerminalTokens.__new__(TerminalTokens)
+    tokens._fill(inside_ids, inside_bits, exit_trie, end_state, exit_nodes, n_inside,
+                 narrow_ids, closing_ids, closing_space_ids)
+    return tokens
 
 
 cdef object _sorted_array(Growable* array, bint presorted=False):
@@ -164,6 +218,25 @@ cdef object _ids_of_bits(const word_t* words, Py_ssize_t n_bit_words, Py_ssize_t
         with nogil:
             n = bitset_ids_into(words, n_bit_words, n_bit_words * 32, &ids[0], n_ids)
     return out[:n]
+
+
+cdef word_t* _bits_of(const Growable* ids, Py_ssize_t n_bit_words) noexcept nogil:
+    """A new zeroed bitset of ``n_bit_words`` words with ``ids`` set (NULL
+    when out of memory; the caller frees it)."""
+    cdef word_t* bits = <word_t*>calloc(n_bit_words, sizeof(word_t))
+    cdef Py_ssize_t i
+    if bits != NULL:
+        for i in range(ids.size):
+            bitset_add(bits, ids.data[i])
+    return bits
+
+
+cdef void _copy_words(word_t[::1] out, const word_t* words, Py_ssize_t n_bit_words) noexcept:
+    memcpy(&out[0], words, n_bit_words * sizeof(word_t))
+
+
+cdef void _add_ids(word_t[::1] bits, const token_id_t[::1] token_ids) noexcept:
+    bitset_add_ids(&bits[0], token_ids)
 
 
 cdef int _start_roots(TrieView trie, const uint64_t* allowed, node_id_t* roots) noexcept nogil:
@@ -269,9 +342,8 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
     cdef Growable narrow = growable_empty()
     cdef Growable closing = growable_empty()
     cdef Growable closing_space = growable_empty()
-    words = np.zeros(n_words(vocab_size), dtype=np.uint32)
-    cdef word_t[::1] word_view = words
-    cdef word_t* inside_bits = &word_view[0]
+    cdef Py_ssize_t n_bit_words = n_words(vocab_size)
+    cdef word_t* inside_bits = NULL     # allocated once the set outgrows SPARSE_LIMIT
     cdef token_id_t token_id
     cdef Py_ssize_t n_inside = 0
     cdef Py_ssize_t depth = 0
@@ -322,10 +394,16 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
                 for i in range(vocab_trie.node_token_offsets[child],
                                vocab_trie.node_token_offsets[child + 1]):
                     token_id = vocab_trie.token_ids[i]
-                    bitset_add(inside_bits, token_id)
                     n_inside += 1
                     if n_inside <= SPARSE_LIMIT:
                         ok = ok and grow_push(&inside, token_id)
+                    else:
+                        if inside_bits == NULL:
+                            inside_bits = _bits_of(&inside, n_bit_words)
+                            if inside_bits == NULL:
+                                ok = False
+                                break
+                        bitset_add(inside_bits, token_id)
                     if narrow_next:
                         ok = ok and grow_push(&closing if is_end else &narrow, token_id)
                         if is_end and is_space(vocab_trie.node_bytes[child]):
@@ -339,12 +417,23 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
                     states[depth] = state
         if not ok:
             raise MemoryError()
-        inside_ids = _sorted_array(&inside) if n_inside <= SPARSE_LIMIT else None
+        words = None
+        if n_inside <= SPARSE_LIMIT:
+            inside_ids = _sorted_array(&inside)
+        else:
+            inside_ids = None
+            words = np.empty(n_bit_words, dtype=np.uint32)
+            _copy_words(words, inside_bits, n_bit_words)
         exit_nodes = _sorted_array(&exits, True)
         narrow_ids = _sorted_array(&narrow)
+        if inside_ids is not None and narrow.size == inside.size and (
+                narrow.size == 0 or memcmp(narrow.data, inside.data,
+                                           narrow.size * sizeof(int32_t)) == 0):
+            narrow_ids = inside_ids     # every inside token is narrow (a date's digits)
         closing_ids = _sorted_array(&closing)
         closing_space_ids = _sorted_array(&closing_space)
     finally:
+        free(inside_bits)
         free(next_child)
         free(child_end)
         free(states)
@@ -354,12 +443,10 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
         free(closing.data)
         free(closing_space.data)
     exit_trie = _pooled_exit_trie(vocab_trie, exit_nodes, vocab_size, trie_pool)
-    if inside_ids is not None:
-        words = None
-    elif bitset_pool is not None:
+    if words is not None and bitset_pool is not None:
         words = bitset_pool.setdefault(words.tobytes(), words)
-    return TerminalTokens(inside_ids, words, exit_trie, end_state, exit_nodes, n_inside,
-                          narrow_ids, closing_ids, closing_space_ids)
+    return _new_tokens(inside_ids, words, exit_trie, end_state, exit_nodes, n_inside,
+                       narrow_ids, closing_ids, closing_space_ids)
 
 
 cdef inline void _classify(const int32_t* transitions, const uint8_t* class_map,
@@ -435,7 +522,9 @@ cpdef TerminalTokens build_terminal_tokens_relative(
     counted string ``X{0,200}`` differ only on tokens longer than what is
     left of the shorter count.  For the states of a key that must differ from the
     schema's names, or any DFA whose states mostly fall back into one hub
-    state, the walk touches a handful of nodes instead of the whole trie."""
+    state, the walk touches a handful of nodes instead of the whole trie.
+    When the walk finds no difference, the result is ``base`` itself (with
+    its ``end_state``, an accepting state as good as any the walk met)."""
     cdef TerminalInfo info = tables.view.terminal_infos[terminal_id]
     if not info.is_dfa:
         raise ValueError("relative token sets are for DFA terminals")
@@ -447,11 +536,14 @@ cpdef TerminalTokens build_terminal_tokens_relative(
     cdef state_id_t state0 = dfa.start if progress == 0 else progress
     if state0 <= 0 or state0 >= dfa.n_states or base_state <= 0 or base_state >= dfa.n_states:
         raise ValueError("DFA state out of range")
-    words = np.array(base.inside_bits) if base.dense else np.zeros(n_words(vocab_size), np.uint32)
-    cdef word_t[::1] word_view = words
-    cdef word_t* inside_bits = &word_view[0]
-    if not base.dense:
-        bitset_add_ids(inside_bits, base._inside_ids)
+    # a dense base's bitset is patched in place of a copy; a sparse base's
+    # ids are patched after the walk
+    words = np.array(base.inside_bits) if base.dense else None
+    cdef word_t[::1] word_view
+    cdef word_t* inside_bits = NULL
+    if base.dense:
+        word_view = words
+        inside_bits = &word_view[0]
     cdef Py_ssize_t max_frames = vocab_trie.max_depth + 2
     cdef node_id_t* next_child = <node_id_t*>malloc(max_frames * sizeof(node_id_t))
     cdef node_id_t* child_end = <node_id_t*>malloc(max_frames * sizeof(node_id_t))
@@ -515,10 +607,12 @@ cpdef TerminalTokens build_terminal_tokens_relative(
                     if (q != 0) != (r != 0):
                         ok = ok and grow_push(&changes[0] if q != 0 else &changes[1], token_id)
                         if q != 0:
-                            bitset_add(inside_bits, token_id)
+                            if inside_bits != NULL:
+                                bitset_add(inside_bits, token_id)
                             n_inside += 1
                         else:
-                            inside_bits[token_id >> 5] &= ~((<word_t>1) << (token_id & 31))
+                            if inside_bits != NULL:
+                                inside_bits[token_id >> 5] &= ~((<word_t>1) << (token_id & 31))
                             n_inside -= 1
                     ok = ok and _flip(&changes[4], &changes[5], q_narrow and not q_end,
                                       r_narrow and not r_end, token_id)
@@ -542,10 +636,21 @@ cpdef TerminalTokens build_terminal_tokens_relative(
                     other[depth] = r
         if not ok:
             raise MemoryError()
+        unchanged = True
+        for k in range(10):
+            if changes[k].size:
+                unchanged = False
+        if unchanged:
+            return base     # the walk met no token or exit the two states treat apart
         inside_ids = None
-        if n_inside <= SPARSE_LIMIT:
-            inside_ids = (_patched(base.inside_ids, &changes[0], &changes[1]) if not base.dense
-                          else _ids_of_bits(inside_bits, word_view.shape[0], n_inside))
+        if not base.dense:
+            inside_ids = _patched(base.inside_ids, &changes[0], &changes[1])
+            if n_inside > SPARSE_LIMIT:
+                words = np.zeros(n_words(vocab_size), np.uint32)
+                _add_ids(words, inside_ids)
+                inside_ids = None
+        elif n_inside <= SPARSE_LIMIT:
+            inside_ids = _ids_of_bits(inside_bits, word_view.shape[0], n_inside)
         exits_changed = changes[2].size > 0 or changes[3].size > 0
         exit_nodes = _patched(base.exit_nodes, &changes[2], &changes[3])
         narrow_ids = _patched(base.narrow_ids, &changes[4], &changes[5])
@@ -567,5 +672,5 @@ cpdef TerminalTokens build_terminal_tokens_relative(
         words = bitset_pool.setdefault(words.tobytes(), words)
     exit_trie = (_pooled_exit_trie(vocab_trie, exit_nodes, vocab_size, trie_pool)
                  if exits_changed else base.exit_trie)
-    return TerminalTokens(inside_ids, words, exit_trie, end_state, exit_nodes, n_inside,
-                          narrow_ids, closing_ids, closing_space_ids)
+    return _new_tokens(inside_ids, words, exit_trie, end_state, exit_nodes, n_inside,
+                       narrow_ids, closing_ids, closing_space_ids)

@@ -65,17 +65,6 @@ _CLASS_BUDGET_BYTES = 64 << 20
 """Bytes of cached state-class tables per vocabulary."""
 
 
-def _entry_bytes(entry) -> int:
-    size = 0
-    for array in (entry.inside_ids, entry.inside_bits, entry.exit_nodes, entry.narrow_ids,
-                  entry.closing_ids, entry.closing_space_ids):
-        if array is not None:
-            size += array.nbytes
-    if entry.exit_trie is not None:
-        size += 16 * entry.exit_trie.n_nodes
-    return size
-
-
 def _classes_bytes(value) -> int:
     return sum(part.nbytes for part in value) if isinstance(value, tuple) else value.nbytes
 
@@ -172,11 +161,11 @@ class TokenSetStore:
             else:
                 self.builds += 1
             self._entries[key] = entry
-            self._bytes += _entry_bytes(entry)
+            self._bytes += entry.nbytes
             while len(self._entries) > 1 and (
                     (self.capacity is not None and len(self._entries) > self.capacity)
                     or (self.budget_bytes is not None and self._bytes > self.budget_bytes)):
-                self._bytes -= _entry_bytes(self._entries.popitem(last=False)[1])
+                self._bytes -= self._entries.popitem(last=False)[1].nbytes
             return entry
 
     def state_classes(self, digest: bytes, depth: int, build):
