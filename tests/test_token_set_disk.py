@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+import regex
 
 import grammask
 from grammask._core import token_set_disk
@@ -277,33 +278,54 @@ def test_cheap_builds_are_not_written(smollm2_vocab, disk_dir, monkeypatch):
     assert disk.writes == 1
 
 
+def _run_counted(vocab, pattern: str, piece: bytes, repeats: int) -> tuple:
+    """The masks of ``pattern`` along ``repeats`` tokens spelling ``piece``
+    (caches cleared first), and the store's builds and disk hits meanwhile."""
+    store = vocabulary_tables(vocab).token_sets
+    token = next(token for token in range(vocab.size) if vocab.token_bytes[token] == piece)
+    grammask.clear_caches(vocabularies=False)
+    builds, hits, entries = store.builds, store.disk_hits, len(store)
+    engine = grammask.Engine(grammask.compile(grammask.Grammar.from_regex(pattern), vocab, CONFIG))
+    masks = [engine.compute_allowed_token_ids().tolist()]
+    for _ in range(repeats):
+        assert engine.try_accept_new_token(token)
+        masks.append(engine.compute_allowed_token_ids().tolist())
+    assert token_set_disk.flush(60)
+    return masks, store.builds - builds, store.disk_hits - hits, len(store) - entries
+
+
 def test_cheap_dfa_states_skip_the_disk(smollm2_vocab, disk_dir):
-    """A counted number's states walk a few hundred nodes: a grammar's masks
-    build them without reading or writing files (even with every build
-    worth a file, as ``disk_dir`` sets), so a second grammar of the same
-    content builds them again and reads only the state-class tables.  (Three
-    sets are built, not six: a state that agrees on every root child with
-    the state built before it shares that entry.)"""
-    store = vocabulary_tables(smollm2_vocab).token_sets
-    digits = [token for token in range(smollm2_vocab.size) if smollm2_vocab.token_bytes[token] == b"7"]
-
-    def run():
-        grammask.clear_caches(vocabularies=False)
-        builds, hits = store.builds, store.disk_hits
-        engine = grammask.Engine(grammask.compile(grammask.Grammar.from_regex("[0-9]{1,6}"),
-                                                  smollm2_vocab, CONFIG))
-        masks = [engine.compute_allowed_token_ids().tolist()]
-        for token_id in digits * 5:
-            assert engine.try_accept_new_token(token_id)
-            masks.append(engine.compute_allowed_token_ids().tolist())
-        assert token_set_disk.flush(60)
-        return masks, store.builds - builds, store.disk_hits - hits
-
-    first, first_builds, _ = run()
+    """A short run of capitals walks a few thousand nodes of SmolLM2's trie
+    (between ``PRIVATE_DFA_NODES`` and ``DISK_MIN_NODES``): a grammar's
+    masks build its sets into the shared store without reading or writing
+    files (even with every build worth a file, as ``disk_dir`` sets), so a
+    second grammar of the same content builds them again and reads only
+    the state-class tables."""
+    first, first_builds, _, _ = _run_counted(smollm2_vocab, "[A-F]{1,4}", b"B", 3)
     files = _files(disk_dir)
-    second, second_builds, second_hits = run()
-    assert first == second and first_builds == second_builds >= 3
+    second, second_builds, second_hits, _ = _run_counted(smollm2_vocab, "[A-F]{1,4}", b"B", 3)
+    assert first == second and first_builds == second_builds >= 1
     assert second_hits == len(files) and _files(disk_dir) == files
+
+
+def test_tiny_dfa_states_are_built_for_the_grammar_alone(smollm2_vocab, disk_dir):
+    """A counted number's states walk a dozen nodes (``PRIVATE_DFA_NODES``):
+    they are built without the shared store (no build or entry there), and
+    the masks are what ``regex``'s partial match allows, EOS once the digits
+    so far are a match."""
+    masks, builds, _, entries = _run_counted(smollm2_vocab, "[0-9]{1,6}", b"7", 5)
+    assert builds == 0 and entries == 0
+    pattern = regex.compile(rb"[0-9]{1,6}")
+    eos = set(smollm2_vocab.eos_token_ids)
+    for count, mask in enumerate(masks):
+        prefix = b"7" * count
+        oracle = {token for token in range(smollm2_vocab.size)
+                  if token not in eos and not smollm2_vocab.is_special(token)
+                  and smollm2_vocab.token_bytes[token]
+                  and pattern.fullmatch(prefix + smollm2_vocab.token_bytes[token], partial=True)}
+        if pattern.fullmatch(prefix):
+            oracle |= eos
+        assert set(mask) == oracle, count
 
 
 def test_background_writes_land_after_flush(smollm2_vocab, disk_dir):

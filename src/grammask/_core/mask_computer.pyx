@@ -33,7 +33,8 @@ states share a few dozen entries (``bounded_state_classes``,
 vocabulary's ``TokenSetStore`` (``token_set_store.py``) by the terminal's
 content, so a schema's string and number terminals reuse the sets an
 earlier schema built (a literal with ``PRIVATE_LITERAL_BYTES`` or more left
-to match is built for its grammar alone).  Each computer keeps its entries twice: in ``cache``
+to match, or a DFA state estimated under ``PRIVATE_DFA_NODES``, is built for
+its grammar alone).  Each computer keeps its entries twice: in ``cache``
 (a dict, which keeps them alive) and in a C hash table from (trie,
 terminal, state class) to the entry (``SetTable``, mask_computer.pxd), the
 one a mask reads.  A mask is computed by attempts without the GIL
@@ -141,6 +142,14 @@ RELATIVE_NODE_COST = 1.4
 # than a full build of a few tokens (2.5 against 5.4 µs for a date's digit
 # state, tekken), some 200 nodes at 15 ns a node.
 RELATIVE_FIXED_NODES = 200
+
+# A DFA state's set estimated to walk fewer nodes than this is built for the
+# grammar alone, like a literal's long rest: the build (2.4 µs for a date's
+# digit, about 6 µs at this many nodes on tekken) costs less than the shared
+# store's lookup and insertion and the choice of a base to derive from
+# (about 5 µs), and a DFA whose states are all this small never computes
+# its hub (a digest of up to 64 states).
+PRIVATE_DFA_NODES = 256
 
 # A DFA state's set estimated to walk fewer nodes than this (about 0.25 ms
 # at 15 ns a node) is built without looking on disk: a load costs 60-250 µs
@@ -340,9 +349,13 @@ def sub_automaton_digest(dfa, Py_ssize_t state, Py_ssize_t limit=SUB_AUTOMATON_L
     renumbered in breadth-first order (targets in byte order), so two DFAs
     whose states accept the same continuations get the same digest (both
     are minimal).  None past ``limit`` reachable states.  A typed
-    breadth-first pass over at most ``limit`` states' 256 bytes: it runs for
-    every new DFA's hub, so on a cold grammar it must not touch the whole
-    table."""
+    breadth-first pass over at most ``limit`` states' rows, read once per
+    span of bytes the class map gives one class: it runs for every new DFA's
+    hub, so on a cold grammar it must not touch the whole table.  What is hashed is each state's acceptance (as -1 - mark) and
+    its row as runs of bytes with one target ((first byte, target) pairs):
+    as canonical as the 256 targets themselves, but a few dozen numbers a
+    state instead of 1 KB (hashing 64 full rows took 85 µs, most of a new
+    DFA's first set)."""
     cdef const int32_t[:, ::1] transitions = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
     cdef const uint8_t[::1] class_map = np.ascontiguousarray(dfa.class_map, dtype=np.uint8)
     cdef const uint8_t[::1] accepting = np.ascontiguousarray(dfa.accepting).view(np.uint8)
@@ -353,16 +366,26 @@ def sub_automaton_digest(dfa, Py_ssize_t state, Py_ssize_t limit=SUB_AUTOMATON_L
     order = np.zeros(max(limit, 1), dtype=np.int32)
     cdef int32_t[::1] number = numbers
     cdef int32_t[::1] ordered = order
-    cdef Py_ssize_t n_order = 1, i = 0, byte
-    cdef int32_t target
+    cdef int32_t[::1] run_view
+    cdef Py_ssize_t n_order = 1, i = 0, byte, r, n_spans = 0, n_runs = 0
+    cdef int32_t target, previous
     cdef bint over = False
+    # the class map's spans of bytes with one class, in byte order: a row is
+    # read once per span, and targets appear in the same order as byte by byte
+    cdef uint8_t span_start[256]
+    cdef uint8_t span_class[256]
     number[0] = 0
     number[state] = 1
     ordered[0] = <int32_t>state
     with nogil:
+        for byte in range(256):
+            if byte == 0 or class_map[byte] != class_map[byte - 1]:
+                span_start[n_spans] = <uint8_t>byte
+                span_class[n_spans] = class_map[byte]
+                n_spans += 1
         while i < n_order and not over:
-            for byte in range(256):
-                target = transitions[ordered[i], class_map[byte]]
+            for r in range(n_spans):
+                target = transitions[ordered[i], span_class[r]]
                 if number[target] < 0:
                     if n_order >= limit:
                         over = True
@@ -373,18 +396,22 @@ def sub_automaton_digest(dfa, Py_ssize_t state, Py_ssize_t limit=SUB_AUTOMATON_L
             i += 1
     if over:
         return None
-    rows = np.empty((n_order, 256), dtype=np.int32)
-    marks = np.empty(n_order, dtype=np.uint8)
-    cdef int32_t[:, ::1] row_view = rows
-    cdef uint8_t[::1] mark_view = marks
+    runs = np.empty(n_order * (1 + 2 * n_spans), dtype=np.int32)
+    run_view = runs
     with nogil:
         for i in range(n_order):
-            mark_view[i] = accepting[ordered[i]] != 0
-            for byte in range(256):
-                row_view[i, byte] = number[transitions[ordered[i], class_map[byte]]]
-    digest = hashlib.blake2b(b"sub-automaton", digest_size=20)
-    digest.update(rows.tobytes())
-    digest.update(marks.tobytes())
+            run_view[n_runs] = -1 - (accepting[ordered[i]] != 0)
+            n_runs += 1
+            previous = -1
+            for r in range(n_spans):
+                target = number[transitions[ordered[i], span_class[r]]]
+                if target != previous:
+                    run_view[n_runs] = span_start[r]
+                    run_view[n_runs + 1] = target
+                    n_runs += 2
+                    previous = target
+    digest = hashlib.blake2b(b"sub-automaton runs", digest_size=20)
+    digest.update(runs[:n_runs].tobytes())
     return digest.digest()
 
 
@@ -473,22 +500,29 @@ cdef class MaskComputer:
         """The ``TerminalTokens`` of (terminal, progress) over ``trie`` (the
         vocabulary trie, or an exit trie owned by another entry): from this
         grammar's cache, else the shared store, else built (a literal with
-        ``PRIVATE_LITERAL_BYTES`` or more left: built for this grammar)."""
+        ``PRIVATE_LITERAL_BYTES`` or more left, or a DFA state estimated
+        under ``PRIVATE_DFA_NODES``: built for this grammar)."""
         key = (trie, terminal_id, progress)
         entry = self.cache.get(key)
         if entry is not None:
             return entry
         cdef TerminalInfo info = self.tables.view.terminal_infos[terminal_id]
-        cdef state_id_t hub = self._hub(info.dfa_id) if info.is_dfa else -1
+        cdef int64_t full = self._full_cost(trie, info.dfa_id, progress) if info.is_dfa else -1
+        cdef state_id_t hub = -1
+        if info.is_dfa and full >= PRIVATE_DFA_NODES:
+            hub = self._hub(info.dfa_id)
         store_key = (trie, self.content_keys[terminal_id], progress)
-        if hub > 0 and progress == hub and info.dfa_id in self.hub_keys:
+        if info.is_dfa and full < PRIVATE_DFA_NODES:
+            entry = _terminal_tokens.build_terminal_tokens(self.tables, trie, terminal_id, progress,
+                                                           self.vocab_size, self.store.bitset_pool,
+                                                           self.store.trie_pool)
+        elif hub > 0 and progress == hub and info.dfa_id in self.hub_keys:
             # The hub's language may be another DFA's (a key that must differ
             # from the schema's names ends in JSON's string body): share by it.
             hub_key, local_end = self.hub_keys[info.dfa_id]
             entry = self.store.lookup((trie, hub_key, -1), _terminal_tokens.build_terminal_tokens,
                                       self.tables, trie, terminal_id, progress, self.vocab_size,
-                                      use_disk=self._full_cost(trie, info.dfa_id, progress)
-                                      >= DISK_MIN_NODES)
+                                      use_disk=full >= DISK_MIN_NODES)
             if entry.end_state >= 0:
                 entry = entry.with_end_state(local_end)
         elif hub > 0 and hub != progress and ((trie, info.dfa_id) in self.last_built
@@ -518,7 +552,7 @@ cdef class MaskComputer:
         else:
             # a literal's short rest may leave an exit trie of most of the
             # vocabulary: always worth a look on disk
-            disk = not info.is_dfa or self._full_cost(trie, info.dfa_id, progress) >= DISK_MIN_NODES
+            disk = not info.is_dfa or full >= DISK_MIN_NODES
             entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
                                       self.tables, trie, terminal_id, progress, self.vocab_size,
                                       use_disk=disk)
