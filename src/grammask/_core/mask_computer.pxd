@@ -116,7 +116,8 @@ cdef class MaskComputer:
     cdef list dfa_digests                        # per DFA: its content digest (dfa_digest)
     cdef dict hubs                               # DFA id -> hub state (see _hub)
     cdef dict hub_keys                           # DFA id -> (hub language digest, an accepting state)
-    cdef dict last_built                         # (trie, DFA id) -> (state, TerminalTokens) built last
+    cdef dict last_built                         # DFA id -> (state, TerminalTokens) built last
+                                                 # over the vocabulary trie
     cdef readonly list depth_classes             # per DFA: int32[n_kept, n_states], the rows at class_depths
     cdef readonly object class_depths            # int32[n_kept]: kept_row_depths of the vocabulary trie
     cdef readonly object height_rows             # int32[class_depths[-1] + 1]: row_of_height(class_depths)

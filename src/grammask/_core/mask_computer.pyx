@@ -233,15 +233,18 @@ cdef int64_t _relative_nodes(const uint8_t[::1] first_bytes, const int64_t[:, ::
     return total
 
 
-cdef int64_t _full_nodes(const uint8_t[::1] first_bytes, const int64_t[:, ::1] reach,
-                         const int32_t* transitions, Py_ssize_t n_classes,
+cdef int64_t _full_nodes(TrieView trie, const int32_t* transitions, Py_ssize_t n_classes,
                          const uint8_t* class_map, int32_t state) noexcept nogil:
-    """``full_walk_estimate`` on typed tables."""
-    cdef Py_ssize_t child
+    """``full_walk_estimate`` on typed tables: the sizes of the live root
+    children's subtrees, read off the subtree ends (no per-trie table, so
+    an exit trie of most of the vocabulary costs its at most 256 root
+    children, not the 1.2 ms pass ``root_subtree_heights`` makes over it)."""
+    cdef Py_ssize_t child = 1
     cdef int64_t total = 0
-    for child in range(first_bytes.shape[0]):
-        if transitions[state * n_classes + class_map[first_bytes[child]]] != 0:
-            total += reach[child, 0]
+    while child < trie.n_nodes:
+        if transitions[state * n_classes + class_map[trie.node_bytes[child]]] != 0:
+            total += trie.node_subtree_ends[child] - child
+        child = trie.node_subtree_ends[child]
     return total
 
 
@@ -278,13 +281,11 @@ def full_walk_estimate(TrieView trie, dfa, Py_ssize_t state):
     """About how many nodes ``build_terminal_tokens`` visits for DFA state
     ``state``: every node below the root children whose byte keeps the
     automaton alive (an upper bound: the walk stops where it dies deeper)."""
-    child_bytes, tall = root_subtree_heights(trie)
     cdef const int32_t[:, ::1] transitions = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
     cdef const uint8_t[::1] class_map = np.ascontiguousarray(dfa.class_map, dtype=np.uint8)
     if not 0 <= state < transitions.shape[0]:
         raise ValueError("DFA state out of range")
-    return _full_nodes(child_bytes, tall, &transitions[0, 0], transitions.shape[1], &class_map[0],
-                       state)
+    return _full_nodes(trie, &transitions[0, 0], transitions.shape[1], &class_map[0], state)
 
 
 def bounded_state_classes(transitions, accepting, Py_ssize_t depth):
@@ -525,12 +526,14 @@ cdef class MaskComputer:
                                       use_disk=full >= DISK_MIN_NODES)
             if entry.end_state >= 0:
                 entry = entry.with_end_state(local_end)
-        elif hub > 0 and hub != progress and ((trie, info.dfa_id) in self.last_built
-                                              or info.dfa_id in self.hub_keys):
-            # Derive from the state built last for this DFA over this trie
-            # (decoding walks a string's states in order, and neighbours
-            # differ only on long tokens), or from the hub when other DFAs
-            # may have built it already.
+        elif (hub > 0 and hub != progress and trie is self.vocab_trie
+              and (info.dfa_id in self.last_built or info.dfa_id in self.hub_keys)):
+            # Derive from the state built last for this DFA over the
+            # vocabulary trie (decoding walks a string's states in order, and
+            # neighbours differ only on long tokens), or from the hub when
+            # other DFAs may have built it already.  Over an exit trie a DFA
+            # usually meets one state, its start, and the estimate needs the
+            # trie's reach table (``root_subtree_heights``, a pass over it).
             base_state, base, cost = self._cheapest_base(trie, info.dfa_id, progress, hub)
             if base_state > 0 and base is None:
                 base = self.terminal_tokens(trie, terminal_id, hub)
@@ -556,8 +559,8 @@ cdef class MaskComputer:
             entry = self.store.lookup(store_key, _terminal_tokens.build_terminal_tokens,
                                       self.tables, trie, terminal_id, progress, self.vocab_size,
                                       use_disk=disk)
-        if info.is_dfa:
-            self.last_built[(trie, info.dfa_id)] = (progress, entry)
+        if info.is_dfa and trie is self.vocab_trie:
+            self.last_built[info.dfa_id] = (progress, entry)
         with self.lock:
             found = self.cache.get(key)
             if found is not None:
@@ -569,8 +572,9 @@ cdef class MaskComputer:
     cdef tuple _cheapest_base(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress,
                               state_id_t hub):
         """(state, its TerminalTokens or None when not built yet, estimated
-        cost in full-walk nodes) to derive ``progress``'s sets from: the
-        state built last for this DFA over this trie or the hub, whichever
+        cost in full-walk nodes) to derive ``progress``'s sets over the
+        vocabulary trie ``trie`` from: the state built last for this DFA
+        there or the hub, whichever
         costs least by ``relative_walk_estimate`` (times
         ``RELATIVE_NODE_COST``, plus ``RELATIVE_FIXED_NODES``, plus
         ``full_walk_estimate`` of a base not built yet); (-1, None, the full
@@ -579,17 +583,13 @@ cdef class MaskComputer:
         a state whose language shares little with either.  A cost of 0: a
         built base whose sets are ``progress``'s own."""
         candidates = []
-        last = self.last_built.get((trie, dfa_id))
+        last = self.last_built.get(dfa_id)
         if last is not None:
             candidates.append(last)
         if hub > 0 and (last is None or last[0] != hub):
             candidates.append((hub, None))
-        cdef const uint8_t[::1] first_bytes
-        cdef const int64_t[:, ::1] reach
-        if trie is self.vocab_trie:
-            first_bytes, reach = self._root_bytes, self._root_reach
-        else:
-            first_bytes, reach = root_subtree_heights(trie)
+        cdef const uint8_t[::1] first_bytes = self._root_bytes
+        cdef const int64_t[:, ::1] reach = self._root_reach
         cdef const int32_t[:, ::1] rows = self.depth_classes[dfa_id]
         cdef const int32_t[::1] depth_of = self.class_depths
         cdef DfaInfo dfa = self.tables.view.dfa_infos[dfa_id]
@@ -599,15 +599,14 @@ cdef class MaskComputer:
         cdef int64_t nodes
         cdef double cost
         best = (-1, None)
-        cdef double best_cost = _full_nodes(first_bytes, reach, transitions, dfa.n_classes,
-                                            class_map, own)
+        cdef double best_cost = _full_nodes(trie, transitions, dfa.n_classes, class_map, own)
         for state, entry in candidates:
             nodes = _relative_nodes(first_bytes, reach, transitions, dfa.n_classes, class_map,
                                     rows, depth_of, own, state)
             cost = RELATIVE_NODE_COST * nodes + (RELATIVE_FIXED_NODES if nodes else 0)
             if entry is None:
-                cost += RELATIVE_FIXED_NODES + _full_nodes(first_bytes, reach, transitions,
-                                                           dfa.n_classes, class_map, state)
+                cost += RELATIVE_FIXED_NODES + _full_nodes(trie, transitions, dfa.n_classes,
+                                                           class_map, state)
             if cost < best_cost:
                 best, best_cost = (state, entry), cost
         return best + (best_cost,)
@@ -619,12 +618,8 @@ cdef class MaskComputer:
         cdef DfaInfo dfa = self.tables.view.dfa_infos[dfa_id]
         cdef const int32_t* transitions = self.tables.view.transitions + dfa.transitions_start
         cdef const uint8_t* class_map = self.tables.view.class_maps + dfa.class_map_start
-        cdef int32_t own = dfa.start if progress == 0 else progress
-        if trie is self.vocab_trie:
-            return _full_nodes(self._root_bytes, self._root_reach, transitions, dfa.n_classes,
-                               class_map, own)
-        child_bytes, tall = root_subtree_heights(trie)
-        return _full_nodes(child_bytes, tall, transitions, dfa.n_classes, class_map, own)
+        return _full_nodes(trie, transitions, dfa.n_classes, class_map,
+                           dfa.start if progress == 0 else progress)
 
     cdef state_id_t _hub(self, Py_ssize_t dfa_id):
         """The DFA's hub: the live state (its class representative) that
