@@ -121,7 +121,7 @@ def test_loaded_sets_equal_fresh_builds(name, smollm2_vocab, disk_dir):
         for state in states:
             built = build_terminal_tokens(tables, trie, terminal, state, size)
             disk.store_entry(content, state, built)
-            loaded = disk.load_entry(content, state, None, None)
+            loaded = disk.load_entry(content, state, None)
             assert loaded is not None
             assert _fields(loaded) == _fields(built)
             seen_dense |= built.inside_bits is not None
@@ -244,8 +244,8 @@ def test_byte_cap_holds(smollm2_vocab, disk_dir):
         assert sum(path.stat().st_size for path in _files(disk_dir)) <= cap
     assert disk.writes == 12
     # The newest entries survive; the oldest went first.
-    assert disk.load_entry(b"key-11", 0, None, None) is not None
-    assert disk.load_entry(b"key-0", 0, None, None) is None
+    assert disk.load_entry(b"key-11", 0, None) is not None
+    assert disk.load_entry(b"key-0", 0, None) is None
 
 
 def test_format_version_names_the_compiled_modules():
@@ -337,7 +337,7 @@ def test_background_writes_land_after_flush(smollm2_vocab, disk_dir):
         disk.store_entry(b"queued-%d" % i, 0, entry)
     assert token_set_disk.flush(60)
     assert disk.writes == 5 and len(_files(disk_dir)) == 5
-    assert _fields(disk.load_entry(b"queued-3", 0, None, None)) == _fields(entry)
+    assert _fields(disk.load_entry(b"queued-3", 0, None)) == _fields(entry)
 
 
 def test_checked_file_with_inconsistent_fields_is_refused(smollm2_vocab, disk_dir):
@@ -356,20 +356,20 @@ def test_checked_file_with_inconsistent_fields_is_refused(smollm2_vocab, disk_di
     key = disk._key_digest(token_set_disk._ENTRY, b"deep", 0)
     disk.store_entry(b"deep", 0, entry)
     header, arrays = disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER)
-    assert disk.load_entry(b"deep", 0, None, None) is not None
+    assert disk.load_entry(b"deep", 0, None) is not None
     shallow = list(header)
     shallow[5] = 1
     assert disk._parse(b"", key, 1, 15) is None
     disk._write(key, shallow, [np.array(array) for array in arrays])
     assert disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER) is not None
-    assert disk.load_entry(b"deep", 0, None, None) is None
+    assert disk.load_entry(b"deep", 0, None) is None
     crossed = [np.array(array) for array in arrays]
     crossed[6][1], crossed[6][-1] = crossed[6][-1] + 1, crossed[6][1]   # token offsets out of order
     disk._write(key, list(header), crossed)
     assert disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER) is not None
-    assert disk.load_entry(b"deep", 0, None, None) is None
+    assert disk.load_entry(b"deep", 0, None) is None
     past = [np.array(array) for array in arrays]
     past[2] = np.append(past[2], np.int32(smollm2_vocab.size))   # a narrow id past the vocabulary
     disk._write(key, list(header[:6]) + [len(array) for array in past], past)
     assert disk._read(key, token_set_disk._ENTRY, token_set_disk._ENTRY_HEADER) is not None
-    assert disk.load_entry(b"deep", 0, None, None) is None
+    assert disk.load_entry(b"deep", 0, None) is None

@@ -92,6 +92,8 @@ import zlib
 
 import numpy as np
 
+from grammask._core.terminal_tokens import TerminalTokens
+from grammask._core.trie_walk import TrieView, all_within
 from grammask.config import cache_dir, disk_caches_enabled
 
 FORMAT = b"grammask-token-sets-2"
@@ -218,8 +220,12 @@ class TokenSetDisk:
 
     # --- token sets ----------------------------------------------------------
 
-    def load_entry(self, content: bytes, state: int, bitset_pool, trie_pool):
-        """The ``TerminalTokens`` stored for (content key, state), or None."""
+    def load_entry(self, content: bytes, state: int, trie_pool):
+        """The ``TerminalTokens`` stored for (content key, state), or None;
+        an equal exit trie already in ``trie_pool`` is shared.  A dense
+        inside set stays a view of the bytes read: pooling it with equal
+        bitsets (what builds do) meant copying and hashing 16 KB, a fifth
+        of a load, and the store's byte budget bounds it either way."""
         if not disk_caches_enabled():
             return None
         key = self._key_digest(_ENTRY, content, state)
@@ -227,7 +233,7 @@ class TokenSetDisk:
         if parts is None:
             return None
         try:
-            entry = self._entry_from(parts, bitset_pool, trie_pool)
+            entry = self._entry_from(parts, trie_pool)
         except (ValueError, TypeError, OverflowError):
             entry = None
         if entry is None:
@@ -258,10 +264,7 @@ class TokenSetDisk:
             return
         self._write(self._key_digest(_ENTRY, content, state), header, arrays)
 
-    def _entry_from(self, parts, bitset_pool, trie_pool):
-        from grammask._core.terminal_tokens import TerminalTokens
-        from grammask._core.trie_walk import TrieView, all_within
-
+    def _entry_from(self, parts, trie_pool):
         header, arrays = parts
         _, dense, n_inside, end_state, has_trie, max_depth = header[:6]
         inside, exit_nodes, narrow, closing, closing_space, ends, offsets, ids, node_bytes = arrays
@@ -275,8 +278,6 @@ class TokenSetDisk:
             if len(inside) != self.n_words:
                 return None
             inside = inside.view(np.uint32)
-            if bitset_pool is not None:
-                inside = bitset_pool.setdefault(inside.tobytes(), inside)
         elif len(inside) != n_inside:
             return None
         exit_trie = None

@@ -143,7 +143,7 @@ class TokenSetStore:
         disk = self.disk if use_disk and self.disk is not None and key[0] is self.disk.trie else None
         built = None
         if disk is not None:
-            built = disk.load_entry(key[1], key[2], bitset_pool, trie_pool)
+            built = disk.load_entry(key[1], key[2], trie_pool)
         loaded = built is not None
         if not loaded:
             start = time.perf_counter()
