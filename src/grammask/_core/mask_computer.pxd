@@ -127,6 +127,7 @@ cdef class MaskComputer:
 
     cpdef TerminalTokens terminal_tokens(self, TrieView trie, terminal_id_t terminal_id,
                                          state_id_t progress)
+    cdef object _content_key(self, terminal_id_t terminal_id, list digests)
     cdef state_id_t _hub(self, Py_ssize_t dfa_id)
     cdef tuple _cheapest_base(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress,
                               state_id_t hub)

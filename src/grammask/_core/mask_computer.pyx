@@ -316,6 +316,22 @@ def row_of_height(depths):
     return np.searchsorted(depths, np.arange(int(depths.max()) + 1)).astype(np.int32)
 
 
+_KEPT_ROWS = {}
+
+
+def _kept_rows(Py_ssize_t last):
+    """(``kept_row_depths(last)``, its ``row_of_height``), read-only and made
+    once per depth (every compile asked for them: 30 µs a grammar)."""
+    found = _KEPT_ROWS.get(last)
+    if found is None:
+        depths = kept_row_depths(last)
+        rows = row_of_height(depths)
+        depths.flags.writeable = False
+        rows.flags.writeable = False
+        found = _KEPT_ROWS.setdefault(last, (depths, rows))
+    return found
+
+
 def _classes_and_representatives(dfa, Py_ssize_t depth):
     """``state_classes_by_depth`` to ``depth + 1`` (a token's last byte is
     narrow or not by the byte after it), of which the rows at
@@ -476,8 +492,7 @@ cdef class MaskComputer:
                                             lambda dfa=dfa: _classes_and_representatives(dfa, depth))
                    for digest, dfa in zip(digests, tables.lnf.dfas)]
         self.depth_classes = [rows for rows, _ in classes]
-        self.class_depths = kept_row_depths(depth + 1)
-        self.height_rows = row_of_height(self.class_depths)
+        self.class_depths, self.height_rows = _kept_rows(depth + 1)
         parts = [representatives for _, representatives in classes]
         self.state_representatives = np.ascontiguousarray(
             np.concatenate(parts) if parts else np.zeros(1, np.int32), dtype=np.int32)
@@ -485,7 +500,7 @@ cdef class MaskComputer:
         self.content_keys = [self._content_key(terminal_id, digests)
                              for terminal_id in range(tables.view.n_terminals)]
 
-    def _content_key(self, terminal_id_t terminal_id, list digests):
+    cdef object _content_key(self, terminal_id_t terminal_id, list digests):
         cdef TerminalInfo info = self.tables.view.terminal_infos[terminal_id]
         if info.is_dfa:
             return digests[info.dfa_id]
