@@ -368,11 +368,11 @@ def sub_automaton_digest(dfa, Py_ssize_t state, Py_ssize_t limit=SUB_AUTOMATON_L
     are minimal).  None past ``limit`` reachable states.  A typed
     breadth-first pass over at most ``limit`` states' rows, read once per
     span of bytes the class map gives one class: it runs for every new DFA's
-    hub, so on a cold grammar it must not touch the whole table.  What is hashed is each state's acceptance (as -1 - mark) and
-    its row as runs of bytes with one target ((first byte, target) pairs):
-    as canonical as the 256 targets themselves, but a few dozen numbers a
-    state instead of 1 KB (hashing 64 full rows took 85 µs, most of a new
-    DFA's first set)."""
+    hub, so on a cold grammar it must not touch the whole table.  What is
+    hashed is each state's acceptance (as -1 - mark) and its row as runs of
+    bytes with one target ((first byte, target) pairs): as canonical as the
+    256 targets themselves, but a few dozen numbers a state instead of 1 KB
+    (hashing 64 full rows took 85 µs, most of a new DFA's first set)."""
     cdef const int32_t[:, ::1] transitions = np.ascontiguousarray(dfa.transitions, dtype=np.int32)
     cdef const uint8_t[::1] class_map = np.ascontiguousarray(dfa.class_map, dtype=np.uint8)
     cdef const uint8_t[::1] accepting = np.ascontiguousarray(dfa.accepting).view(np.uint8)
@@ -589,9 +589,8 @@ cdef class MaskComputer:
         """(state, its TerminalTokens or None when not built yet, estimated
         cost in full-walk nodes) to derive ``progress``'s sets over the
         vocabulary trie ``trie`` from: the state built last for this DFA
-        there or the hub, whichever
-        costs least by ``relative_walk_estimate`` (times
-        ``RELATIVE_NODE_COST``, plus ``RELATIVE_FIXED_NODES``, plus
+        there or the hub, whichever costs least by ``relative_walk_estimate``
+        (times ``RELATIVE_NODE_COST``, plus ``RELATIVE_FIXED_NODES``, plus
         ``full_walk_estimate`` of a base not built yet); (-1, None, the full
         build's estimate) when a full build is estimated cheaper, as for a
         state at the start of a counted string from a hub near its end, or
