@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from typing import Optional
 
+from grammask import terminals
 from grammask.config import Config
 from grammask.errors import GrammarError, LimitExceeded, RegexError
 from grammask.grammar.ast import AnyChar, CharClass
@@ -192,9 +194,7 @@ def _states_field(key: tuple) -> str:
     """The Config field bounding the states of the key's DFA:
     ``max_product_dfa_states`` for an intersection or difference
     (``terminals.PRODUCT_KINDS``), else ``max_dfa_states``."""
-    from grammask.terminals import PRODUCT_KINDS
-
-    return ("max_product_dfa_states" if key[0] == "regex" and key[2] in PRODUCT_KINDS
+    return ("max_product_dfa_states" if key[0] == "regex" and key[2] in terminals.PRODUCT_KINDS
             else "max_dfa_states")
 
 
@@ -210,14 +210,26 @@ def _regex_part(key: tuple) -> str:
     """The regex text of a regex key: a key exclusion's fallback pattern, else the pattern."""
     if key[2] != "key_exclusion":
         return key[1]
-    from grammask.terminals import KEY_SEPARATOR
-
-    parts = key[1].split(KEY_SEPARATOR)
+    parts = key[1].split(terminals.KEY_SEPARATOR)
     return parts[1] if len(parts) > 1 else ""
 
 
+COMPILED_TERMINALS_SIZE = 4096
+"""DFAs ``_COMPILED`` keeps (first in, first out)."""
+
+_COMPILED: dict[tuple, object] = {}
+"""(key, states limit, bytes limit, ``max_repetition``) to the DFA a
+``TerminalCompiler`` of this process built for them.  Grammars translated
+from JSON Schema share most terminals (strings, numbers, whitespace, member
+separators), and a build is a pure function of these four (failures raise
+and are not kept), so a later grammar takes the DFA without the checks and
+the ``terminals`` cache lookup again."""
+_COMPILED_LOCK = threading.Lock()
+
+
 class TerminalCompiler:
-    """Compiles DFA-backed terminal keys once each and answers emptiness and
+    """Compiles DFA-backed terminal keys once each (``_COMPILED`` shares
+    them between the compilers of a process) and answers emptiness and
     nullability.  ``origins`` maps a key to (rule name, Span, Source) for
     error messages."""
 
@@ -264,10 +276,22 @@ class TerminalCompiler:
         return getattr(self.config, _bytes_field(key))
 
     def _compile(self, key: tuple, max_states: int | None = None, max_bytes: int | None = None):
-        from grammask import terminals
+        """The key's DFA within the limits (the Config's by default), from
+        ``_COMPILED`` when a grammar of this process built it before."""
+        max_states = max_states or self._states_limit(key)
+        max_bytes = max_bytes or self._bytes_limit(key)
+        memo_key = (key, max_states, max_bytes, self.config.max_repetition)
+        dfa = _COMPILED.get(memo_key)
+        if dfa is None:
+            dfa = self._build(key, max_states, max_bytes)
+            with _COMPILED_LOCK:
+                _COMPILED[memo_key] = dfa
+                if len(_COMPILED) > COMPILED_TERMINALS_SIZE:
+                    del _COMPILED[next(iter(_COMPILED))]
+        return dfa
 
-        limits = {"max_states": max_states or self._states_limit(key),
-                  "max_bytes": max_bytes or self._bytes_limit(key)}
+    def _build(self, key: tuple, max_states: int, max_bytes: int):
+        limits = {"max_states": max_states, "max_bytes": max_bytes}
         kind = key[0]
         try:
             if kind == "class":
