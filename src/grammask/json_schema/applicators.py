@@ -1036,11 +1036,23 @@ def _value_conjuncts(translator, schema: Any, depth: int) -> Optional[list]:
     """The schemas whose conjunction is ``schema`` (its own keywords, its
     ``allOf`` members and its ``$ref`` target inside the same resource, as
     ``negated_conjuncts`` reads them), each of ``_DECIDED_KEYWORDS`` with
-    well-formed values; None otherwise."""
+    well-formed values; None otherwise.  Memoized per (schema identity, base
+    URI, depth) in ``translator.negation_memo``: ``holds`` asks it again for
+    every value of an ``enum`` and every nested schema of each."""
     if isinstance(schema, bool):
         return [schema]
     if not isinstance(schema, dict) or depth > MAX_NEGATED_DEPTH:
         return None
+    key = ("value conjuncts", id(schema), translator.base_uri, depth)
+    found = translator.negation_memo.get(key)
+    if found is None:
+        found = translator.negation_memo[key] = (schema, _own_value_conjuncts(translator, schema,
+                                                                              depth))
+    return found[1]
+
+
+def _own_value_conjuncts(translator, schema: dict, depth: int) -> Optional[list]:
+    """``_value_conjuncts`` of a dict, computed (the caller memoizes it)."""
     schema = translator.own_keywords(schema)
     own = {k: v for k, v in schema.items() if k not in ("$ref", "allOf")}
     asserting = _asserting(schema, own)

@@ -109,9 +109,11 @@ class Translator(GrammarBuilder):
         while further if/then pairs remained (capped: ``MAX_CONDITIONAL_CASES``)."""
         self.negation_memo: dict[tuple, tuple[Any, Any]] = {}
         """(schema identity, base URI, depth, multiples, outer, chain) -> (the
-        schema, its ``applicators.negated_conjuncts``), and ("member verdicts",
+        schema, its ``applicators.negated_conjuncts``), ("member verdicts",
         branches identity, base URI) -> (the branches, whether
-        ``member_verdicts.complement_applies``), kept for the translation."""
+        ``member_verdicts.complement_applies``), and ("value conjuncts",
+        schema identity, base URI, depth) -> (the schema, its
+        ``applicators._value_conjuncts``), kept for the translation."""
         self.reference_spellings: Optional[dict[int, tuple[Any, bool]]] = None
         """id of each dict of the documents -> (the dict, whether its JSON text
         spells a reference), built on first use (``spells_reference``)."""
