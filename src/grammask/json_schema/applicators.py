@@ -1069,6 +1069,22 @@ def _own_value_conjuncts(translator, schema: dict, depth: int) -> Optional[list]
                       lambda _, part, deeper, location: _value_conjuncts(translator, part, deeper))
 
 
+def _in_enum(translator, members: list, value: Any) -> bool:
+    """Whether ``json_equal(value, member)`` for some member.  A ``str``
+    value equals exactly the members of type ``str`` with its text, so it is
+    looked up in their set, made once per list (``translator.negation_memo``,
+    ("enum strings", list identity) -> (the list, the set)): ``holds`` asks
+    for every value of another ``enum``."""
+    if type(value) is not str:
+        return any(json_equal(value, other) for other in members)
+    key = ("enum strings", id(members))
+    found = translator.negation_memo.get(key)
+    if found is None:
+        found = translator.negation_memo[key] = (
+            members, frozenset([other for other in members if type(other) is str]))
+    return value in found[1]
+
+
 def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional[bool]:
     """Whether ``value`` is valid against one conjunct of ``_value_conjuncts``
     (its own keywords; nested schemas through ``holds``)."""
@@ -1077,7 +1093,7 @@ def _holds_own(translator, negated: Any, value: Any, depth: int = 0) -> Optional
     deeper = depth + 1
     verdicts = []
     if "enum" in negated:
-        verdicts.append(any(json_equal(value, other) for other in negated["enum"]))
+        verdicts.append(_in_enum(translator, negated["enum"], value))
     if "const" in negated:
         verdicts.append(json_equal(value, negated["const"]))
     if "not" in negated:

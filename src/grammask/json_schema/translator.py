@@ -111,9 +111,11 @@ class Translator(GrammarBuilder):
         """(schema identity, base URI, depth, multiples, outer, chain) -> (the
         schema, its ``applicators.negated_conjuncts``), ("member verdicts",
         branches identity, base URI) -> (the branches, whether
-        ``member_verdicts.complement_applies``), and ("value conjuncts",
+        ``member_verdicts.complement_applies``), ("value conjuncts",
         schema identity, base URI, depth) -> (the schema, its
-        ``applicators._value_conjuncts``), kept for the translation."""
+        ``applicators._value_conjuncts``), and ("enum strings", list
+        identity) -> (an ``enum`` list, its string members:
+        ``applicators._in_enum``), kept for the translation."""
         self.reference_spellings: Optional[dict[int, tuple[Any, bool]]] = None
         """id of each dict of the documents -> (the dict, whether its JSON text
         spells a reference), built on first use (``spells_reference``)."""
