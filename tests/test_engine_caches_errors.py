@@ -49,6 +49,15 @@ def test_clear_caches_forgets_compiled_grammars_and_vocabulary_tables(vocab, gra
     assert engine.can_end()
 
 
+def test_clear_caches_forgets_the_terminal_compilers_shared_dfas():
+    from grammask.grammar import terminal_keys
+
+    grammask.Grammar.from_json_schema({"type": "object", "properties": {"a": {"type": "string"}}})
+    assert terminal_keys._COMPILED
+    grammask.clear_caches(vocabularies=False)
+    assert not terminal_keys._COMPILED
+
+
 def test_clear_caches_forgets_built_canonical_filters(bert_tokenizer):
     from grammask.canonical import build_canonical_filter
 

@@ -49,6 +49,7 @@ from grammask.engine.lru import LRU
 from grammask.engine.vocab_tables import vocabulary_tables
 from grammask.engine.token_terminals import TokenTerminals
 from grammask.errors import InvalidArgument, VocabularyError
+from grammask.grammar.terminal_keys import clear_compiled_terminals
 from grammask.vocab import Vocabulary
 
 _COMPILED = LRU(32)
@@ -120,8 +121,9 @@ def compile(grammar, vocab: Vocabulary, config: Optional[Config] = None) -> Comp
 def clear_caches(vocabularies: bool = True) -> None:
     """Forget every process-wide cache, so the next ``compile`` starts cold.
 
-    Always: compiled grammars, terminal DFAs (and their prepared Earley
-    tables, digests and hubs) and the token sets grammars share per vocabulary.
+    Always: compiled grammars, terminal DFAs (those the grammar front end's
+    terminal compilers share too, and their prepared Earley tables, digests
+    and hubs) and the token sets grammars share per vocabulary.
     With ``vocabularies`` (the default), also the per-vocabulary tables
     (token trie, canonical filter) and the canonical filters built per
     tokenizer; ``vocabularies=False`` keeps them (they take seconds for a
@@ -129,6 +131,7 @@ def clear_caches(vocabularies: bool = True) -> None:
     caches are left alone.  Existing
     engines and compiled grammars keep working: they hold what they use."""
     _COMPILED.clear()
+    clear_compiled_terminals()
     terminals = sys.modules.get("grammask.terminals")
     if terminals is not None:
         for value in vars(terminals).values():

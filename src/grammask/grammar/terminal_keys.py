@@ -227,6 +227,12 @@ the ``terminals`` cache lookup again."""
 _COMPILED_LOCK = threading.Lock()
 
 
+def clear_compiled_terminals() -> None:
+    """Forget every DFA in ``_COMPILED`` (``grammask.clear_caches``)."""
+    with _COMPILED_LOCK:
+        _COMPILED.clear()
+
+
 class TerminalCompiler:
     """Compiles DFA-backed terminal keys once each (``_COMPILED`` shares
     them between the compilers of a process) and answers emptiness and
