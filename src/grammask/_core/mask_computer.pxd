@@ -130,7 +130,7 @@ cdef class MaskComputer:
     cdef object _content_key(self, terminal_id_t terminal_id, list digests)
     cdef state_id_t _hub(self, Py_ssize_t dfa_id)
     cdef tuple _cheapest_base(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress,
-                              state_id_t hub)
+                              state_id_t hub, int64_t full)
     cdef int64_t _full_cost(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress) except -1
     cdef int _fill_building(self, EarleyRecognizer recognizer, word_t* bits, word_t* narrow,
                             Py_ssize_t n_bits, const StepSpec* spec, FillScratch* scratch,

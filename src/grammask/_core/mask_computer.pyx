@@ -338,7 +338,7 @@ def _classes_and_representatives(dfa, Py_ssize_t depth):
     ``kept_row_depths(depth + 1)`` are kept, and the representatives at
     ``depth``."""
     rows = state_classes_by_depth(dfa.transitions, dfa.accepting, depth + 1)
-    return (np.ascontiguousarray(rows[kept_row_depths(depth + 1)]),
+    return (np.ascontiguousarray(rows[_kept_rows(depth + 1)[0]]),
             _representatives_of(rows[depth]))
 
 
@@ -549,7 +549,7 @@ cdef class MaskComputer:
             # other DFAs may have built it already.  Over an exit trie a DFA
             # usually meets one state, its start, and the estimate needs the
             # trie's reach table (``root_subtree_heights``, a pass over it).
-            base_state, base, cost = self._cheapest_base(trie, info.dfa_id, progress, hub)
+            base_state, base, cost = self._cheapest_base(trie, info.dfa_id, progress, hub, full)
             if base_state > 0 and base is None:
                 base = self.terminal_tokens(trie, terminal_id, hub)
             if base_state > 0 and cost == 0:
@@ -585,10 +585,11 @@ cdef class MaskComputer:
         return entry
 
     cdef tuple _cheapest_base(self, TrieView trie, Py_ssize_t dfa_id, state_id_t progress,
-                              state_id_t hub):
+                              state_id_t hub, int64_t full):
         """(state, its TerminalTokens or None when not built yet, estimated
         cost in full-walk nodes) to derive ``progress``'s sets over the
-        vocabulary trie ``trie`` from: the state built last for this DFA
+        vocabulary trie ``trie`` from (``full``: its own full build's
+        estimate, ``_full_cost``): the state built last for this DFA
         there or the hub, whichever costs least by ``relative_walk_estimate``
         (times ``RELATIVE_NODE_COST``, plus ``RELATIVE_FIXED_NODES``, plus
         ``full_walk_estimate`` of a base not built yet); (-1, None, the full
@@ -613,7 +614,7 @@ cdef class MaskComputer:
         cdef int64_t nodes
         cdef double cost
         best = (-1, None)
-        cdef double best_cost = _full_nodes(trie, transitions, dfa.n_classes, class_map, own)
+        cdef double best_cost = full
         for state, entry in candidates:
             nodes = _relative_nodes(first_bytes, reach, transitions, dfa.n_classes, class_map,
                                     rows, depth_of, own, state)

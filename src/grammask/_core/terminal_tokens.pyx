@@ -231,14 +231,6 @@ cdef word_t* _bits_of(const Growable* ids, Py_ssize_t n_bit_words) noexcept nogi
     return bits
 
 
-cdef void _copy_words(word_t[::1] out, const word_t* words, Py_ssize_t n_bit_words) noexcept:
-    memcpy(&out[0], words, n_bit_words * sizeof(word_t))
-
-
-cdef void _add_ids(word_t[::1] bits, const token_id_t[::1] token_ids) noexcept:
-    bitset_add_ids(&bits[0], token_ids)
-
-
 cdef int _start_roots(TrieView trie, const uint64_t* allowed, node_id_t* roots) noexcept nogil:
     """Write to ``roots`` the root's children on the bytes of ``allowed`` (a
     256-bit set), in preorder, and return how many; -1 when the trie's root
@@ -344,6 +336,7 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
     cdef Growable closing_space = growable_empty()
     cdef Py_ssize_t n_bit_words = n_words(vocab_size)
     cdef word_t* inside_bits = NULL     # allocated once the set outgrows SPARSE_LIMIT
+    cdef word_t[::1] word_view
     cdef token_id_t token_id
     cdef Py_ssize_t n_inside = 0
     cdef Py_ssize_t depth = 0
@@ -423,7 +416,8 @@ cpdef TerminalTokens build_terminal_tokens(CompiledTables tables, TrieView vocab
         else:
             inside_ids = None
             words = np.empty(n_bit_words, dtype=np.uint32)
-            _copy_words(words, inside_bits, n_bit_words)
+            word_view = words
+            memcpy(&word_view[0], inside_bits, n_bit_words * sizeof(word_t))
         exit_nodes = _sorted_array(&exits, True)
         narrow_ids = _sorted_array(&narrow)
         if inside_ids is not None and narrow.size == inside.size and (
@@ -647,7 +641,8 @@ cpdef TerminalTokens build_terminal_tokens_relative(
             inside_ids = _patched(base.inside_ids, &changes[0], &changes[1])
             if n_inside > SPARSE_LIMIT:
                 words = np.zeros(n_words(vocab_size), np.uint32)
-                _add_ids(words, inside_ids)
+                word_view = words
+                bitset_add_ids(&word_view[0], inside_ids)
                 inside_ids = None
         elif n_inside <= SPARSE_LIMIT:
             inside_ids = _ids_of_bits(inside_bits, word_view.shape[0], n_inside)
