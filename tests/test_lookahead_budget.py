@@ -121,3 +121,47 @@ def test_a_later_grammar_replays_the_witnesses_of_an_earlier_one(llama3_tokenize
     for cold_mask, warm_mask in zip(cold, warm):
         assert np.array_equal(cold_mask, warm_mask)
     assert cold_work[3] > 500 and warm_work[3] * 5 < cold_work[3]     # the value start of "enabled"
+
+
+def test_a_witness_found_one_by_one_goes_back_to_the_compiled_replay(llama3_tokenizer, llama3_vocab):
+    """After ``[[103`` (generic JSON), the 423 whitespace tokens are narrow
+    fresh candidates and no witness kept from before holds for them; once the
+    first search finds one (a comma, a tab and a comma), the candidates left
+    are replayed in compiled passes instead of one by one: fewer than 40 are
+    decided one by one (441 were).  Oracle: the tokenizer's own ``encode``;
+    a whitespace token is allowed iff one of a few continuations (a comma or
+    a bracket, after nothing or one whitespace character) keeps the prefix's
+    tokens and the token itself as the start of the canonical encoding."""
+    from grammask.grammar import builtin
+
+    grammask.clear_caches(vocabularies=False)
+    compiled = grammask.compile(builtin("json"), llama3_vocab, grammask.Config(canonical=True))
+    engine = grammask.Engine(compiled)
+    prefix = "[[103"
+    prefix_ids = llama3_tokenizer.encode(prefix, add_special_tokens=False).ids
+    for token_id in prefix_ids:
+        engine.try_accept_new_token(token_id)
+    lookahead = compiled.lookahead
+    one_by_one = []
+    alive_here = lookahead._alive_here
+
+    def counted(*args):
+        one_by_one.append(args)
+        return alive_here(*args)
+
+    lookahead._alive_here = counted
+    allowed = set(engine.compute_allowed_token_ids().tolist())
+    assert len(one_by_one) < 40
+
+    def canonical_after(token_id: int) -> bool:
+        text = llama3_vocab.token_bytes(token_id).decode()
+        for tail in (",", "]", "\t,", " ,", "\n,", "\t]"):
+            ids = llama3_tokenizer.encode(prefix + text + tail, add_special_tokens=False).ids
+            if ids[:len(prefix_ids) + 1] == prefix_ids + [token_id]:
+                return True
+        return False
+
+    whitespace = [token_id for token_id in range(llama3_vocab.size)
+                  if llama3_vocab.token_bytes(token_id) and not llama3_vocab.token_bytes(token_id).strip(b" \t\n\r")]
+    assert len(whitespace) > 400
+    assert [token_id for token_id in whitespace if (token_id in allowed) != canonical_after(token_id)] == []

@@ -102,6 +102,9 @@ Witness replay
     allows then cost a byte or two of Earley work each instead of their
     whole length.  The candidates are sorted into byte order once per mask
     and every pass keeps that order in what it leaves to the next.
+    The candidates the compiled replays leave are decided one by one until a
+    search finds a new witness; the rest then go back to the compiled replay
+    (``_decide_rest``), where that witness is the one found last.
 
 States searched from the start
     When every byte the grammar allows after a token starts a token that is
@@ -177,6 +180,10 @@ witness replays are as cheap)."""
 REPLAY_MIN_CANDIDATES = 8
 """Candidates of one mask from which ``_replay_kept_witnesses`` picks and
 replays their witnesses in compiled passes (fewer go one by one)."""
+
+REPLAY_ROUNDS = 4
+"""Compiled replays of the kept witnesses one mask may add after a search
+one by one found a new witness (``_decide_rest``)."""
 
 SETTLE_SAMPLE = 32
 """Fresh candidates (about as many, spread over the byte order) the compiled
@@ -327,11 +334,7 @@ class CanonicalLookahead:
         try:
             others = in_byte_order(others, self._byte_rank, self._byte_order)
             others, probed = self._settle_by_next_bytes(recognizer, canonical_state, others, [], dead_ids)
-            others = self._replay_kept_witnesses(recognizer, canonical_state, others, [], dead_ids,
-                                                 probed=probed)
-            for token_id, alive in self._verdicts_in_byte_order(recognizer, canonical_state, others):
-                if not alive:
-                    dead_ids.append(token_id)
+            self._decide_rest(recognizer, canonical_state, others, [], dead_ids, probed=probed)
         finally:
             for token_id in dead_ids:
                 discard(bits, token_id)
@@ -360,14 +363,7 @@ class CanonicalLookahead:
             candidate_ids = self._replay_fresh_witnesses(recognizer, candidate_ids, position, decided)
             candidate_ids, probed = self._settle_by_next_bytes(recognizer, self._initial_state, candidate_ids,
                                                                decided, dead_ids)
-            candidate_ids = self._replay_kept_witnesses(recognizer, None, candidate_ids, decided, dead_ids,
-                                                        position, probed)
-            for token_id, alive in self._verdicts_in_byte_order(recognizer, None, candidate_ids):
-                if not alive:
-                    dead_ids.append(token_id)
-                elif self._suffix:
-                    self._keep_fresh_witness(token_id, position, self._suffix)
-                decided.append(token_id)
+            self._decide_rest(recognizer, None, candidate_ids, decided, dead_ids, position, probed)
         finally:
             add_ids(checked, decided)
             add_ids(dead, dead_ids)
@@ -451,17 +447,66 @@ class CanonicalLookahead:
                 alive_ids += [ids[index] for index in indices]
         return alive_ids
 
+    def _decide_rest(self, recognizer, canonical_state, candidate_ids: list, decided: list, dead_ids: list,
+                     position: bytes = b"", probed=None) -> None:
+        """Decide the candidates ``candidate_ids`` (in byte order) the passes
+        before left: the kept witnesses replayed in compiled passes
+        (``_replay_kept_witnesses``), then one by one
+        (``_verdicts_in_byte_order``), appending every id to ``decided`` and
+        the dead ones to ``dead_ids``.  When a search one by one finds a new
+        witness (``SharedWitnesses.serial`` moves) and at least
+        ``REPLAY_MIN_CANDIDATES`` candidates are left, they go back to the
+        compiled replay, where that witness is the one found last: after a
+        number in an array, Llama-3's 438 whitespace tokens had no witness
+        kept that held, the first search found one (a tab, a comma) and the
+        other 437 replayed it one by one in Python.  At most
+        ``REPLAY_ROUNDS`` more replays per call, and none after one that
+        settled fewer than ``REPLAY_MIN_CANDIDATES``.  ``canonical_state`` None:
+        fresh candidates, whose witnesses are kept at ``position`` too
+        (``_keep_fresh_witness``); ``probed``: as for
+        ``_replay_kept_witnesses``."""
+        rounds = 0
+        while True:
+            n_given = len(candidate_ids)
+            candidate_ids = self._replay_kept_witnesses(recognizer, canonical_state, candidate_ids, decided,
+                                                        dead_ids, position, probed)
+            if rounds and n_given - len(candidate_ids) < REPLAY_MIN_CANDIDATES:
+                rounds = REPLAY_ROUNDS
+            serial = self._shared.serial
+            n_done = 0
+            verdicts = self._verdicts_in_byte_order(recognizer, canonical_state, candidate_ids)
+            try:
+                for token_id, alive in verdicts:
+                    n_done += 1
+                    if not alive:
+                        dead_ids.append(token_id)
+                    elif canonical_state is None and self._suffix:
+                        self._keep_fresh_witness(token_id, position, self._suffix)
+                    decided.append(token_id)
+                    if (self._shared.serial != serial and rounds < REPLAY_ROUNDS
+                            and len(candidate_ids) - n_done >= REPLAY_MIN_CANDIDATES):
+                        break
+                else:
+                    return
+            finally:
+                verdicts.close()
+            rounds += 1
+            candidate_ids = candidate_ids[n_done:]
+            if probed is not None:
+                left = set(candidate_ids)
+                probed = [row for row in probed if row[0] in left]
+
     def _replay_kept_witnesses(self, recognizer, canonical_state, candidate_ids: list, decided: list,
                                dead_ids: list, position: bytes = b"", probed=None) -> list:
         """``_alive_here``'s witness replay for the candidates of one mask at
         once: one compiled probe of each in byte order
         (``_core.candidate_states.probe_next_bytes``: the ones the grammar
         refuses are dead, the ones it is not narrow after alive), then for
-        each narrow one the witness found last from its canonical state or
-        from a state of the same class with the same next bytes (the more
-        recent), else the one found last anywhere, its filter part checked
-        from the candidate's canonical state (``_filter_allows``), and all of
-        them replayed in one compiled pass (``_replay_entries``).  Appends
+        each narrow one the witnesses ``_alive_here`` would replay, in its
+        order (``_kept_witnesses``), one per round: each round checks the
+        filter part of the candidates' next witness from their canonical
+        states (``_filter_allows``) and replays them in one compiled pass
+        (``_replay_entries``); the next round takes the ones left.  Appends
         the ids shown alive (and the refused ones) to ``decided`` and the
         refused ones to ``dead_ids``; returns the others (the grammar may end after them, no witness is
         kept, or it does not hold), which the search decides as before.
@@ -484,40 +529,52 @@ class CanonicalLookahead:
         decided += dead
         decided += wide
         dead_ids += dead
-        ids, witnesses, chosen = [], [], {}
+        pending = []
         for token_id, byte_set, accepting in narrow:
             if accepting:
                 continue
             after = (self._fresh_after(token_id) if canonical_state is None
                      else canonical.advance(canonical_state, token_id))
             exact_key, _class_key, exact, ranked = self._kept_witnesses(after, byte_set)
-            if not ranked:
-                continue
-            witness = ranked[0]
-            suffix, data, origin, _serial = witness
-            tokens = _witness_tokens(suffix)
-            end_fresh = _NO_BYTES
-            if origin != after and not self._filter_allows(after, tokens):
-                continue
-            if tokens is not suffix:
-                end_fresh = self._fresh_bytes_after(after, tokens)
-                if end_fresh is None:
-                    continue
-            ids.append(token_id)
-            witnesses.append((token_bytes[token_id] + data, end_fresh, len(tokens)))
-            chosen[token_id] = (witness, witness is exact, exact_key, end_fresh)
-        alive = self._replay_entries(recognizer, ids, witnesses) if ids else []
-        for token_id in alive:
-            witness, is_exact, exact_key, end_fresh = chosen.pop(token_id)
-            if not is_exact:
-                # checked from this canonical state now, so its filter part is known here
-                shared.keep(shared.exact, exact_key, (witness[0], witness[1], exact_key[0], witness[3]))
-            if canonical_state is None and witness[0]:
-                self._keep_fresh_witness(token_id, position, witness[0], end_fresh)
-        self.n_replayed += len(alive)
-        decided += alive
+            if ranked:
+                pending.append((token_id, after, exact_key, exact, ranked))
         settled = set(dead)
-        settled.update(wide, alive)
+        settled.update(wide)
+        for round_ in range(3):
+            ids, witnesses, chosen, left = [], [], {}, []
+            for row in pending:
+                token_id, after, exact_key, exact, ranked = row
+                if len(ranked) <= round_:
+                    continue
+                left.append(row)
+                witness = ranked[round_]
+                suffix, data, origin, _serial = witness
+                tokens = _witness_tokens(suffix)
+                end_fresh = _NO_BYTES
+                if origin != after and not self._filter_allows(after, tokens):
+                    continue
+                if tokens is not suffix:
+                    end_fresh = self._fresh_bytes_after(after, tokens)
+                    if end_fresh is None:
+                        continue
+                ids.append(token_id)
+                witnesses.append((token_bytes[token_id] + data, end_fresh, len(tokens)))
+                chosen[token_id] = (witness, witness is exact, exact_key, end_fresh)
+            alive = self._replay_entries(recognizer, ids, witnesses) if ids else []
+            for token_id in alive:
+                witness, is_exact, exact_key, end_fresh = chosen.pop(token_id)
+                if not is_exact:
+                    # checked from this canonical state now, so its filter part is known here
+                    shared.keep(shared.exact, exact_key, (witness[0], witness[1], exact_key[0], witness[3]))
+                if canonical_state is None and witness[0]:
+                    self._keep_fresh_witness(token_id, position, witness[0], end_fresh)
+            self.n_replayed += len(alive)
+            decided += alive
+            settled.update(alive)
+            if alive:
+                pending = [row for row in left if row[0] not in settled]
+            else:
+                pending = left
         return [token_id for token_id in candidate_ids if token_id not in settled]
 
     def _settle_by_next_bytes(self, recognizer, canonical_state, candidate_ids: list, decided: list,
