@@ -227,3 +227,47 @@ def test_pair_test_without_a_cached_bitset_equals_the_bitset(tokenizer):
         by_pairs = [backend._pair_ok(state, t) for t in seconds]
         words = backend.merges.forbidden_words(last_id, backend.n_words)
         assert by_pairs == [not bitset.has(words, t) for t in seconds], last_id
+
+
+def test_advance_all_equals_advance_and_the_encoding(tokenizer):
+    """``CanonicalFilter.advance_all`` (the backend's batch: one pair bitset
+    read and one memo key prefix for every token) gives the states that
+    ``advance`` gives one by one, each from cold memos, with the last token's
+    pair bitset cached and not; and, from a prefix that is its own text's
+    encoding, after each candidate the filter allows the output is
+    complete-canonical exactly when the tokenizer's encode of the text is the
+    token sequence (oracle)."""
+    name, flt, encode = tokenizer
+    backend = flt.backend
+    rng = random.Random(17)
+    pool = _walk_pool(flt)
+    n_oracle = 0
+    for text in (TEXTS[1], TEXTS[3], TEXTS[7], TEXTS[8]):
+        ids = encode(text)
+        for cut in sorted(rng.sample(range(1, len(ids)), 4)):
+            prefix = ids[:cut]
+            state = flt.initial_state(prefix)
+            candidates = rng.sample(pool, 60) + [ids[cut] if cut < len(ids) else ids[-1]]
+            for cached in (True, False):
+                backend._region_step_memo.clear()
+                if cached:
+                    backend._pair_words(state.last_id)
+                else:
+                    backend._pair_words_cache.pop(state.last_id, None)
+                batch = flt.advance_all(state, candidates)
+                backend._region_step_memo.clear()
+                flt._transitions.clear()
+                assert batch == [flt.advance(state, token_id) for token_id in candidates], (name, text, cut)
+            data = b"".join(_token_bytes(flt, t) for t in prefix)
+            if encode(data.decode("utf-8", errors="replace")) != prefix:
+                continue    # a prefix of an encoding need not be its own text's encoding
+            for token_id, after in zip(candidates, batch):
+                if not flt.is_allowed(state, token_id):
+                    continue    # the states after a forbidden token are never reached
+                try:
+                    full = (data + _token_bytes(flt, token_id)).decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+                assert flt.is_complete_canonical(after) == (encode(full) == prefix + [token_id]), (name, full)
+                n_oracle += 1
+    assert n_oracle > 100, n_oracle

@@ -120,6 +120,17 @@ class CanonicalFilter:
                     self._transitions.popitem(last=False)
             return found
 
+    def advance_all(self, state, token_ids: list) -> list:
+        """``[advance(state, t) for t in token_ids]`` (ints), through the
+        backend's ``advance_all`` when it has one (its memos, without the
+        transition cache: the canonical lookahead's candidates of one mask
+        would push the sampled states out of it), else one by one."""
+        advance_all = getattr(self.backend, "advance_all", None)
+        if advance_all is None:
+            return [self.advance(state, token_id) for token_id in token_ids]
+        with self._lock:
+            return advance_all(state, token_ids)
+
     # -- masks ----------------------------------------------------------------
     def _entry(self, state):
         """[forbidden ids or None (computed on demand), keep words] for ``state``, LRU-cached."""

@@ -945,6 +945,34 @@ class PretokenizedBPE:
     def advance(self, state: PretokenState, token_id: int) -> PretokenState:
         return self._advance(state, token_id, self._pair_ok(state, token_id))
 
+    def advance_all(self, state: PretokenState, token_ids: list) -> list:
+        """``[advance(state, t) for t in token_ids]``, with what the calls
+        share read once: the last token's pair bitset (``_pair_ok``'s cached
+        one; every sampled state's is cached), the region part of the
+        ``_region_step_memo`` key and the shortening threshold.  The
+        canonical lookahead asks it for the hundreds of whitespace tokens a
+        mask inside a whitespace run leaves to its witness replay."""
+        last_id = state.last_id
+        words = None if last_id < 0 else self._pair_words_cache.get(last_id)
+        if words is None:
+            return [self._advance(state, token_id, self._pair_ok(state, token_id)) for token_id in token_ids]
+        prefix = (state.region, state.cuts, state.partial, state.partial_cut)
+        memo, shape_index, vocab_size, shorten_from = (self._region_step_memo, self._shape_index,
+                                                       self.vocab_size, _SHORTEN_FROM)
+        states = []
+        for token_id in token_ids:
+            if not 0 <= token_id < vocab_size:
+                states.append(PretokenState())
+                continue
+            pair_ok = not bitset.has(words, token_id)
+            shape_id = shape_index[token_id]
+            found = memo.get(prefix + (shape_id if shape_id >= 0 else -2 - token_id, pair_ok, shorten_from))
+            if found is None:
+                states.append(self._advance(state, token_id, pair_ok))
+            else:
+                states.append(PretokenState(token_id, *found) if found else PretokenState())
+        return states
+
     def _cached_words(self, key: tuple, compute) -> tuple:
         """(allowed words, allowed-iff-pair words) for ``key``, from an LRU of ``_REGION_WORDS_CACHE``."""
         return _lru_lookup(self._words_cache, key, compute)

@@ -502,7 +502,8 @@ class CanonicalLookahead:
         once: one compiled probe of each in byte order
         (``_core.candidate_states.probe_next_bytes``: the ones the grammar
         refuses are dead, the ones it is not narrow after alive), then for
-        each narrow one the witnesses ``_alive_here`` would replay, in its
+        each narrow one (canonical states after them in one
+        ``CanonicalFilter.advance_all``) the witnesses ``_alive_here`` would replay, in its
         order (``_kept_witnesses``), one per round: each round checks the
         filter part of the candidates' next witness from their canonical
         states (``_filter_allows``) and replays them in one compiled pass
@@ -530,11 +531,12 @@ class CanonicalLookahead:
         decided += wide
         dead_ids += dead
         pending = []
-        for token_id, byte_set, accepting in narrow:
-            if accepting:
-                continue
-            after = (self._fresh_after(token_id) if canonical_state is None
-                     else canonical.advance(canonical_state, token_id))
+        rows = [row for row in narrow if not row[2]]
+        if canonical_state is None:
+            afters = [self._fresh_after(row[0]) for row in rows]
+        else:
+            afters = canonical.advance_all(canonical_state, [row[0] for row in rows])
+        for (token_id, byte_set, _accepting), after in zip(rows, afters):
             exact_key, _class_key, exact, ranked = self._kept_witnesses(after, byte_set)
             if ranked:
                 pending.append((token_id, after, exact_key, exact, ranked))
