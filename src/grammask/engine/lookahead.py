@@ -542,7 +542,7 @@ class CanonicalLookahead:
                 pending.append((token_id, after, exact_key, exact, ranked))
         settled = set(dead)
         settled.update(wide)
-        for round_ in range(3):
+        for round_ in range(max((len(row[4]) for row in pending), default=0)):
             ids, witnesses, chosen, left = [], [], {}, []
             for row in pending:
                 token_id, after, exact_key, exact, ranked = row
@@ -573,10 +573,7 @@ class CanonicalLookahead:
             self.n_replayed += len(alive)
             decided += alive
             settled.update(alive)
-            if alive:
-                pending = [row for row in left if row[0] not in settled]
-            else:
-                pending = left
+            pending = [row for row in left if row[0] not in settled] if alive else left
         return [token_id for token_id in candidate_ids if token_id not in settled]
 
     def _settle_by_next_bytes(self, recognizer, canonical_state, candidate_ids: list, decided: list,
