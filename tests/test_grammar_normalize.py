@@ -306,6 +306,30 @@ def test_refused_join_is_tried_once(monkeypatch):
         assert recognizer.accepts(text.encode()) == bool(oracle.fullmatch(text)), text
 
 
+def test_join_verdict_does_not_depend_on_earlier_grammars():
+    """Joining ``#"a{16}" #"T"`` within the fold budget (1 MiB) is refused:
+    building the piece ``T`` alone takes more, though its minimal table fits.
+    A grammar built before that compiled ``b{16}T`` within the default limits
+    leaves ``T`` in the crate's piece cache; the join is still refused, so the
+    printout and fingerprint are those of a fresh process.  (The joins of the
+    MaskBench schema Github_ultra---o21137 took pieces its own translation had
+    built within the default limits, unless earlier schemas had filled the
+    cache so that it was emptied in between: its fingerprint depended on
+    them.)"""
+    from grammask import clear_caches
+
+    piece = r"(?:(?:\S+\s+){0,140}\S+|x)"
+    text = 'start ::= #"a{16}" #%s;' % kbnf_string(piece)
+    clear_caches(vocabularies=False)
+    fresh = Grammar.from_ebnf(text)
+    assert fresh.to_ebnf() == text + "\n"
+    clear_caches(vocabularies=False)
+    Grammar.from_regex("b{16}" + piece)
+    after = Grammar.from_ebnf(text)
+    assert after.to_ebnf() == fresh.to_ebnf()
+    assert after.fingerprint == fresh.fingerprint
+
+
 @pytest.mark.parametrize("text", [
     'root ::= "a" b "c" | "x" root "y" | ""\nb ::= "" | "b"',     # start copied (root__ne)
     'root ::= "a" b "c" b "d" b "e" "f"\nb ::= "b"?',            # suffix helpers

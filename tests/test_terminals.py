@@ -209,6 +209,23 @@ def test_a_dfa_built_within_smaller_limits_serves_larger_ones_only():
     assert REGEX_DFAS.get(("[a-z]{0,40}x", "regex", False), 100, 1 << 20) is None
 
 
+def test_a_piece_built_within_larger_limits_does_not_let_a_smaller_build_pass():
+    """The crate's piece cache (csrc/dfa/src/concat.rs): ``\\S+`` built as a
+    piece of ``b{16}\\S+`` within the default limits is not taken by
+    ``a{16}\\S+`` within limits its own build of that piece exceeds
+    (building ``\\S+`` takes more than 6,000 bytes, its minimal table less),
+    so whether a build fits does not depend on what the process built before."""
+    from grammask import clear_caches
+
+    clear_caches(vocabularies=False)
+    with pytest.raises(LimitExceeded):
+        compile_regex(r"a{16}\S+", max_bytes=6_000)
+    compile_regex(r"b{16}\S+")
+    with pytest.raises(LimitExceeded):
+        compile_regex(r"a{16}\S+", max_bytes=6_000)
+    assert compile_regex(r"a{16}\S+").fullmatch("aaaaaaaaaaaaaaaaéx".encode())
+
+
 def test_byte_limit_stops_exploding_patterns():
     with pytest.raises(LimitExceeded) as info:
         compile_regex("(a|b)*a(a|b){30}")

@@ -32,6 +32,13 @@
 //! the pieces' parsed form (their `Debug` text, which spells every class and
 //! flag), at most `PIECE_CACHE_BYTES` of tables per process (cleared when a
 //! table would not fit; a table larger than a quarter of it is not kept).
+//! Each entry keeps the `max_bytes` it was built within, and a request
+//! within a smaller `max_bytes` builds again (its build may exceed it on the
+//! way to a table that fits), so what a build returns, and whether it
+//! fails, does not depend on what the process built before: a build within
+//! `max_bytes` succeeds within any larger value with the same table, so an
+//! entry serves exactly the requests its build would.  A rebuild within a
+//! smaller `max_bytes` replaces the entry (it then serves more requests).
 
 use crate::error::{table_bytes, Failure, Limits};
 use crate::minimize::{check_limits, normalize};
@@ -50,8 +57,9 @@ pub const COUNTED_BOUND: u32 = 16;
 /// Most bytes of tables (`error::table_bytes`) the cache holds per process.
 const PIECE_CACHE_BYTES: u64 = 32 << 20;
 
-/// The cached tables by key, and their total size in bytes.
-static PIECES: Mutex<Option<(HashMap<String, Arc<Table>>, u64)>> = Mutex::new(None);
+/// The cached tables by key, each with the `max_bytes` it was built within,
+/// and their total size in bytes.
+static PIECES: Mutex<Option<(HashMap<String, (usize, Arc<Table>)>, u64)>> = Mutex::new(None);
 
 /// The minimal table of `hir` built piece by piece, or `None` when `hir` is
 /// neither a concatenation with a counted repetition and other items nor a
@@ -145,11 +153,15 @@ fn build_piece(piece: &Hir, limits: &Limits) -> Option<Table> {
 }
 
 /// The table cached under `key` (a piece's, or a prefix's: its pieces' keys
-/// joined by NUL), else `build`'s, cached when built.
+/// joined by NUL) when it was built within at most `limits.max_bytes`, else
+/// `build`'s, cached when built (see the module docstring).
 fn cached(key: &str, limits: &Limits, build: impl FnOnce() -> Option<Table>) -> Option<Arc<Table>> {
-    if let Some(table) = PIECES.lock().ok()?.as_ref().and_then(|(cache, _)| cache.get(key)) {
-        limits.check_table_bytes(table.n_states(), table.n_classes).ok()?;
-        return Some(Arc::clone(table));
+    let hit = PIECES.lock().ok()?.as_ref().and_then(|(cache, _)| match cache.get(key) {
+        Some((built_within, table)) if *built_within <= limits.max_bytes => Some(Arc::clone(table)),
+        _ => None,
+    });
+    if hit.is_some() {
+        return hit;
     }
     let table = Arc::new(build()?);
     let bytes = table_bytes(table.n_states(), table.n_classes);
@@ -160,7 +172,9 @@ fn cached(key: &str, limits: &Limits, build: impl FnOnce() -> Option<Table>) -> 
             cache.clear();
             *total = 0;
         }
-        if cache.insert(key.to_string(), Arc::clone(&table)).is_none() {
+        if cache.get(key).map_or(true, |(built_within, _)| limits.max_bytes < *built_within)
+            && cache.insert(key.to_string(), (limits.max_bytes, Arc::clone(&table))).is_none()
+        {
             *total += bytes;
         }
     }
@@ -307,6 +321,20 @@ mod tests {
         }
         let empty = Table::empty_language();
         assert_eq!(concatenate(&a, &empty, &limits()).unwrap(), Table::empty_language());
+    }
+
+    #[test]
+    fn a_piece_built_within_larger_limits_serves_larger_requests_only() {
+        // Building `\S+` (a piece of both patterns) takes more than 6,000 bytes;
+        // its minimal table takes less.
+        let tight = Limits { max_states: 100_000, max_bytes: 6_000 };
+        let first = parse(r"a{16}\S+", false).unwrap();
+        let second = parse(r"b{16}\S+", false).unwrap();
+        clear_cache();
+        assert!(concatenation_table(&first, &tight).is_none());
+        assert!(concatenation_table(&second, &limits()).is_some());
+        assert!(concatenation_table(&first, &tight).is_none());
+        assert_eq!(concatenation_table(&first, &limits()).unwrap(), whole(r"a{16}\S+"));
     }
 
     #[test]
