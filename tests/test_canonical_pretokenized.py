@@ -232,7 +232,8 @@ def test_pair_test_without_a_cached_bitset_equals_the_bitset(tokenizer):
 def test_advance_all_equals_advance_and_the_encoding(tokenizer):
     """``CanonicalFilter.advance_all`` (the backend's batch: one pair bitset
     read and one memo key prefix for every token) gives the states that
-    ``advance`` gives one by one, each from cold memos, with the last token's
+    ``advance`` gives one by one, each from cold memos and an empty
+    transition cache, and a second call the same from that cache, with the last token's
     pair bitset cached and not; and, from a prefix that is its own text's
     encoding, after each candidate the filter allows the output is
     complete-canonical exactly when the tokenizer's encode of the text is the
@@ -250,6 +251,7 @@ def test_advance_all_equals_advance_and_the_encoding(tokenizer):
             candidates = rng.sample(pool, 60) + [ids[cut] if cut < len(ids) else ids[-1]]
             for cached in (True, False):
                 backend._region_step_memo.clear()
+                flt._transitions.clear()
                 if cached:
                     backend._pair_words(state.last_id)
                 else:
@@ -258,6 +260,7 @@ def test_advance_all_equals_advance_and_the_encoding(tokenizer):
                 backend._region_step_memo.clear()
                 flt._transitions.clear()
                 assert batch == [flt.advance(state, token_id) for token_id in candidates], (name, text, cut)
+                assert flt.advance_all(state, candidates) == batch
             data = b"".join(_token_bytes(flt, t) for t in prefix)
             if encode(data.decode("utf-8", errors="replace")) != prefix:
                 continue    # a prefix of an encoding need not be its own text's encoding

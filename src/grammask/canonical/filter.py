@@ -121,15 +121,25 @@ class CanonicalFilter:
             return found
 
     def advance_all(self, state, token_ids: list) -> list:
-        """``[advance(state, t) for t in token_ids]`` (ints), through the
-        backend's ``advance_all`` when it has one (its memos, without the
-        transition cache: the canonical lookahead's candidates of one mask
-        would push the sampled states out of it), else one by one."""
+        """``[advance(state, t) for t in token_ids]`` (ints): the cached
+        transitions, and the others through the backend's ``advance_all``
+        when it has one (what the calls share read once), else one by one,
+        cached as ``advance`` caches them."""
+        transitions = self._transitions
+        states = [transitions.get((state, token_id)) for token_id in token_ids]
+        missing = [index for index, found in enumerate(states) if found is None]
+        if not missing:
+            return states
+        ids = [token_ids[index] for index in missing]
         advance_all = getattr(self.backend, "advance_all", None)
-        if advance_all is None:
-            return [self.advance(state, token_id) for token_id in token_ids]
         with self._lock:
-            return advance_all(state, token_ids)
+            computed = (advance_all(state, ids) if advance_all is not None
+                        else [self.backend.advance(state, int(token_id)) for token_id in ids])
+            for index, token_id, after in zip(missing, ids, computed):
+                states[index] = transitions[(state, token_id)] = after
+            while len(transitions) > self.transition_cache_size:
+                transitions.popitem(last=False)
+        return states
 
     # -- masks ----------------------------------------------------------------
     def _entry(self, state):

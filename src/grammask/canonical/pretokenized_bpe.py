@@ -964,7 +964,7 @@ class PretokenizedBPE:
             if not 0 <= token_id < vocab_size:
                 states.append(PretokenState())
                 continue
-            pair_ok = not bitset.has(words, token_id)
+            pair_ok = not (int(words[token_id >> 5]) >> (token_id & 31)) & 1
             shape_id = shape_index[token_id]
             found = memo.get(prefix + (shape_id if shape_id >= 0 else -2 - token_id, pair_ok, shorten_from))
             if found is None:
