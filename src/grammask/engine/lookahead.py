@@ -457,9 +457,9 @@ class CanonicalLookahead:
         witness (``SharedWitnesses.serial`` moves) and at least
         ``REPLAY_MIN_CANDIDATES`` candidates are left, they go back to the
         compiled replay, where that witness is the one found last: after a
-        number in an array, Llama-3's 438 whitespace tokens had no witness
-        kept that held, the first search found one (a tab, a comma) and the
-        other 437 replayed it one by one in Python.  At most
+        number in an array, a kept witness held for 2 of Llama-3's 438
+        whitespace tokens, the first search found one (a tab, a comma) and
+        the other 435 replayed it one by one in Python.  At most
         ``REPLAY_ROUNDS`` more replays per call, and none after one that
         settled fewer than ``REPLAY_MIN_CANDIDATES``.  ``canonical_state`` None:
         fresh candidates, whose witnesses are kept at ``position`` too
