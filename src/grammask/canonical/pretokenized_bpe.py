@@ -690,8 +690,11 @@ class PretokenizedBPE:
             self._token_verdict_memo[key] = found
         return found
 
-    def _advance(self, state: PretokenState, token_id: int, pair_ok: bool) -> PretokenState:
-        """The state after ``token_id``; ``pair_ok`` is the pair verdict with ``state.last_id``.
+    def _advance(self, state: PretokenState, token_id: int, pair_ok: bool,
+                 region_part: Optional[tuple] = None) -> PretokenState:
+        """The state after ``token_id``; ``pair_ok`` is the pair verdict with
+        ``state.last_id``; ``region_part``: ``state``'s fields but ``last_id``
+        when the caller has them as a tuple (``advance_all``).
 
         A token that cannot be placed (special, invalid UTF-8 here) starts afresh.
         The region part of the result (everything but ``last_id``) depends on the
@@ -706,8 +709,9 @@ class PretokenizedBPE:
         if not 0 <= token_id < self.vocab_size:
             return PretokenState()
         shape_id = self._shape_index[token_id]
-        key = (state.region, state.cuts, state.partial, state.partial_cut,
-               shape_id if shape_id >= 0 else -2 - token_id, pair_ok, _SHORTEN_FROM)
+        if region_part is None:
+            region_part = (state.region, state.cuts, state.partial, state.partial_cut)
+        key = region_part + (shape_id if shape_id >= 0 else -2 - token_id, pair_ok, _SHORTEN_FROM)
         found = self._region_step_memo.get(key)
         if found is None:
             after = self._region_step(state, token_id, pair_ok)
@@ -947,30 +951,20 @@ class PretokenizedBPE:
 
     def advance_all(self, state: PretokenState, token_ids: list) -> list:
         """``[advance(state, t) for t in token_ids]``, with what the calls
-        share read once: the last token's pair bitset (``_pair_ok``'s cached
-        one; every sampled state's is cached), the region part of the
-        ``_region_step_memo`` key and the shortening threshold.  The
-        canonical lookahead asks it for the hundreds of whitespace tokens a
-        mask inside a whitespace run leaves to its witness replay."""
-        last_id = state.last_id
-        words = None if last_id < 0 else self._pair_words_cache.get(last_id)
-        if words is None:
-            return [self._advance(state, token_id, self._pair_ok(state, token_id)) for token_id in token_ids]
-        prefix = (state.region, state.cuts, state.partial, state.partial_cut)
-        memo, shape_index, vocab_size, shorten_from = (self._region_step_memo, self._shape_index,
-                                                       self.vocab_size, _SHORTEN_FROM)
+        share read once: the last token's pair bitset when it is cached
+        (every sampled state's is) and the region part of the
+        ``_region_step_memo`` key.  The canonical lookahead asks it for the
+        hundreds of whitespace tokens a mask inside a whitespace run leaves
+        to its witness replay."""
+        words = None if state.last_id < 0 else self._pair_words_cache.get(state.last_id)
+        region_part = (state.region, state.cuts, state.partial, state.partial_cut)
         states = []
         for token_id in token_ids:
-            if not 0 <= token_id < vocab_size:
-                states.append(PretokenState())
-                continue
-            pair_ok = not (int(words[token_id >> 5]) >> (token_id & 31)) & 1
-            shape_id = shape_index[token_id]
-            found = memo.get(prefix + (shape_id if shape_id >= 0 else -2 - token_id, pair_ok, shorten_from))
-            if found is None:
-                states.append(self._advance(state, token_id, pair_ok))
+            if words is not None and 0 <= token_id < self.vocab_size:
+                pair_ok = not bitset.has(words, token_id)
             else:
-                states.append(PretokenState(token_id, *found) if found else PretokenState())
+                pair_ok = self._pair_ok(state, token_id)
+            states.append(self._advance(state, token_id, pair_ok, region_part))
         return states
 
     def _cached_words(self, key: tuple, compute) -> tuple:

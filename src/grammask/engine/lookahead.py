@@ -464,12 +464,13 @@ class CanonicalLookahead:
         settled fewer than ``REPLAY_MIN_CANDIDATES``.  ``canonical_state`` None:
         fresh candidates, whose witnesses are kept at ``position`` too
         (``_keep_fresh_witness``); ``probed``: as for
-        ``_replay_kept_witnesses``."""
+        ``_replay_kept_witnesses``, whose rows of the candidates it leaves
+        serve the next replay (the recognizer's state is the same)."""
         rounds = 0
         while True:
             n_given = len(candidate_ids)
-            candidate_ids = self._replay_kept_witnesses(recognizer, canonical_state, candidate_ids, decided,
-                                                        dead_ids, position, probed)
+            candidate_ids, probed = self._replay_kept_witnesses(recognizer, canonical_state, candidate_ids,
+                                                                decided, dead_ids, position, probed)
             if rounds and n_given - len(candidate_ids) < REPLAY_MIN_CANDIDATES:
                 rounds = REPLAY_ROUNDS
             serial = self._shared.serial
@@ -497,7 +498,7 @@ class CanonicalLookahead:
                 probed = [row for row in probed if row[0] in left]
 
     def _replay_kept_witnesses(self, recognizer, canonical_state, candidate_ids: list, decided: list,
-                               dead_ids: list, position: bytes = b"", probed=None) -> list:
+                               dead_ids: list, position: bytes = b"", probed=None) -> tuple:
         """``_alive_here``'s witness replay for the candidates of one mask at
         once: one compiled probe of each in byte order
         (``_core.candidate_states.probe_next_bytes``: the ones the grammar
@@ -509,24 +510,25 @@ class CanonicalLookahead:
         states (``_filter_allows``) and replays them in one compiled pass
         (``_replay_entries``); the next round takes the ones left.  Appends
         the ids shown alive (and the refused ones) to ``decided`` and the
-        refused ones to ``dead_ids``; returns the others (the grammar may end after them, no witness is
-        kept, or it does not hold), which the search decides as before.
+        refused ones to ``dead_ids``; returns (the others: the grammar may end after them, no witness is
+        kept, or it does not hold, which the search decides as before; their
+        narrow rows, or None when a token without bytes is among them).
         ``canonical_state`` None: fresh candidates, whose witnesses are then
         kept at ``position`` too (``_keep_fresh_witness``).  From
         ``REPLAY_MIN_CANDIDATES`` candidates; the probe costs a unit of work
         per ``SETTLE_IDS_PER_UNIT`` candidates, as the replay does.
         ``probed``: the narrow rows of ``candidate_ids`` when
-        ``_settle_by_next_bytes`` probed them already (none is dead or wide),
-        in place of a second probe."""
+        ``_settle_by_next_bytes`` or a replay before at this mask probed them
+        already (none is dead or wide), in place of a second probe."""
         if len(candidate_ids) < REPLAY_MIN_CANDIDATES:
-            return candidate_ids
+            return candidate_ids, probed
         token_bytes, canonical, shared = self.token_bytes, self.canonical, self._shared
         self._spend(1 + len(candidate_ids) // SETTLE_IDS_PER_UNIT)
         if probed is None:
-            dead, wide, narrow, _empty = probe_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
-                                                          token_bytes)
+            dead, wide, narrow, empty = probe_next_bytes(recognizer, np.asarray(candidate_ids, dtype=np.int32),
+                                                         token_bytes)
         else:
-            dead, wide, narrow = [], [], probed
+            dead, wide, narrow, empty = [], [], probed, []
         decided += dead
         decided += wide
         dead_ids += dead
@@ -574,7 +576,8 @@ class CanonicalLookahead:
             decided += alive
             settled.update(alive)
             pending = [row for row in left if row[0] not in settled] if alive else left
-        return [token_id for token_id in candidate_ids if token_id not in settled]
+        return ([token_id for token_id in candidate_ids if token_id not in settled],
+                None if empty else [row for row in narrow if row[0] not in settled])
 
     def _settle_by_next_bytes(self, recognizer, canonical_state, candidate_ids: list, decided: list,
                               dead_ids: list) -> tuple:
