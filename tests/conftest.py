@@ -39,6 +39,43 @@ outcome depends on tables an earlier run (or another version) left behind;
 tests/test_token_set_disk.py points them at its own directories."""
 
 
+def _stale_compiled_modules() -> list:
+    """Modules whose extension module (Cython-compiled from the ``.py``, see
+    CMakeLists.txt) is older than the ``.py`` beside the sources: in an
+    editable install the import system takes the extension module, so an
+    edit of the ``.py`` would not be tested until the package is rebuilt.
+    Only an editable install is checked (there the two files live in
+    different folders; a wheel installs them together, as built)."""
+    import importlib.machinery
+    import importlib.util
+    import pathlib
+
+    import grammask
+
+    root = pathlib.Path(grammask.__file__).parent
+    stale = []
+    for source in sorted(root.rglob("*.py")):
+        if source.name == "__init__.py":
+            continue
+        name = ".".join(("grammask",) + source.relative_to(root).with_suffix("").parts)
+        spec = importlib.util.find_spec(name)
+        if spec is None or not (spec.origin or "").endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+            continue
+        built = pathlib.Path(spec.origin)
+        if built.parent != source.parent and built.stat().st_mtime < source.stat().st_mtime:
+            stale.append(name)
+    return stale
+
+
+def pytest_sessionstart(session):
+    stale = _stale_compiled_modules()
+    if stale:
+        raise pytest.UsageError(
+            f"{len(stale)} compiled module(s) are older than their .py source ({', '.join(stale[:5])}"
+            f"{', ...' if len(stale) > 5 else ''}): rebuild the editable install "
+            "(pip install --no-build-isolation --no-deps -e .) before testing")
+
+
 @pytest.fixture(scope="session")
 def llama3_tokenizer():
     import tokenizers
