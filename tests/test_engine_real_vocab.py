@@ -101,3 +101,39 @@ def test_dead_end_is_reported():
     with pytest.warns(grammask.DeadEndWarning):
         assert engine.compute_allowed_token_ids().size == 0
     assert engine.stats()["dead_ends"] == 1
+
+
+def test_warnings_point_at_the_callers_line():
+    """Every warning grammask emits names the user's file and line, however
+    deep in the package it arises and whether the module that warns runs as
+    Python or compiled by Cython (which has no frames to count): dead ends
+    from each way of asking for a mask, a JSON Schema approximation and an
+    unused rule."""
+    import inspect
+    import warnings
+
+    vocab = grammask.Vocabulary([None, b"a", b"b"], eos_token_ids=[0])
+    grammar = grammask.Grammar.from_ebnf("start ::= 'a' 'c';")
+
+    def dead_engine():
+        engine = grammask.Engine(grammar, vocab)
+        engine.try_accept_new_token(1)
+        return engine
+
+    bits = np.zeros((1, 1), dtype=np.int32)
+    calls = [
+        lambda: dead_engine().compute_allowed_token_ids(),
+        lambda: dead_engine().fill_bitmask(bits),
+        lambda: grammask.fill_next_token_bitmask_batch([dead_engine()], bits),
+        lambda: grammask.Grammar.from_json_schema({"type": "array", "uniqueItems": True,
+                                                   "items": {"type": "object"}}),
+        lambda: grammask.Grammar.from_ebnf('start ::= "a";\nunused ::= "b";'),
+    ]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        assert caught, inspect.getsource(call)
+        for warning in caught:
+            assert (warning.filename, warning.lineno) == (__file__, call.__code__.co_firstlineno), \
+                (warning.category.__name__, warning.filename, warning.lineno)

@@ -28,9 +28,15 @@ Warnings::
                                          ignored: .keyword, .pointer, .approximation
     DeadEndWarning (RuntimeWarning)      no token can continue an incomplete output
     IncompleteOutputWarning (UserWarning)  generation stopped before the output was complete
+
+``warn_caller`` emits a warning at the first caller outside the package.
 """
 
 from __future__ import annotations
+
+import os
+import sys
+import warnings
 
 
 class GrammaskError(Exception):
@@ -185,3 +191,20 @@ class DeadEndWarning(RuntimeWarning):
 class IncompleteOutputWarning(UserWarning):
     """Generation stopped (max tokens) before the output was a complete
     sentence of the grammar: the text is a valid prefix, not a valid output."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_caller(message, category: type | None = None) -> None:
+    """``warnings.warn`` attributed to the first frame outside grammask (the
+    user's call), however deep inside the package the warning arises.  A
+    fixed ``stacklevel`` cannot say that: modules compiled by Cython (see
+    CMakeLists.txt) have no Python frames, so the same call counts fewer
+    levels compiled than as plain Python."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

@@ -352,7 +352,7 @@ class BatchMasker:
             if index in keys:
                 engine._cache_mask(keys[index], 0, result[1])
             if result[1]:
-                engine._warn_dead_end(stacklevel=4)
+                engine._warn_dead_end()
 
         def compute(index):
             masks[index] = engines[index].allowed_bitset()

@@ -59,7 +59,6 @@ from __future__ import annotations
 import collections
 import enum
 import itertools
-import warnings
 from typing import Optional
 
 import numpy as np
@@ -78,6 +77,7 @@ from grammask.errors import (
     InvalidArgumentType,
     LimitExceeded,
     TokenRejected,
+    warn_caller,
 )
 from grammask.vocab import Vocabulary
 
@@ -437,7 +437,7 @@ class Engine:
                 if empty is None:
                     empty = self._compute_mask(key)
                 if empty:
-                    self._warn_dead_end(stacklevel=4)
+                    self._warn_dead_end()
         return self._bits
 
     def _mask_cache_key(self):
@@ -519,7 +519,7 @@ class Engine:
         empty = self._take_cached_mask(key)
         if empty is not None:
             if empty:
-                self._warn_dead_end(stacklevel=4)
+                self._warn_dead_end()
             return None
         return batch.add_state(self._mask, row, tag), key
 
@@ -529,13 +529,13 @@ class Engine:
         cached.flags.writeable = False
         self.compiled.mask_cache.put(key, (cached, n_fallbacks, empty))
 
-    def _warn_dead_end(self, stacklevel: int) -> None:
+    def _warn_dead_end(self) -> None:
         self._stats["dead_ends"] += 1
-        warnings.warn(
+        warn_caller(
             f"dead end after {len(self.output_bytes())} bytes: the output is not a complete "
             f"sentence and no token of the vocabulary can continue it; allowed next bytes: "
             f"{bitset.byte_list(self._recognizer.allowed_first_bytes())}",
-            DeadEndWarning, stacklevel=stacklevel)
+            DeadEndWarning)
 
     def _set_eos(self, bits: np.ndarray) -> None:
         for word, mask in self.compiled.eos_word_masks:

@@ -10,7 +10,7 @@ and fingerprint are derived on first use; the object never changes after.
 - ``ast``: the GrammarAST (source spans on parsed nodes)
 - ``lnf``: the LNF arrays consumed by the Earley core
 - ``warnings``: messages about unused rules of a grammar a user wrote (also
-  emitted with ``warnings.warn``); none for one a translator generated (JSON
+  emitted as warnings at the caller); none for one a translator generated (JSON
   Schema, pydantic), whose unused helper rules are pruned silently
 - ``start_accepts_empty``: the empty string is a sentence
 - ``token_terminal_kinds``: the token terminals used (``grammar/token_terminals.py``)
@@ -41,10 +41,10 @@ Parsing and every pass use explicit stacks, so deep input never raises
 
 from __future__ import annotations
 
-import warnings as _warnings
 from importlib import resources
 
 from grammask.config import Config
+from grammask.errors import warn_caller
 from grammask.grammar.ast import GrammarAST, Regex, Rule
 from grammask.grammar.collector import collector_paused
 from grammask.grammar.gbnf import parse_gbnf
@@ -69,7 +69,7 @@ class Grammar:
             self._lnf = build_lnf(normalized.flat, normalized.compiler)
         self._warnings = [] if generated else unused
         for message in self._warnings:
-            _warnings.warn(message, stacklevel=3)
+            warn_caller(message)
         self._pass_sizes = normalized.pass_sizes
         if self._token_terminal_kinds:
             check_reserved_bytes(ast)

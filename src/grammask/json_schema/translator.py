@@ -71,10 +71,9 @@ which raises ``SchemaUnsupported`` (a ``GrammarError``) when ``strict``.
 from __future__ import annotations
 
 import json
-import warnings
 from typing import Any, Callable, Optional
 
-from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported
+from grammask.errors import GrammarError, GrammarWarning, LimitExceeded, SchemaUnsupported, warn_caller
 from grammask.grammar.ast import GrammarAST, Literal, Regex, Rule, RuleRef
 from grammask.json_schema.applicators import (any_of_node, dependent_schemas_node, holds,
                                               if_then_else_node, negated_conjuncts, not_node,
@@ -162,7 +161,7 @@ class Translator(GrammarBuilder):
             raise SchemaUnsupported(keyword, pointer, approximation)
         warning = GrammarWarning(keyword, pointer, approximation)
         self.warnings.append(warning)
-        warnings.warn(warning, stacklevel=4)
+        warn_caller(warning)
 
     # ------------------------------------------------------------ dispatch
 
