@@ -189,13 +189,27 @@ pub fn clear_cache() {
 }
 
 /// The table of the strings `xy` with `x` accepted by `a` and `y` by `b`
-/// (subset construction, see the module docstring); only `max_bytes`
-/// bounds it.
+/// (subset construction, see the module docstring, unless `junction`
+/// applies); only `max_bytes` bounds it.
 pub fn concatenate(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failure> {
     if a.start == DEAD || b.start == DEAD {
         return Ok(Table::empty_language());
     }
     let (class_map, class_pairs) = crate::table::refine_classes(&a.class_map, &b.class_map);
+    match junction(a, b, &class_map, &class_pairs, limits) {
+        Some(table) => Ok(table),
+        None => subsets(a, b, class_map, &class_pairs, limits),
+    }
+}
+
+/// `concatenate` by the subset construction.
+fn subsets(
+    a: &Table,
+    b: &Table,
+    class_map: [u8; 256],
+    class_pairs: &[(usize, usize)],
+    limits: &Limits,
+) -> Result<Table, Failure> {
     let n_classes = class_pairs.len();
     // A state's key: its state of `a`, then its sorted set of states of `b`.
     let key_of = |state_a: u32, set: &mut Vec<u32>| {
@@ -220,7 +234,7 @@ pub fn concatenate(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failu
         current.extend_from_slice(&keys[state_id]);
         state_id += 1;
         accepting.push(current[1..].iter().any(|&state_b| b.accepting[state_b as usize]));
-        for &(class_a, class_b) in &class_pairs {
+        for &(class_a, class_b) in class_pairs {
             next.clear();
             for &state_b in &current[1..] {
                 let next_b = b.next_by_class(state_b, class_b);
@@ -250,6 +264,65 @@ pub fn concatenate(a: &Table, b: &Table, limits: &Limits) -> Result<Table, Failu
     Ok(Table { class_map, n_classes, transitions, accepting, start: 1 })
 }
 
+/// The concatenation without subsets, when no accepting state of `a` has a
+/// class on which both `a` and `b`'s start move (`None` otherwise): then
+/// every state of the subset construction is a state of `a`, holding `b`'s
+/// start exactly when it accepts, or a state of `b` alone, so the table is
+/// `a`'s states (state ids kept) followed by `b`'s live states, with `b`'s
+/// start's moves added to the accepting states of `a` (a prefix-free `a`
+/// such as a quoted key, or `a` and `b` starting on disjoint bytes such as
+/// a member separator and a string).  Same language as the subset
+/// construction's table, at most `|a| + |b| - 1` states and no set hashing.
+fn junction(
+    a: &Table,
+    b: &Table,
+    class_map: &[u8; 256],
+    class_pairs: &[(usize, usize)],
+    limits: &Limits,
+) -> Option<Table> {
+    let n_classes = class_pairs.len();
+    for state in 1..a.n_states() as u32 {
+        if a.accepting[state as usize]
+            && class_pairs.iter().any(|&(class_a, class_b)| {
+                a.next_by_class(state, class_a) != DEAD && b.next_by_class(b.start, class_b) != DEAD
+            })
+        {
+            return None;
+        }
+    }
+    let n_states = a.n_states() + b.n_states() - 1;
+    if limits.check_table_bytes(n_states, n_classes).is_err() {
+        return None;   // the subset construction decides (its table may lack b's start)
+    }
+    let offset = a.n_states() as u32 - 1;
+    let in_b = |state: u32| if state == DEAD { DEAD } else { state + offset };
+    let mut transitions: Vec<u32> = Vec::with_capacity(n_states * n_classes);
+    let mut accepting: Vec<bool> = Vec::with_capacity(n_states);
+    transitions.resize(n_classes, DEAD);
+    accepting.push(false);
+    for state in 1..a.n_states() as u32 {
+        let ends = a.accepting[state as usize];
+        accepting.push(ends && b.accepting[b.start as usize]);
+        for &(class_a, class_b) in class_pairs {
+            let next = a.next_by_class(state, class_a);
+            transitions.push(if next != DEAD {
+                next
+            } else if ends {
+                in_b(b.next_by_class(b.start, class_b))
+            } else {
+                DEAD
+            });
+        }
+    }
+    for state in 1..b.n_states() as u32 {
+        accepting.push(b.accepting[state as usize]);
+        for &(_, class_b) in class_pairs {
+            transitions.push(in_b(b.next_by_class(state, class_b)));
+        }
+    }
+    Some(Table { class_map: *class_map, n_classes, transitions, accepting, start: a.start })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +334,28 @@ mod tests {
 
     fn whole(pattern: &str) -> Table {
         normalize(&full_match_table(&parse(pattern, false).unwrap(), &limits()).unwrap(), &limits()).unwrap()
+    }
+
+    #[test]
+    fn junctions_give_the_subset_constructions_table() {
+        let fragments = [
+            "\"[a-z]{0,20}\"", "[ \t]{0,30}:[ \t]{0,30}", "a{0,16}", "b{16}", "(?:ab|b){2,18}", "x*y",
+            "[0-9]+", "-?[0-9]+(?:\\.[0-9]+)?", "é{3}", "\"(?:[^\"\\\\]|\\\\.)*\"", "a?", "(?:a|bb)*",
+        ];
+        let mut joined = 0;
+        for first in fragments {
+            for second in fragments {
+                let (a, b) = (whole(first), whole(second));
+                let (class_map, pairs) = crate::table::refine_classes(&a.class_map, &b.class_map);
+                let expected = normalize(&subsets(&a, &b, class_map, &pairs, &limits()).unwrap(), &limits()).unwrap();
+                if let Some(table) = junction(&a, &b, &class_map, &pairs, &limits()) {
+                    assert_eq!(normalize(&table, &limits()).unwrap(), expected, "{first} then {second}");
+                    joined += 1;
+                }
+                assert_eq!(expected, whole(&format!("(?:{first})(?:{second})")), "{first} then {second}");
+            }
+        }
+        assert!(joined >= 60, "the junction applied to {joined} pairs only");
     }
 
     #[test]
