@@ -28,7 +28,11 @@
 //! Data layout: `concatenate` is the subset construction over states
 //! `(state of a, sorted set of states of b)`, state 0 the dead pair
 //! `(dead, {})`, state 1 the start; classes are the common refinement of
-//! the two class maps.  `PIECES` caches minimal piece and prefix tables by
+//! the two class maps.  Where no accepting state of `a` moves on a class
+//! that `b`'s start moves on (`junction`), every such set is empty or `b`'s
+//! start alone, and the table is `a`'s and `b`'s side by side; a prefix made
+//! that way is not minimized (the next step's or the last `normalize` is
+//! what minimizes it).  `PIECES` caches minimal piece tables, and prefix tables, by
 //! the pieces' parsed form (their `Debug` text, which spells every class and
 //! flag), at most `PIECE_CACHE_BYTES` of tables per process (cleared when a
 //! table would not fit; a table larger than a quarter of it is not kept).
@@ -81,7 +85,11 @@ pub fn concatenation_table(hir: &Hir, limits: &Limits) -> Option<Table> {
         prefix_key.push_str(&keys[index]);
         let piece = cached(&keys[index], limits, || build_piece(&pieces[index], limits))?;
         result = cached(&prefix_key, limits, || {
-            normalize(&concatenate(&result, &piece, &relaxed(limits)).ok()?, &relaxed(limits)).ok()
+            let (class_map, class_pairs) = crate::table::refine_classes(&result.class_map, &piece.class_map);
+            // A junction only puts the tables side by side: minimizing once, at the end, is enough.
+            junction(&result, &piece, &class_map, &class_pairs, &relaxed(limits)).or_else(|| {
+                normalize(&concatenate(&result, &piece, &relaxed(limits)).ok()?, &relaxed(limits)).ok()
+            })
         })?;
     }
     let piece = cached(&keys[last], limits, || build_piece(&pieces[last], limits))?;
