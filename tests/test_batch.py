@@ -353,6 +353,28 @@ def test_permuted_rows_give_permuted_results(compiled, plain, token_ids, threads
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("grammars", ["canonical", "plain"])
+def test_masks_known_before_the_call_equal_one_by_one(compiled, plain, token_ids, threads, grammars):
+    """Engines whose mask is already known (asked for by ``allowed_bitset``
+    or by an earlier call, nothing accepted since) beside engines whose mask
+    the call computes: every row equals the one-by-one mask, and a second
+    call with nothing accepted in between writes the same rows."""
+    grammar_set = compiled if grammars == "canonical" else plain[0]
+    n_words = grammar_set["json"].n_words
+    engines = make_engines(grammar_set, token_ids)
+    for engine in engines[::2]:
+        if engine is not None:
+            engine.allowed_bitset()
+    rows = list(range(len(engines)))
+    expected = one_by_one_bitmask(make_engines(grammar_set, token_ids), len(rows), rows, n_words)
+    with BatchMasker(threads) as masker:
+        for _ in range(2):
+            bitmask = np.full((len(rows), n_words), 12345, dtype=np.int32)
+            masker.fill_bitmask(engines, bitmask)
+            np.testing.assert_array_equal(bitmask, expected)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_cold_token_sets_in_a_batch(llama3_vocab, token_ids, threads):
     """A grammar compiled cold: the batch's GIL-free jobs miss token sets,
     which the ordinary way then builds; masks equal one-by-one ones

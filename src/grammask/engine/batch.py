@@ -32,7 +32,9 @@ Data layout
     yet, and an engine with token-level filters (canonical filter, token
     terminals), take the ordinary ``Engine.allowed_bitset`` on the caller
     and the same helpers (``MaskWorkers.run_python``: each takes the GIL,
-    and the masks' GIL-free parts overlap), and their rows, and the
+    and the masks' GIL-free parts overlap), except that a mask already
+    known (nothing accepted since it was computed) is read on the caller
+    alone; and their rows, and the
     all-ones rows of ``None`` entries, are written last.  float32 /
     float64 logits rows are masked that way too
     (``grammask._core.logits.mask_rows`` releases the GIL).  The helpers
@@ -357,8 +359,17 @@ class BatchMasker:
         def compute(index):
             masks[index] = engines[index].allowed_bitset()
 
-        if ordinary:
-            self._run(sorted(ordinary), compute, errors)
+        # A mask already known is read here; handing it to a helper costs a
+        # GIL hand-off each (two threads took twice one's time on a batch
+        # of known masks).
+        unknown = []
+        for index in sorted(ordinary):
+            if engines[index]._mask_ready():
+                compute(index)
+            else:
+                unknown.append(index)
+        if unknown:
+            self._run(unknown, compute, errors)
         if errors:
             raise errors[min(errors)]
         return masks
