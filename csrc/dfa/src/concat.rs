@@ -84,16 +84,22 @@ pub fn concatenation_table(hir: &Hir, limits: &Limits) -> Option<Table> {
         prefix_key.push('\0');
         prefix_key.push_str(&keys[index]);
         let piece = cached(&keys[index], limits, || build_piece(&pieces[index], limits))?;
-        result = cached(&prefix_key, limits, || {
-            let (class_map, class_pairs) = crate::table::refine_classes(&result.class_map, &piece.class_map);
-            // A junction only puts the tables side by side: minimizing once, at the end, is enough.
-            junction(&result, &piece, &class_map, &class_pairs, &relaxed(limits)).or_else(|| {
-                normalize(&concatenate(&result, &piece, &relaxed(limits)).ok()?, &relaxed(limits)).ok()
-            })
-        })?;
+        result = cached(&prefix_key, limits, || next_prefix(&result, &piece, &relaxed(limits)))?;
     }
     let piece = cached(&keys[last], limits, || build_piece(&pieces[last], limits))?;
     normalize(&concatenate(&result, &piece, &relaxed(limits)).ok()?, limits).ok()
+}
+
+/// The prefix `a` followed by the piece `b`: a junction's table as it is
+/// (it only puts the two side by side, so the last step's `normalize`
+/// minimizes it with the rest), else the subset construction's, minimized.
+fn next_prefix(a: &Table, b: &Table, limits: &Limits) -> Option<Table> {
+    if a.start == DEAD || b.start == DEAD {
+        return Some(Table::empty_language());
+    }
+    let (class_map, class_pairs) = crate::table::refine_classes(&a.class_map, &b.class_map);
+    junction(a, b, &class_map, &class_pairs, limits)
+        .or_else(|| normalize(&subsets(a, b, class_map, &class_pairs, limits).ok()?, limits).ok())
 }
 
 /// The pieces of a concatenation holding a counted repetition beside other
