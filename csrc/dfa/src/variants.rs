@@ -30,7 +30,7 @@
 
 use crate::concat::concatenation_table;
 use crate::error::{Failure, Limits};
-use crate::minimize::normalize;
+use crate::minimize::{check_limits, normalize};
 use crate::name_trie::build_key_exclusion;
 use crate::regex_build::{full_match_table, no_match_inside_table, parse};
 use crate::table::{intersect, subtract, subtract_all, Table, DEAD};
@@ -106,6 +106,8 @@ fn minimal_full_match(hir: &Hir, limits: &Limits) -> Result<Table, Failure> {
 /// Strings fully matching every pattern of `patterns` (split on
 /// `INTERSECTION_SEPARATOR`); each part is minimized before the product, so
 /// the product's size is bounded by the product of the parts' minimal sizes.
+/// Every table on the way is minimal, so the result is only checked
+/// against `limits` (normalizing a normalized table gives it back).
 fn build_intersection(patterns: &str, case_insensitive: bool, limits: &Limits) -> Result<Table, Failure> {
     let mut result: Option<Table> = None;
     for part in patterns.split(INTERSECTION_SEPARATOR) {
@@ -115,7 +117,13 @@ fn build_intersection(patterns: &str, case_insensitive: bool, limits: &Limits) -
             Some(so_far) => normalize(&intersect(&so_far, &table, limits)?, &relaxed(limits))?,
         });
     }
-    normalize(&result.expect("split yields at least one part"), limits)
+    checked(result.expect("split yields at least one part"), limits)
+}
+
+/// `table` (already normalized) when it fits `limits`.
+fn checked(table: Table, limits: &Limits) -> Result<Table, Failure> {
+    check_limits(&table, limits)?;
+    Ok(table)
 }
 
 /// Strings of the first `DIFFERENCE_SEPARATOR`-separated segment (an
@@ -159,7 +167,7 @@ fn remove_all(kept: Table, removed: &[Table], limits: &Limits, one_product_bytes
     for table in removed {
         result = normalize(&subtract(&result, table, limits)?, &relaxed(limits))?;
     }
-    normalize(&result, limits)
+    checked(result, limits)
 }
 
 /// Most bytes the one product of a difference with several removed patterns
