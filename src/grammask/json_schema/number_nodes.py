@@ -331,8 +331,7 @@ def _automaton(plain: "_Remainders"):
         return plain
     if plain_size(plain.modulus, plain.n_places) > MAX_REMAINDER_BUILD:
         return None
-    return _minimal(plain.modulus, plain.n_places, plain.fraction_allowed, plain.required,
-                    plain.excluded, plain.finer, plain.residues)
+    return _minimal(*plain.parameters)
 
 
 @functools.lru_cache(maxsize=16)
@@ -378,6 +377,9 @@ class _Remainders:
         self.excluded = excluded
         self.finer = finer
         self.residues = residues
+        self.parameters = (modulus, n_places, fraction_allowed, required, excluded, finer,
+                           residues)
+        """What identifies the automaton (``_product_rules`` memoizes by it)."""
 
     def step(self, state: tuple, byte: int) -> Optional[tuple]:
         kind, remainder, n_read = state
@@ -436,7 +438,17 @@ def _product_rules(translator, automaton: _Remainders, bounds: Optional[str], hi
     ``bounds`` (None: no bounds) accept: the product of the two automata,
     byte by byte, trimmed to the states from which a literal can still end
     (so every prefix the grammar allows can be completed).  None when the
-    product has more than ``MAX_PRODUCT_STATES`` states."""
+    product has more than ``MAX_PRODUCT_STATES`` states.  Memoized per
+    translation (``translator.remainder_products``)."""
+    key = (automaton.parameters, bounds)
+    if key not in translator.remainder_products:
+        translator.remainder_products[key] = _new_product_rules(translator, automaton, bounds,
+                                                                hint)
+    return translator.remainder_products[key]
+
+
+def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
+    """``_product_rules``' node, defining its rules."""
     dfa = None if bounds is None else compile_regex(bounds)
     start = (automaton.START, None if dfa is None else dfa.start)
     index = {start: 0}

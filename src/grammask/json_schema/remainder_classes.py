@@ -47,8 +47,10 @@ class MinimalRemainders:
     """A remainder automaton by classes of equivalent states (module docstring)."""
 
     def __init__(self, table: np.ndarray, accepting: np.ndarray, start: int, dead: int,
-                 column_of: dict[int, int]):
+                 column_of: dict[int, int], parameters: tuple):
         self.START = start
+        self.parameters = parameters
+        """The plain automaton's ``parameters``."""
         self.n_states = len(accepting)
         self._table = table.tolist()
         self._accepting = accepting.tolist()
@@ -72,7 +74,8 @@ def minimal_remainders(automaton, number_bytes: bytes) -> MinimalRemainders:
     representative[classes] = np.arange(len(classes))  # any member: their successors' classes agree
     return MinimalRemainders(classes[table[representative]], accepting[representative],
                              int(classes[_START]), int(classes[_DEAD]),
-                             {byte: column for column, byte in enumerate(number_bytes)})
+                             {byte: column for column, byte in enumerate(number_bytes)},
+                             automaton.parameters)
 
 
 def _plain_arrays(automaton) -> tuple[np.ndarray, np.ndarray]:

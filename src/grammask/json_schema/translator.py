@@ -115,6 +115,11 @@ class Translator(GrammarBuilder):
         ``applicators._value_conjuncts``), and ("enum strings", list
         identity) -> (an ``enum`` list, its string members:
         ``applicators._in_enum``), kept for the translation."""
+        self.remainder_products: dict[tuple, Any] = {}
+        """(remainder automaton parameters, bounds regex) -> the node
+        ``number_nodes._product_rules`` made for them (None: too many
+        states), so a step and bounds repeated across a schema define
+        their rules once."""
         self.reference_spellings: Optional[dict[int, tuple[Any, bool]]] = None
         """id of each dict of the documents -> (the dict, whether its JSON text
         spells a reference), built on first use (``spells_reference``)."""
