@@ -25,6 +25,8 @@ from decimal import Decimal, localcontext
 import jsonschema
 import pytest
 
+from grammask.json_schema import schema_to_ast
+
 from support.schema_matcher import SchemaMatcher
 
 STEPS = [1, 2, 7, 0.01, 0.5, 2.5, 0.125]
@@ -121,3 +123,20 @@ def test_non_decimal_step_still_warns():
     matcher = SchemaMatcher({"type": "number", "multipleOf": 1 / 3, "minimum": 0,
                              "maximum": 10 ** 6})
     assert any(w.keyword == "multipleOf" for w in matcher.warnings)
+
+
+def test_a_repeated_step_and_bounds_define_their_rules_once():
+    """Two properties with the same ``multipleOf`` and bounds (but schemas
+    that differ) share one product; both still accept exactly the multiples."""
+    step = {"type": "integer", "multipleOf": 3, "minimum": 1}
+    schema = {"type": "object", "properties": {"a": step, "b": {**step, "description": "b"}},
+              "required": ["a", "b"], "additionalProperties": False}
+    names = [rule.name for rule in schema_to_ast(schema).rules]
+    product_rules = [name for name in names if name.startswith("multiple_of")]
+    assert product_rules and len({name.rsplit("_", 1)[0] for name in product_rules}) == 1
+    matcher = SchemaMatcher(schema)
+    validator = oracle(schema)
+    for a in range(-4, 14):
+        for b in (3, 7, 12):
+            text = json.dumps({"a": a, "b": b}, separators=(",", ":"))
+            assert matcher.accepts(text) == validator.is_valid({"a": a, "b": b}), text
