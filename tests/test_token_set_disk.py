@@ -178,6 +178,30 @@ def test_classes_round_trip(smollm2_vocab, disk_dir):
         assert np.array_equal(representatives, loaded_representatives)
 
 
+@pytest.mark.parametrize("largest, width", [(0, 1), (255, 1), (256, 2), (65_535, 2), (65_536, 4)])
+def test_class_labels_take_the_fewest_bytes_and_load_as_int32(smollm2_vocab, disk_dir, largest, width):
+    """A state-class table is written with each label in 1, 2 or 4 bytes
+    (whatever holds the largest) and loads as the int32 table it was;
+    a header that names another width is refused."""
+    trie = vocabulary_tables(smollm2_vocab).trie_view
+    disk = TokenSetDisk(trie, smollm2_vocab.size, background=False)
+    rng = np.random.default_rng(largest)
+    rows = rng.integers(0, largest + 1, size=(5, 40)).astype(np.int32)
+    rows[-1, -1] = largest
+    representatives = np.arange(40, dtype=np.int32)
+    disk.store_classes(b"digest", 7, (rows, representatives))
+    (path,) = _files(disk_dir)
+    assert len(path.read_bytes()) < rows.size * width + 40 * 4 + 200
+    loaded_rows, loaded_representatives = disk.load_classes(b"digest", 7)
+    assert loaded_rows.dtype == np.int32 and np.array_equal(loaded_rows, rows)
+    assert np.array_equal(loaded_representatives, representatives)
+    key = disk._key_digest(token_set_disk._CLASSES, b"digest", 7)
+    header, arrays = disk._read(key, token_set_disk._CLASSES, token_set_disk._CLASSES_HEADER)
+    assert header[3] == width
+    disk._write(key, header[:3] + [3], [np.array(array) for array in arrays])
+    assert disk.load_classes(b"digest", 7) is None
+
+
 def test_another_vocabulary_gets_no_hit(smollm2_vocab, bert_vocab, disk_dir):
     _masks(smollm2_vocab, "regex")
     before = set(_files(disk_dir))
