@@ -23,7 +23,7 @@
 use crate::error::{table_bytes, Failure, Limit, Limits};
 use crate::table::{Table, DEAD};
 use crate::word_hash::WordHash;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 /// Trim, minimize, renumber, recompute classes, then check the limits.
 pub fn normalize(table: &Table, limits: &Limits) -> Result<Table, Failure> {
@@ -45,7 +45,7 @@ pub fn finish(table: &Table, block_of: &[u32], limits: &Limits) -> Result<Table,
         return Ok(Table::empty_language());
     }
     let renumbered = renumber_blocks(table, block_of);
-    let finished = merge_equal_classes(&renumbered);
+    let finished = merge_equal_classes(renumbered);
     check_limits(&finished, limits)?;
     Ok(finished)
 }
@@ -262,7 +262,9 @@ fn group_by_class<'a>(lists: impl Iterator<Item = &'a [u64]> + Clone, class_ends
 }
 
 /// Quotient table over the blocks: the dead block is state 0, the others are
-/// numbered breadth-first from the start block.
+/// numbered breadth-first from the start block.  One pass: the blocks are
+/// numbered as the breadth-first search meets them, and each block's row
+/// is written as the search leaves it (the search's order is the table's).
 fn renumber_blocks(table: &Table, block_of: &[u32]) -> Table {
     let n_classes = table.n_classes;
     let n_blocks = block_of.iter().map(|&b| b as usize + 1).max().unwrap_or(1);
@@ -276,58 +278,74 @@ fn renumber_blocks(table: &Table, block_of: &[u32]) -> Table {
     let start_block = block_of[table.start as usize];
     new_id[start_block as usize] = 1;
     let mut order = vec![dead_block, start_block];
-    let mut queue = VecDeque::from([start_block]);
-    while let Some(block) = queue.pop_front() {
-        let state = representative[block as usize];
-        for class in 0..n_classes {
-            let next_block = block_of[table.next_by_class(state, class) as usize];
-            if new_id[next_block as usize] == u32::MAX {
-                new_id[next_block as usize] = order.len() as u32;
-                order.push(next_block);
-                queue.push_back(next_block);
+    let mut transitions = vec![DEAD; n_classes];
+    let mut accepting = vec![false];
+    let mut next_in_order = 1;
+    while next_in_order < order.len() {
+        let state = representative[order[next_in_order] as usize];
+        next_in_order += 1;
+        accepting.push(table.accepting[state as usize]);
+        for &target in &table.transitions[state as usize * n_classes..(state as usize + 1) * n_classes] {
+            let next_block = block_of[target as usize] as usize;
+            if new_id[next_block] == u32::MAX {
+                new_id[next_block] = order.len() as u32;
+                order.push(next_block as u32);
             }
-        }
-    }
-    let mut transitions = Vec::with_capacity(order.len() * n_classes);
-    let mut accepting = Vec::with_capacity(order.len());
-    for &block in &order {
-        let state = representative[block as usize];
-        accepting.push(block != dead_block && table.accepting[state as usize]);
-        for class in 0..n_classes {
-            let next = if block == dead_block { DEAD } else { new_id[block_of[table.next_by_class(state, class) as usize] as usize] };
-            transitions.push(next);
+            transitions.push(new_id[next_block]);
         }
     }
     Table { class_map: table.class_map, n_classes, transitions, accepting, start: 1 }
 }
 
 /// Merges classes whose transition columns are equal; classes are numbered
-/// in order of their smallest byte.
-fn merge_equal_classes(table: &Table) -> Table {
+/// in order of their smallest byte.  Each column's hash is accumulated in
+/// one row-major pass (no column is copied out), columns are compared
+/// only when their hashes meet, and a table whose classes neither merge
+/// nor move is returned as it is.
+fn merge_equal_classes(table: Table) -> Table {
     let n_states = table.n_states();
-    let mut column_ids: HashMap<Vec<u32>, u8, WordHash> = HashMap::default();
+    let n_classes = table.n_classes;
+    let mut hashes = vec![0u64; n_classes];
+    for row in table.transitions.chunks_exact(n_classes) {
+        for (hash, &target) in hashes.iter_mut().zip(row) {
+            *hash = (hash.rotate_left(5) ^ target as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    let same_column = |a: usize, b: usize| {
+        (0..n_states).all(|state| table.next_by_class(state as u32, a) == table.next_by_class(state as u32, b))
+    };
+    // Kept classes by hash: the first class with each distinct column.
+    let mut by_hash: HashMap<u64, Vec<u8>, WordHash> = HashMap::default();
     let mut kept_classes: Vec<usize> = Vec::new();
-    let mut new_class_of_old: Vec<Option<u8>> = vec![None; table.n_classes];
+    let mut new_class_of_old: Vec<Option<u8>> = vec![None; n_classes];
     let mut class_map = [0u8; 256];
     for byte in 0..256 {
         let old_class = table.class_map[byte] as usize;
         let new_class = *new_class_of_old[old_class].get_or_insert_with(|| {
-            let column: Vec<u32> = (0..n_states as u32).map(|s| table.next_by_class(s, old_class)).collect();
-            *column_ids.entry(column).or_insert_with(|| {
-                kept_classes.push(old_class);
-                (kept_classes.len() - 1) as u8
-            })
+            let candidates = by_hash.entry(hashes[old_class]).or_default();
+            match candidates.iter().find(|&&kept| same_column(kept_classes[kept as usize], old_class)) {
+                Some(&kept) => kept,
+                None => {
+                    kept_classes.push(old_class);
+                    let new_class = (kept_classes.len() - 1) as u8;
+                    candidates.push(new_class);
+                    new_class
+                }
+            }
         });
         class_map[byte] = new_class;
     }
-    let n_classes = kept_classes.len();
-    let mut transitions = Vec::with_capacity(n_states * n_classes);
-    for state in 0..n_states as u32 {
-        for &old_class in &kept_classes {
-            transitions.push(table.next_by_class(state, old_class));
-        }
+    if kept_classes.iter().enumerate().all(|(new_class, &old_class)| new_class == old_class)
+        && kept_classes.len() == n_classes
+    {
+        return Table { class_map, ..table };
     }
-    Table { class_map, n_classes, transitions, accepting: table.accepting.clone(), start: table.start }
+    let n_kept = kept_classes.len();
+    let mut transitions = Vec::with_capacity(n_states * n_kept);
+    for row in table.transitions.chunks_exact(n_classes) {
+        transitions.extend(kept_classes.iter().map(|&old_class| row[old_class]));
+    }
+    Table { class_map, n_classes: n_kept, transitions, accepting: table.accepting, start: table.start }
 }
 
 #[cfg(test)]
@@ -394,6 +412,25 @@ mod tests {
             }
         });
         assert_eq!(normalize(&direct, &limits()).unwrap(), three);
+    }
+
+    #[test]
+    fn classes_merge_by_column_and_are_numbered_by_smallest_byte() {
+        // (a|c)*b: 'a' and 'c' have equal columns, 'b' its own, every other byte dead.
+        let table = Table::from_byte_function(3, 1, vec![false, false, true], |state, byte| match (state, byte) {
+            (1, b'a' | b'c') => 1,
+            (1, b'b') => 2,
+            _ => DEAD,
+        });
+        let table = normalize(&table, &limits()).unwrap();
+        assert_eq!(table.n_classes, 3);
+        assert_eq!(table.class_map[0], 0);
+        assert_eq!(table.class_map[b'a' as usize], 1);
+        assert_eq!(table.class_map[b'c' as usize], 1);
+        assert_eq!(table.class_map[b'b' as usize], 2);
+        assert!(table.fullmatch(b"acab") && !table.fullmatch(b"abc"));
+        // A normalized table is its own normal form (classes neither merge nor move).
+        assert_eq!(normalize(&table, &limits()).unwrap(), table);
     }
 
     #[test]

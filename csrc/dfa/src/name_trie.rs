@@ -35,7 +35,8 @@ use crate::error::{Failure, Limits};
 use crate::minimize::finish;
 use crate::table::{Table, DEAD};
 use crate::variants::{build_regex, relaxed, Kind};
-use crate::word_hash::WordHash;
+use crate::word_hash::{WordHash, WordHasher};
+use std::hash::Hasher;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -96,19 +97,43 @@ fn equivalent_blocks(table: &Table, end: usize, n_fallback: usize) -> Vec<u32> {
     for state in 1..n_fallback {
         block_of[end + state] = state as u32;
     }
-    let mut blocks: HashMap<(bool, Vec<u32>), u32, WordHash> = HashMap::default();
-    let row_of = |state: usize, block_of: &[u32]| -> (bool, Vec<u32>) {
-        let row = &table.transitions[state * n_classes..(state + 1) * n_classes];
-        (table.accepting[state], row.iter().map(|&target| block_of[target as usize]).collect())
+    // Each block's row (acceptance, then targets as blocks) in `rows`, at
+    // `block * (n_classes + 1)`; blocks by the hash of their row, with the
+    // blocks whose rows share a hash chained through `next_same_hash`.
+    let width = n_classes + 1;
+    let mut rows: Vec<u32> = Vec::with_capacity(table.n_states() * width);
+    let mut first_of_hash: HashMap<u64, u32, WordHash> = HashMap::default();
+    let mut next_same_hash: Vec<u32> = Vec::new();
+    let mut row = vec![0u32; width];
+    let mut place = |state: usize, known: Option<u32>, block_of: &[u32], row: &mut Vec<u32>| -> u32 {
+        row[0] = table.accepting[state] as u32;
+        for (slot, &target) in row[1..].iter_mut().zip(&table.transitions[state * n_classes..(state + 1) * n_classes]) {
+            *slot = block_of[target as usize];
+        }
+        let mut hasher = WordHasher::default();
+        for &word in row.iter() {
+            hasher.write_u32(word);
+        }
+        let hash = hasher.finish();
+        let mut candidate = first_of_hash.get(&hash).copied().unwrap_or(u32::MAX);
+        while known.is_none() && candidate != u32::MAX {
+            if rows[candidate as usize * width..(candidate as usize + 1) * width] == row[..] {
+                return candidate;
+            }
+            candidate = next_same_hash[candidate as usize];
+        }
+        let block = next_same_hash.len() as u32;
+        debug_assert!(known.map_or(true, |known| known == block));
+        next_same_hash.push(first_of_hash.insert(hash, block).unwrap_or(u32::MAX));
+        rows.extend_from_slice(row);
+        block
     };
-    blocks.insert(row_of(DEAD as usize, &block_of), 0);
+    place(DEAD as usize, Some(0), &block_of, &mut row);
     for state in 1..n_fallback {
-        blocks.insert(row_of(end + state, &block_of), state as u32);
+        place(end + state, Some(state as u32), &block_of, &mut row);
     }
     for state in std::iter::once(end).chain((1..end).rev()) {
-        let key = row_of(state, &block_of);
-        let next_id = blocks.len() as u32;
-        block_of[state] = *blocks.entry(key).or_insert(next_id);
+        block_of[state] = place(state, None, &block_of, &mut row);
     }
     block_of
 }
@@ -144,13 +169,18 @@ fn classes(fallback: &Table, prefix: &str, blocked: &str, names: &[&str]) -> ([u
     }
     let mut class_map = [0u8; 256];
     let mut representatives: Vec<u8> = Vec::new();
-    let mut ids: HashMap<(u8, u16), u8> = HashMap::new();
+    // The class of the bytes of each fallback class that have none of their own.
+    let mut shared: [Option<u8>; 256] = [None; 256];
     for byte in 0..256usize {
-        let key = (fallback.class_map[byte], if own_class[byte] { byte as u16 } else { 256 });
-        class_map[byte] = *ids.entry(key).or_insert_with(|| {
+        let mut new_class = || {
             representatives.push(byte as u8);
             (representatives.len() - 1) as u8
-        });
+        };
+        class_map[byte] = if own_class[byte] {
+            new_class()
+        } else {
+            *shared[fallback.class_map[byte] as usize].get_or_insert_with(new_class)
+        };
     }
     (class_map, representatives)
 }
