@@ -1,15 +1,23 @@
 //! Trimming, minimization and canonical renumbering of `Table`s.
 //!
 //! `normalize` is applied after every construction and transformation:
-//! 1. viability: a backward search from the accepting states finds the states
-//!    that can still reach a match; all others are equivalent to dead;
-//! 2. Hopcroft's partition refinement (Hopcroft 1971; the "smaller half"
-//!    worklist rule gives O(k n log n)) starting from the blocks
-//!    {non-viable}, {accepting}, {viable and not accepting}; a splitter's
-//!    incoming transitions are gathered once and grouped by class, and
-//!    transitions into the dead state are never stored (the non-viable
-//!    block is the initial block left out of the worklist), so the work
-//!    follows the live transitions, not k times the states;
+//! 1. viability: the states that can still reach a match; all others are
+//!    equivalent to dead;
+//! 2. the blocks of equivalent states: when the states reachable from the
+//!    start form no cycle (a counted repetition, a key with capped
+//!    whitespace around it, a string with a maxLength), one depth-first
+//!    search decides viability and places each state by its row from the
+//!    sinks up (Revuz 1992: a state's block is fixed by its acceptance and
+//!    its targets' blocks, all known before it; linear, where the
+//!    refinement below splits a chain of n counted states in about
+//!    n log n steps); otherwise viability by a backward search from the
+//!    accepting states, then Hopcroft's partition refinement (Hopcroft
+//!    1971; the "smaller half" worklist rule gives O(k n log n)) starting
+//!    from the blocks {non-viable}, {accepting}, {viable and not accepting}; a
+//!    splitter's incoming transitions are gathered once and grouped by
+//!    class, and transitions into the dead state are never stored (the
+//!    non-viable block is the initial block left out of the worklist), so
+//!    the work follows the live transitions, not k times the states;
 //! 3. renumbering: the block of non-viable states becomes state 0, the other
 //!    blocks are numbered breadth-first from the start block, in class order
 //!    (unreachable blocks disappear);
@@ -22,11 +30,15 @@
 
 use crate::error::{table_bytes, Failure, Limit, Limits};
 use crate::table::{Table, DEAD};
-use crate::word_hash::WordHash;
+use crate::word_hash::{WordHash, WordHasher};
 use std::collections::HashMap;
+use std::hash::Hasher;
 
 /// Trim, minimize, renumber, recompute classes, then check the limits.
 pub fn normalize(table: &Table, limits: &Limits) -> Result<Table, Failure> {
+    if let Some(block_of) = acyclic_blocks(table) {
+        return finish(table, &block_of, limits);
+    }
     let incoming = Incoming::new(table);
     let viable = viable_states(table, &incoming);
     if !viable[table.start as usize] {
@@ -34,6 +46,109 @@ pub fn normalize(table: &Table, limits: &Limits) -> Result<Table, Failure> {
     }
     let block_of = hopcroft_blocks(table, &incoming, &viable);
     finish(table, &block_of, limits)
+}
+
+/// Blocks of states told apart by their rows: a row is a state's acceptance
+/// and its targets' blocks, and equal rows share a block.  Blocks are
+/// numbered from 0 in the order they are made; `rows` holds each block's
+/// row (`1 + n_classes` words), and the blocks whose rows share a hash are
+/// chained through `next_same_hash` from `first_of_hash` (no vector per row).
+pub(crate) struct RowBlocks {
+    width: usize,
+    rows: Vec<u32>,
+    first_of_hash: HashMap<u64, u32, WordHash>,
+    next_same_hash: Vec<u32>,
+    row: Vec<u32>,
+}
+
+impl RowBlocks {
+    pub(crate) fn new(n_classes: usize) -> RowBlocks {
+        RowBlocks {
+            width: n_classes + 1,
+            rows: Vec::new(),
+            first_of_hash: HashMap::default(),
+            next_same_hash: Vec::new(),
+            row: vec![0; n_classes + 1],
+        }
+    }
+
+    /// The block of the row (`accepting`, `targets` as blocks): the block
+    /// of an equal row made before when `merge`, else a new one.
+    pub(crate) fn place(&mut self, accepting: bool, targets: impl Iterator<Item = u32>, merge: bool) -> u32 {
+        self.row[0] = accepting as u32;
+        for (slot, target) in self.row[1..].iter_mut().zip(targets) {
+            *slot = target;
+        }
+        let mut hasher = WordHasher::default();
+        for &word in &self.row {
+            hasher.write_u32(word);
+        }
+        let hash = hasher.finish();
+        let width = self.width;
+        if merge {
+            let mut candidate = self.first_of_hash.get(&hash).copied().unwrap_or(u32::MAX);
+            while candidate != u32::MAX {
+                if self.rows[candidate as usize * width..(candidate as usize + 1) * width] == self.row[..] {
+                    return candidate;
+                }
+                candidate = self.next_same_hash[candidate as usize];
+            }
+        }
+        let block = self.next_same_hash.len() as u32;
+        self.next_same_hash.push(self.first_of_hash.insert(hash, block).unwrap_or(u32::MAX));
+        self.rows.extend_from_slice(&self.row);
+        block
+    }
+}
+
+/// The coarsest partition when the states reachable from the start form
+/// no cycle (`None` otherwise): a depth-first search from the start, whose
+/// post-order puts every target before its sources, decides each state's
+/// viability (it accepts, or a target is viable) and places the viable
+/// ones by their rows (`RowBlocks`); by induction on the longest path to a
+/// sink, two of them share a block exactly when they are equivalent.  The
+/// non-viable states, state 0 and the unreachable states (which `finish`
+/// drops) form block 0.
+fn acyclic_blocks(table: &Table) -> Option<Vec<u32>> {
+    const WHITE: u8 = 0;
+    const GREY: u8 = 1;
+    const BLACK: u8 = 2;
+    let n_classes = table.n_classes;
+    let row_of = |state: usize| &table.transitions[state * n_classes..(state + 1) * n_classes];
+    let mut color = vec![WHITE; table.n_states()];
+    color[DEAD as usize] = BLACK;
+    let mut viable = vec![false; table.n_states()];
+    let mut block_of = vec![0u32; table.n_states()];
+    let mut blocks = RowBlocks::new(n_classes);
+    blocks.place(false, std::iter::repeat(0).take(n_classes), false);
+    // The search's stack: (state, next class to follow).
+    let mut stack: Vec<(u32, usize)> = vec![(table.start, 0)];
+    color[table.start as usize] = GREY;
+    while let Some(top) = stack.last_mut() {
+        let (state, class) = *top;
+        if class < n_classes {
+            top.1 += 1;
+            let target = row_of(state as usize)[class] as usize;
+            match color[target] {
+                WHITE => {
+                    color[target] = GREY;
+                    stack.push((target as u32, 0));
+                }
+                GREY => return None,
+                _ => {}
+            }
+            continue;
+        }
+        stack.pop();
+        let state = state as usize;
+        color[state] = BLACK;
+        viable[state] = table.accepting[state] || row_of(state).iter().any(|&target| viable[target as usize]);
+        if viable[state] {
+            let targets = row_of(state).iter().map(|&target| block_of[target as usize]);
+            block_of[state] = blocks.place(table.accepting[state], targets, true);
+        }
+    }
+    Some(block_of)
 }
 
 /// Steps 3-4 and the limit checks, for a partition `block_of` of the states
@@ -431,6 +546,28 @@ mod tests {
         assert!(table.fullmatch(b"acab") && !table.fullmatch(b"abc"));
         // A normalized table is its own normal form (classes neither merge nor move).
         assert_eq!(normalize(&table, &limits()).unwrap(), table);
+    }
+
+    #[test]
+    fn acyclic_tables_get_the_partition_refinements_blocks() {
+        use crate::regex_build::{full_match_table, parse};
+        let patterns = [
+            "a{0,20}b{3}", "[ \t]{0,30}:[ \t]{0,30}", "\"[a-z]{1,12}\"", "(?:ab|a){0,9}c?",
+            "[0-9]{4}-[0-9]{2}-[0-9]{2}", "(?:x|xy|xyz){2,6}", "é{0,5}[^a]{2}", "(?:aa|bb|ab|ba){3}|a{5}",
+        ];
+        for pattern in patterns {
+            let table = full_match_table(&parse(pattern, false).unwrap(), &limits()).unwrap();
+            let incoming = Incoming::new(&table);
+            let viable = viable_states(&table, &incoming);
+            let blocks = acyclic_blocks(&table).expect(pattern);
+            let by_refinement = finish(&table, &hopcroft_blocks(&table, &incoming, &viable), &limits()).unwrap();
+            assert_eq!(finish(&table, &blocks, &limits()).unwrap(), by_refinement, "{pattern}");
+            assert_eq!(normalize(&table, &limits()).unwrap(), by_refinement, "{pattern}");
+        }
+        for pattern in ["a*", "(?:ab)+c", "x{3}(?:y|z)*"] {
+            let table = full_match_table(&parse(pattern, false).unwrap(), &limits()).unwrap();
+            assert!(acyclic_blocks(&table).is_none(), "{pattern}");
+        }
     }
 
     #[test]

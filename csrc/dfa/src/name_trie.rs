@@ -32,13 +32,11 @@
 //! early), the state limit on the minimal table.
 
 use crate::error::{Failure, Limits};
-use crate::minimize::finish;
+use crate::minimize::{finish, RowBlocks};
 use crate::table::{Table, DEAD};
 use crate::variants::{build_regex, relaxed, Kind};
-use crate::word_hash::{WordHash, WordHasher};
-use std::hash::Hasher;
+
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 /// Separates the parts of a key-exclusion pattern text.
 pub const KEY_SEPARATOR: char = '\u{1}';
@@ -97,43 +95,17 @@ fn equivalent_blocks(table: &Table, end: usize, n_fallback: usize) -> Vec<u32> {
     for state in 1..n_fallback {
         block_of[end + state] = state as u32;
     }
-    // Each block's row (acceptance, then targets as blocks) in `rows`, at
-    // `block * (n_classes + 1)`; blocks by the hash of their row, with the
-    // blocks whose rows share a hash chained through `next_same_hash`.
-    let width = n_classes + 1;
-    let mut rows: Vec<u32> = Vec::with_capacity(table.n_states() * width);
-    let mut first_of_hash: HashMap<u64, u32, WordHash> = HashMap::default();
-    let mut next_same_hash: Vec<u32> = Vec::new();
-    let mut row = vec![0u32; width];
-    let mut place = |state: usize, known: Option<u32>, block_of: &[u32], row: &mut Vec<u32>| -> u32 {
-        row[0] = table.accepting[state] as u32;
-        for (slot, &target) in row[1..].iter_mut().zip(&table.transitions[state * n_classes..(state + 1) * n_classes]) {
-            *slot = block_of[target as usize];
-        }
-        let mut hasher = WordHasher::default();
-        for &word in row.iter() {
-            hasher.write_u32(word);
-        }
-        let hash = hasher.finish();
-        let mut candidate = first_of_hash.get(&hash).copied().unwrap_or(u32::MAX);
-        while known.is_none() && candidate != u32::MAX {
-            if rows[candidate as usize * width..(candidate as usize + 1) * width] == row[..] {
-                return candidate;
-            }
-            candidate = next_same_hash[candidate as usize];
-        }
-        let block = next_same_hash.len() as u32;
-        debug_assert!(known.map_or(true, |known| known == block));
-        next_same_hash.push(first_of_hash.insert(hash, block).unwrap_or(u32::MAX));
-        rows.extend_from_slice(row);
-        block
-    };
-    place(DEAD as usize, Some(0), &block_of, &mut row);
-    for state in 1..n_fallback {
-        place(end + state, Some(state as u32), &block_of, &mut row);
+    let mut blocks = RowBlocks::new(n_classes);
+    let row_of = |state: usize| &table.transitions[state * n_classes..(state + 1) * n_classes];
+    // The dead state and the fallback's states: blocks 0 .. n_fallback - 1, in order.
+    for (block, state) in std::iter::once(DEAD as usize).chain((1..n_fallback).map(|state| end + state)).enumerate() {
+        let targets = row_of(state).iter().map(|&target| block_of[target as usize]);
+        let placed = blocks.place(table.accepting[state], targets, false);
+        debug_assert_eq!(placed as usize, block);
     }
     for state in std::iter::once(end).chain((1..end).rev()) {
-        block_of[state] = place(state, None, &block_of, &mut row);
+        let targets = row_of(state).iter().map(|&target| block_of[target as usize]);
+        block_of[state] = blocks.place(table.accepting[state], targets, true);
     }
     block_of
 }
