@@ -448,31 +448,56 @@ def _product_rules(translator, automaton: _Remainders, bounds: Optional[str], hi
 
 
 def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
-    """``_product_rules``' node, defining its rules."""
+    """``_product_rules``' node, defining its rules.  The product is
+    searched over integer ids: each remainder state's and each bound
+    state's successors on ``NUMBER_BYTES`` are computed once, and a
+    product state is the pair's number (``remainder id * bound states +
+    bound state``); equal byte classes share one regex node."""
     dfa = None if bounds is None else compile_regex(bounds)
-    start = (automaton.START, None if dfa is None else dfa.start)
+    n_bound = 1 if dfa is None else dfa.n_states
+    remainder_ids = {automaton.START: 0}
+    remainders = [automaton.START]
+    remainder_moves: list[tuple] = []     # per remainder id: successor id per byte, -1 for none
+    bound_moves: dict = {}                # per bound state: successor per byte, 0 (dead) for none
+    start = 0 if dfa is None else dfa.start
     index = {start: 0}
     order = [start]
     edges: list[list[tuple[int, int]]] = []
     for state in order:
+        remainder_id, bound_state = divmod(state, n_bound)
+        while len(remainder_moves) <= remainder_id:
+            moves = []
+            for byte in NUMBER_BYTES:
+                following = automaton.step(remainders[len(remainder_moves)], byte)
+                if following is None:
+                    moves.append(-1)
+                    continue
+                if following not in remainder_ids:
+                    remainder_ids[following] = len(remainders)
+                    remainders.append(following)
+                moves.append(remainder_ids[following])
+            remainder_moves.append(tuple(moves))
+        bounds_after = bound_moves.get(bound_state)
+        if bounds_after is None:
+            bounds_after = bound_moves[bound_state] = tuple(
+                1 if dfa is None else dfa.step(bound_state, byte) for byte in NUMBER_BYTES)
         out = []
-        remainder_state, bound_state = state
-        for byte in NUMBER_BYTES:
-            next_remainder = automaton.step(remainder_state, byte)
-            if next_remainder is None:
+        for byte, next_remainder, next_bound in zip(NUMBER_BYTES, remainder_moves[remainder_id],
+                                                    bounds_after):
+            if next_remainder < 0 or next_bound == 0:
                 continue
-            next_bound = None if dfa is None else dfa.step(bound_state, byte)
-            if next_bound == 0:
-                continue
-            target = (next_remainder, next_bound)
-            if target not in index:
+            target = next_remainder * n_bound + (0 if dfa is None else next_bound)
+            found = index.get(target)
+            if found is None:
                 if len(order) >= MAX_PRODUCT_STATES:
                     return None
-                index[target] = len(order)
+                found = index[target] = len(order)
                 order.append(target)
-            out.append((byte, index[target]))
+            out.append((byte, found))
         edges.append(out)
-    accepting = [automaton.accepts(r) and (dfa is None or dfa.is_accepting(q)) for r, q in order]
+    accepting = [automaton.accepts(remainders[remainder_id])
+                 and (dfa is None or dfa.is_accepting(bound_state))
+                 for remainder_id, bound_state in (divmod(state, n_bound) for state in order)]
     live = co_reachable({state: [target for _, target in out] for state, out in enumerate(edges)},
                         [state for state, flag in enumerate(accepting) if flag])
     if 0 not in live:
@@ -482,6 +507,7 @@ def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
     for state_id in sorted(live):
         names[state_id] = f"{prefix}_{state_id}"
         translator.used_names.add(names[state_id])
+    class_nodes: dict[tuple, Any] = {}
     for state_id in sorted(live):
         by_target: dict[int, list[int]] = {}
         for byte, target in edges[state_id]:
@@ -489,8 +515,13 @@ def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
                 by_target.setdefault(target, []).append(byte)
         alternatives = [translator.seq()] if accepting[state_id] else []
         for target, byte_list in by_target.items():
-            alternatives.append(translator.seq(translator.rx(_byte_class(byte_list)),
-                                               RuleRef(names[target])))
+            key = tuple(byte_list)
+            node = class_nodes.get(key)
+            if node is None:
+                node = class_nodes[key] = translator.rx(_byte_class(byte_list))
+            else:
+                translator.count()
+            alternatives.append(translator.seq(node, RuleRef(names[target])))
         translator.define(names[state_id], translator.alt(alternatives))
     return RuleRef(names[0])
 
