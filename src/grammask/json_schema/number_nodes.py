@@ -502,18 +502,27 @@ def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
                         [state for state, flag in enumerate(accepting) if flag])
     if 0 not in live:
         return NEVER
+    # A literal may end after a byte that reaches an accepting state: that
+    # byte alone is an alternative too, and a rule is made only for states
+    # with live moves, so no rule derives the empty string (the start is
+    # never accepting: a number has a byte) and normalization has no
+    # empty alternatives to eliminate.
+    moving = {state_id for state_id in live
+              if any(target in live for _, target in edges[state_id])}
+    if 0 not in moving:
+        return translator.seq() if accepting[0] else NEVER
     prefix = translator.fresh_name(hint)
     names = {}
-    for state_id in sorted(live):
+    for state_id in sorted(moving):
         names[state_id] = f"{prefix}_{state_id}"
         translator.used_names.add(names[state_id])
     class_nodes: dict[tuple, Any] = {}
-    for state_id in sorted(live):
+    for state_id in sorted(moving):
         by_target: dict[int, list[int]] = {}
         for byte, target in edges[state_id]:
             if target in live:
                 by_target.setdefault(target, []).append(byte)
-        alternatives = [translator.seq()] if accepting[state_id] else []
+        alternatives = [translator.seq()] if accepting[state_id] and state_id == 0 else []
         for target, byte_list in by_target.items():
             key = tuple(byte_list)
             node = class_nodes.get(key)
@@ -521,7 +530,10 @@ def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
                 node = class_nodes[key] = translator.rx(_byte_class(byte_list))
             else:
                 translator.count()
-            alternatives.append(translator.seq(node, RuleRef(names[target])))
+            if accepting[target]:
+                alternatives.append(node)
+            if target in moving:
+                alternatives.append(translator.seq(node, RuleRef(names[target])))
         translator.define(names[state_id], translator.alt(alternatives))
     return RuleRef(names[0])
 
