@@ -120,7 +120,7 @@ fn acyclic_blocks(table: &Table) -> Option<Vec<u32>> {
     let mut viable = vec![false; table.n_states()];
     let mut block_of = vec![0u32; table.n_states()];
     let mut blocks = RowBlocks::new(n_classes);
-    blocks.place(false, std::iter::repeat(0).take(n_classes), false);
+    blocks.place(false, std::iter::repeat_n(0, n_classes), false);
     // The search's stack: (state, next class to follow).
     let mut stack: Vec<(u32, usize)> = vec![(table.start, 0)];
     color[table.start as usize] = GREY;
