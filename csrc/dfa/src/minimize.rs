@@ -570,6 +570,68 @@ mod tests {
         }
     }
 
+    /// A table over 'a', 'b', 'c' (every other byte dead) with `n_states`
+    /// states whose transitions lead only to later states in a random order
+    /// (no cycle) or, with `cyclic`, anywhere; random targets, dead
+    /// transitions and acceptance from the xorshift state `seed`.
+    fn random_table(seed: &mut u64, n_states: usize, cyclic: bool) -> Table {
+        let mut next = move || {
+            *seed ^= *seed << 13;
+            *seed ^= *seed >> 7;
+            *seed ^= *seed << 17;
+            *seed
+        };
+        let mut order: Vec<u32> = (1..n_states as u32).collect();
+        for index in (1..order.len()).rev() {
+            order.swap(index, next() as usize % (index + 1));
+        }
+        let mut class_map = [3u8; 256];
+        class_map[b'a' as usize] = 0;
+        class_map[b'b' as usize] = 1;
+        class_map[b'c' as usize] = 2;
+        let mut transitions = vec![DEAD; n_states * 4];
+        let mut accepting = vec![false; n_states];
+        for (rank, &state) in order.iter().enumerate() {
+            accepting[state as usize] = next() % 3 == 0;
+            for class in 0..3 {
+                let later = order.len() - rank - 1;
+                transitions[state as usize * 4 + class] = if next() % 4 == 0 {
+                    DEAD
+                } else if cyclic {
+                    order[next() as usize % order.len()]
+                } else if later > 0 {
+                    order[rank + 1 + next() as usize % later]
+                } else {
+                    DEAD
+                };
+            }
+        }
+        Table { class_map, n_classes: 4, transitions, accepting, start: order[0] }
+    }
+
+    #[test]
+    fn random_acyclic_tables_get_the_partition_refinements_blocks() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut n_acyclic = 0;
+        for round in 0..3000 {
+            let n_states = 2 + round % 40;
+            let table = random_table(&mut seed, n_states, round % 5 == 4);
+            let incoming = Incoming::new(&table);
+            let viable = viable_states(&table, &incoming);
+            let expected = if viable[table.start as usize] {
+                finish(&table, &hopcroft_blocks(&table, &incoming, &viable), &limits()).unwrap()
+            } else {
+                Table::empty_language()
+            };
+            if let Some(blocks) = acyclic_blocks(&table) {
+                n_acyclic += 1;
+                assert_eq!(finish(&table, &blocks, &limits()).unwrap(), expected, "round {round}");
+            }
+            assert_eq!(normalize(&table, &limits()).unwrap(), expected, "round {round}");
+        }
+        assert!(n_acyclic > 2000, "{n_acyclic}");
+    }
+
     #[test]
     fn state_limit_is_checked_on_the_minimal_table() {
         let tight = Limits { max_states: 3, max_bytes: 1 << 24 };
