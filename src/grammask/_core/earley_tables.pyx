@@ -128,7 +128,10 @@ cdef void _keep_alive_targets(const int32_t[:, ::1] table, const uint8_t[::1] ac
     viable" even for an untrimmed table.  The states that can (``alive``) are
     the accepting ones closed under predecessors, found by one breadth-first
     pass over the reversed transitions (``offsets``/``sources``: per target,
-    the source of each transition into it, with multiplicity)."""
+    the source of each transition into it, with multiplicity).  Transitions
+    into state 0 are left out of the reversal: state 0 is never alive (the
+    caller checked it is a non-accepting sink), so the search never asks
+    for its sources, and most transitions of a table lead there."""
     cdef Py_ssize_t n_states = table.shape[0], n_classes = table.shape[1]
     cdef Py_ssize_t state, column, target, head = 0, tail = 0
     cdef int32_t position
@@ -136,15 +139,18 @@ cdef void _keep_alive_targets(const int32_t[:, ::1] table, const uint8_t[::1] ac
         offsets[state] = 0
     for state in range(n_states):
         for column in range(n_classes):
-            offsets[table[state, column] + 1] += 1
+            target = table[state, column]
+            if target != 0:
+                offsets[target + 1] += 1
     for state in range(n_states):
         offsets[state + 1] += offsets[state]
     for state in range(n_states):
         for column in range(n_classes):
             target = table[state, column]
-            position = offsets[target]
-            sources[position] = <int32_t>state
-            offsets[target] = position + 1
+            if target != 0:
+                position = offsets[target]
+                sources[position] = <int32_t>state
+                offsets[target] = position + 1
     # offsets[t] now ends t's sources; they start at offsets[t - 1] (0 for t = 0).
     for state in range(n_states):
         alive[state] = accepting[state]
@@ -176,20 +182,24 @@ cdef void _live_bytes(const int32_t[:, ::1] table, const uint8_t[::1] class_map,
     is the union of the byte sets of its live classes (``class_bytes``, 4 x
     uint64 per class, zeroed by the caller)."""
     cdef Py_ssize_t n_states = table.shape[0], n_classes = table.shape[1]
-    cdef Py_ssize_t state, column, byte, word
-    cdef uint64_t bits, any_bits
+    cdef Py_ssize_t state, column, byte
+    cdef uint64_t word0, word1, word2, word3
     for byte in range(256):
         class_bytes[4 * class_map[byte] + (byte >> 6)] |= (<uint64_t>1) << (byte & 63)
     for state in range(n_states):
-        any_bits = 0
-        for word in range(4):
-            bits = 0
-            for column in range(n_classes):
-                if table[state, column] != 0:
-                    bits |= class_bytes[4 * column + word]
-            allowed[4 * state + word] = bits
-            any_bits |= bits
-        can_continue[state] = any_bits != 0
+        # one pass over the row; a live class adds its four words
+        word0 = word1 = word2 = word3 = 0
+        for column in range(n_classes):
+            if table[state, column] != 0:
+                word0 |= class_bytes[4 * column]
+                word1 |= class_bytes[4 * column + 1]
+                word2 |= class_bytes[4 * column + 2]
+                word3 |= class_bytes[4 * column + 3]
+        allowed[4 * state] = word0
+        allowed[4 * state + 1] = word1
+        allowed[4 * state + 2] = word2
+        allowed[4 * state + 3] = word3
+        can_continue[state] = (word0 | word1 | word2 | word3) != 0
 
 
 PREPARED_DFA_CACHE_SIZE = 4096
