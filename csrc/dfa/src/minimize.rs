@@ -72,12 +72,13 @@ impl RowBlocks {
         }
     }
 
-    /// The block of the row (`accepting`, `targets` as blocks): the block
-    /// of an equal row made before when `merge`, else a new one.
-    pub(crate) fn place(&mut self, accepting: bool, targets: impl Iterator<Item = u32>, merge: bool) -> u32 {
-        self.row[0] = accepting as u32;
-        for (slot, target) in self.row[1..].iter_mut().zip(targets) {
-            *slot = target;
+    /// The block of `state`'s row in `table` (its acceptance, its targets'
+    /// blocks by `block_of`): the block of an equal row made before when
+    /// `merge`, else a new one.
+    pub(crate) fn place(&mut self, table: &Table, state: usize, block_of: &[u32], merge: bool) -> u32 {
+        self.row[0] = table.accepting[state] as u32;
+        for (slot, &target) in self.row[1..].iter_mut().zip(table.row(state)) {
+            *slot = block_of[target as usize];
         }
         let mut hasher = WordHasher::default();
         for &word in &self.row {
@@ -113,22 +114,20 @@ fn acyclic_blocks(table: &Table) -> Option<Vec<u32>> {
     const WHITE: u8 = 0;
     const GREY: u8 = 1;
     const BLACK: u8 = 2;
-    let n_classes = table.n_classes;
-    let row_of = |state: usize| &table.transitions[state * n_classes..(state + 1) * n_classes];
     let mut color = vec![WHITE; table.n_states()];
     color[DEAD as usize] = BLACK;
     let mut viable = vec![false; table.n_states()];
     let mut block_of = vec![0u32; table.n_states()];
-    let mut blocks = RowBlocks::new(n_classes);
-    blocks.place(false, std::iter::repeat_n(0, n_classes), false);
+    let mut blocks = RowBlocks::new(table.n_classes);
+    blocks.place(table, DEAD as usize, &block_of, false);
     // The search's stack: (state, next class to follow).
     let mut stack: Vec<(u32, usize)> = vec![(table.start, 0)];
     color[table.start as usize] = GREY;
     while let Some(top) = stack.last_mut() {
         let (state, class) = *top;
-        if class < n_classes {
+        if class < table.n_classes {
             top.1 += 1;
-            let target = row_of(state as usize)[class] as usize;
+            let target = table.row(state as usize)[class] as usize;
             match color[target] {
                 WHITE => {
                     color[target] = GREY;
@@ -142,10 +141,9 @@ fn acyclic_blocks(table: &Table) -> Option<Vec<u32>> {
         stack.pop();
         let state = state as usize;
         color[state] = BLACK;
-        viable[state] = table.accepting[state] || row_of(state).iter().any(|&target| viable[target as usize]);
+        viable[state] = table.accepting[state] || table.row(state).iter().any(|&target| viable[target as usize]);
         if viable[state] {
-            let targets = row_of(state).iter().map(|&target| block_of[target as usize]);
-            block_of[state] = blocks.place(table.accepting[state], targets, true);
+            block_of[state] = blocks.place(table, state, &block_of, true);
         }
     }
     Some(block_of)
@@ -400,7 +398,7 @@ fn renumber_blocks(table: &Table, block_of: &[u32]) -> Table {
         let state = representative[order[next_in_order] as usize];
         next_in_order += 1;
         accepting.push(table.accepting[state as usize]);
-        for &target in &table.transitions[state as usize * n_classes..(state as usize + 1) * n_classes] {
+        for &target in table.row(state as usize) {
             let next_block = block_of[target as usize] as usize;
             if new_id[next_block] == u32::MAX {
                 new_id[next_block] = order.len() as u32;

@@ -35,7 +35,6 @@ use crate::error::{Failure, Limits};
 use crate::minimize::{finish, RowBlocks};
 use crate::table::{Table, DEAD};
 use crate::variants::{build_regex, relaxed, Kind};
-
 use std::cell::RefCell;
 
 /// Separates the parts of a key-exclusion pattern text.
@@ -89,23 +88,19 @@ fn unminimized(text: &str, limits: &Limits) -> Result<(Table, usize, usize), Fai
 /// already its block's one representative. A state that cannot reach a
 /// match has an all-dead row, so it joins the dead state's block.
 fn equivalent_blocks(table: &Table, end: usize, n_fallback: usize) -> Vec<u32> {
-    let n_classes = table.n_classes;
     let mut block_of = vec![u32::MAX; table.n_states()];
     block_of[DEAD as usize] = 0;
     for state in 1..n_fallback {
         block_of[end + state] = state as u32;
     }
-    let mut blocks = RowBlocks::new(n_classes);
-    let row_of = |state: usize| &table.transitions[state * n_classes..(state + 1) * n_classes];
+    let mut blocks = RowBlocks::new(table.n_classes);
     // The dead state and the fallback's states: blocks 0 .. n_fallback - 1, in order.
     for (block, state) in std::iter::once(DEAD as usize).chain((1..n_fallback).map(|state| end + state)).enumerate() {
-        let targets = row_of(state).iter().map(|&target| block_of[target as usize]);
-        let placed = blocks.place(table.accepting[state], targets, false);
+        let placed = blocks.place(table, state, &block_of, false);
         debug_assert_eq!(placed as usize, block);
     }
     for state in std::iter::once(end).chain((1..end).rev()) {
-        let targets = row_of(state).iter().map(|&target| block_of[target as usize]);
-        block_of[state] = blocks.place(table.accepting[state], targets, true);
+        block_of[state] = blocks.place(table, state, &block_of, true);
     }
     block_of
 }

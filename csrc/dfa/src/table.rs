@@ -53,6 +53,12 @@ impl Table {
         self.transitions[state as usize * self.n_classes + class]
     }
 
+    /// The targets of `state`, one per class.
+    #[inline]
+    pub fn row(&self, state: usize) -> &[u32] {
+        &self.transitions[state * self.n_classes..(state + 1) * self.n_classes]
+    }
+
     /// Whether the whole of `data` is accepted (used by tests and callers alike).
     pub fn fullmatch(&self, data: &[u8]) -> bool {
         let mut state = self.start;

@@ -458,7 +458,7 @@ def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
     remainder_ids = {automaton.START: 0}
     remainders = [automaton.START]
     remainder_moves: list[tuple] = []     # per remainder id: successor id per byte, -1 for none
-    bound_moves: dict = {}                # per bound state: successor per byte, 0 (dead) for none
+    bound_moves: dict = {}                # per bound state: successor per byte, None for none
     start = 0 if dfa is None else dfa.start
     index = {start: 0}
     order = [start]
@@ -480,13 +480,13 @@ def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
         bounds_after = bound_moves.get(bound_state)
         if bounds_after is None:
             bounds_after = bound_moves[bound_state] = tuple(
-                1 if dfa is None else dfa.step(bound_state, byte) for byte in NUMBER_BYTES)
+                0 if dfa is None else dfa.step(bound_state, byte) or None for byte in NUMBER_BYTES)
         out = []
         for byte, next_remainder, next_bound in zip(NUMBER_BYTES, remainder_moves[remainder_id],
                                                     bounds_after):
-            if next_remainder < 0 or next_bound == 0:
+            if next_remainder < 0 or next_bound is None:
                 continue
-            target = next_remainder * n_bound + (0 if dfa is None else next_bound)
+            target = next_remainder * n_bound + next_bound
             found = index.get(target)
             if found is None:
                 if len(order) >= MAX_PRODUCT_STATES:
@@ -504,13 +504,11 @@ def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
         return NEVER
     # A literal may end after a byte that reaches an accepting state: that
     # byte alone is an alternative too, and a rule is made only for states
-    # with live moves, so no rule derives the empty string (the start is
-    # never accepting: a number has a byte) and normalization has no
-    # empty alternatives to eliminate.
+    # with live moves, so no rule derives the empty string and
+    # normalization has no empty alternatives to eliminate.  The start
+    # never accepts (a number has a byte), so being live it has live moves.
     moving = {state_id for state_id in live
               if any(target in live for _, target in edges[state_id])}
-    if 0 not in moving:
-        return translator.seq() if accepting[0] else NEVER
     prefix = translator.fresh_name(hint)
     names = {}
     for state_id in sorted(moving):
@@ -522,7 +520,7 @@ def _new_product_rules(translator, automaton, bounds: Optional[str], hint: str):
         for byte, target in edges[state_id]:
             if target in live:
                 by_target.setdefault(target, []).append(byte)
-        alternatives = [translator.seq()] if accepting[state_id] and state_id == 0 else []
+        alternatives = []
         for target, byte_list in by_target.items():
             key = tuple(byte_list)
             node = class_nodes.get(key)
